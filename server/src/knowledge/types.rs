@@ -1,0 +1,181 @@
+//! Typed view of the knowledge base (`knowledge/` at the repository root, embedded at build time).
+//! Every hardware number carries whether it is verified and where it came from.
+
+use serde::{Deserialize, Serialize};
+
+/// A knowledge value with its provenance. `value: None` means "unknown": rules that need it stay silent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fact<T> {
+    pub value: Option<T>,
+    #[serde(default = "yes")]
+    pub verified: bool,
+    #[serde(default)]
+    pub source: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl<T> Fact<T> {
+    pub fn get(&self) -> Option<&T> {
+        self.value.as_ref()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    Intel,
+    Nvidia,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Device {
+    /// Stable id used on the command line: "arc-pro-b70".
+    pub id: String,
+    /// Marketing name: "Intel Arc Pro B70".
+    pub name: String,
+    pub vendor: Vendor,
+    /// Triton arch string ("bmg", "pvc", "dg2", "lnl") or CUDA capability ("sm90").
+    pub arch: String,
+    /// Generation: "Xe2-HPG", "Xe-HPC", "Hopper".
+    pub generation: String,
+    pub xe_cores: Fact<u32>,
+    pub sub_group_sizes: Fact<Vec<u32>>,
+    pub max_work_group_size: Fact<u32>,
+    /// Max work-group size when the 256/large GRF mode is in effect.
+    pub max_work_group_size_large_grf: Fact<u32>,
+    pub max_num_sub_groups: Fact<u32>,
+    /// Max shared local memory per work-group, bytes (Triton's `max_shared_mem`).
+    pub slm_bytes: Fact<u64>,
+    pub has_fp64: Fact<bool>,
+    /// Triton's backend lowers `tl.dot` to DPAS (XMX) on this device.
+    pub has_dpas: Fact<bool>,
+    pub has_2d_block_io: Fact<bool>,
+    pub has_large_grf: Fact<bool>,
+    /// General registers per hardware thread in the default mode (128) and large mode (256).
+    pub grf_regs_default: Fact<u32>,
+    pub grf_regs_large: Fact<u32>,
+    /// Register width in bytes (64 on Xe2/PVC).
+    pub grf_bytes: Fact<u32>,
+    pub memory_gb: Fact<f64>,
+    pub bandwidth_gbs: Fact<f64>,
+    pub peak_fp16_tflops: Fact<f64>,
+    /// Free-form notes shown by `xeforge devices` and hovers.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Xpu,
+    Cuda,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Availability {
+    Supported,
+    Deprecated,
+    Removed,
+    /// Only an experimental spelling exists (`tl._experimental_make_tensor_descriptor` on 3.3).
+    Experimental,
+    Absent,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Toolchain {
+    /// "xpu-3.7", "cuda".
+    pub id: String,
+    pub name: String,
+    pub backend: Backend,
+    /// Valid `grf_mode` strings (empty on CUDA).
+    pub grf_mode_values: Vec<String>,
+    /// Values that mean 256-register (large) mode on this toolchain: ["256"] or ["large"].
+    pub grf_large_values: Vec<String>,
+    /// Renames offered by the XF104 fix: old -> new (e.g. "large" -> "256").
+    pub grf_renames: Vec<(String, String)>,
+    /// An invalid grf_mode is an error (true, 3.6+) or silently ignored (false, <= 3.5).
+    pub grf_invalid_is_error: bool,
+    /// Name of the sub-group size option: "warp_size" or "threads_per_warp" (None on CUDA where warp_size is fixed).
+    pub subgroup_option: Option<String>,
+    /// The other spelling, which this toolchain rejects.
+    pub subgroup_option_wrong: Option<String>,
+    /// Backend option names this toolchain accepts in a launch or Config.
+    pub options: Vec<String>,
+    /// Options of the *other* backend that this one rejects (XF107).
+    pub foreign_options: Vec<String>,
+    pub block_pointers: Availability,
+    pub tensor_descriptors: Availability,
+    /// Minimum `tl.dot` M on this toolchain (8 on 3.3, 1 on main); N and K come from the device and dtype.
+    pub dot_min_m: u32,
+    /// Default `num_stages` at a plain launch (2 on XPU) vs in `triton.Config` (3).
+    pub launch_num_stages_default: u32,
+    pub config_num_stages_default: u32,
+    /// Release date or commit, for messages.
+    pub released: String,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleInfo {
+    /// "XF101"
+    pub code: String,
+    /// "num-warps-power-of-two"
+    pub name: String,
+    /// One-line summary for `xeforge rules`.
+    pub summary: String,
+    /// Default severity; rules lower or raise it per target in code, as rules.md describes.
+    pub severity: Severity,
+    /// Research id from intel-kb.md (XPU-E001 ...).
+    pub research_id: String,
+    /// The optimisation stage that addresses it, if any ("autotune", "device-tuning", ...).
+    pub fix_stage: Option<String>,
+    /// Whether a deterministic fix exists and its applicability.
+    pub fix: Option<String>,
+    /// Markdown documentation: what, why, example, fix, sources.
+    pub docs: String,
+    pub sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    /// "autotune"
+    pub name: String,
+    pub title: String,
+    /// What the stage changes, for `xeforge stages`.
+    pub summary: String,
+    /// Instructions given to the generator (markdown).
+    pub instructions: String,
+    /// Rule codes whose findings select this stage and whose docs go into its prompt.
+    pub rules: Vec<String>,
+    /// Edit scope: "kernels" (bodies, decorators, configs) or "kernels+launch" (also launch code in the file).
+    pub scope: String,
+    /// Stages that must run before this one (hard ordering constraints).
+    pub after: Vec<String>,
+    /// Whether the stage is about correctness (accepts `correct` without a speedup).
+    pub correctness_only: bool,
+    /// A deterministic generator exists ("autotune", "fixes") or None for LLM-only stages.
+    pub deterministic: Option<String>,
+}

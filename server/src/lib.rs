@@ -1,0 +1,17 @@
+//! xeforge: hardware-aware Triton kernel checker, language server and verified optimiser.
+//! See ARCHITECTURE.md for the module map and the data flow.
+
+pub mod analysis;
+pub mod cli;
+pub mod config;
+pub mod cover;
+pub mod fix;
+pub mod harness;
+pub mod knowledge;
+pub mod lint;
+pub mod llm;
+pub mod lsp;
+pub mod model;
+pub mod output;
+pub mod syntax;
+pub mod text;
