@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The whole test suite, as a newcomer and CI run it: `./tests/run_all.sh`
+# Installs what the tests need (Python venv with torch/triton/pytest, Neovim, node modules, code-server)
+# and runs every suite. Exit status is non-zero if any suite failed.
+#   XEFORGE_VENV   python venv to use/create (default: .venv in the repository)
+#   XEFORGE_SKIP   space-separated suite names to skip (rust pyharness pylsp nvim vscode corpus)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+export XEFORGE_VENV=${XEFORGE_VENV:-$ROOT/.venv}
+export XEFORGE_PYTHON=$XEFORGE_VENV/bin/python
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+SKIP=" ${XEFORGE_SKIP:-} "
+declare -a RESULTS=()
+FAILED=0
+
+section() { printf '\n===== %s =====\n' "$1"; }
+run_suite() {
+  local name=$1; shift
+  if [[ "$SKIP" == *" $name "* ]]; then RESULTS+=("$name: skipped (XEFORGE_SKIP)"); return; fi
+  section "$name"
+  local t0=$SECONDS
+  if "$@"; then RESULTS+=("$name: ok ($((SECONDS - t0)) s)")
+  else RESULTS+=("$name: FAILED ($((SECONDS - t0)) s)"); FAILED=1; fi
+}
+
+section "dependencies"
+t0=$SECONDS
+bash tests/harness/install_deps.sh || { echo "Python dependencies could not be installed"; FAILED=1; }
+echo "dependencies took $((SECONDS - t0)) s"
+
+rust_tests() {
+  cargo build --bins && cargo test --no-fail-fast -- --test-threads=2
+}
+py_harness() {
+  PYTHONPATH=$ROOT/server/harness "$XEFORGE_PYTHON" -m pytest -q tests/harness
+}
+py_lsp() {
+  [ -d tests/lsp_py ] || { echo "no pytest-lsp suite"; return 0; }
+  XEFORGE_BIN=$ROOT/target/debug/xeforge "$XEFORGE_PYTHON" -m pytest -q tests/lsp_py
+}
+nvim_e2e() { XEFORGE_BIN=$ROOT/target/debug/xeforge bash tests/editors/nvim/run.sh; }
+vscode_e2e() { XEFORGE_BIN=$ROOT/target/debug/xeforge bash tests/editors/vscode/run.sh; }
+
+run_suite rust rust_tests
+run_suite pyharness py_harness
+run_suite pylsp py_lsp
+run_suite nvim nvim_e2e
+run_suite vscode vscode_e2e
+
+section "summary"
+printf '%s\n' "${RESULTS[@]}"
+exit $FAILED
