@@ -1,2 +1,80 @@
 //! The one entry point from text to findings: parse → model → lint.
 //! Used by `xeforge check`, the language server and the stage guard alike, so all three agree.
+
+use crate::knowledge::{Knowledge, Target, TargetKind, UnknownTarget};
+use crate::lint::{self, Diagnostic, LintOptions};
+use crate::model::FileModel;
+use tree_sitter::Tree;
+
+/// Everything known about one text for one target.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub model: FileModel,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The resolved target ids (defaults filled in).
+    pub device: String,
+    pub toolchain: String,
+}
+
+/// The options name a target the knowledge base does not have. Callers report it as a usage error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnalysisError {
+    #[error("unknown device `{id}`{}; known devices: {}", did_you_mean(.suggestion), .known.join(", "))]
+    UnknownDevice { id: String, suggestion: Option<String>, known: Vec<String> },
+    #[error("unknown toolchain `{id}`{}; known toolchains: {}", did_you_mean(.suggestion), .known.join(", "))]
+    UnknownToolchain { id: String, suggestion: Option<String>, known: Vec<String> },
+}
+
+fn did_you_mean(s: &Option<String>) -> String {
+    s.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default()
+}
+
+/// Parse, build the model and run the rules.
+pub fn analyze(text: &str, kb: &Knowledge, opts: &LintOptions) -> Result<Analysis, AnalysisError> {
+    let target = resolve_target(kb, opts)?;
+    if !looks_like_triton(text) {
+        return Ok(empty(target));
+    }
+    let tree = crate::syntax::parse(text);
+    Ok(run(text, &tree, target, kb, opts))
+}
+
+/// Same as [`analyze`] over a tree the caller keeps (the language server parses incrementally).
+pub fn analyze_with_tree(text: &str, tree: &Tree, kb: &Knowledge, opts: &LintOptions) -> Result<Analysis, AnalysisError> {
+    let target = resolve_target(kb, opts)?;
+    if !looks_like_triton(text) {
+        return Ok(empty(target));
+    }
+    Ok(run(text, tree, target, kb, opts))
+}
+
+fn run(text: &str, tree: &Tree, target: Target, kb: &Knowledge, opts: &LintOptions) -> Analysis {
+    let model = crate::model::build(text, tree);
+    let diagnostics = lint::check(&model, text, target, kb, opts);
+    Analysis { model, diagnostics, device: target.device.id.clone(), toolchain: target.toolchain.id.clone() }
+}
+
+fn empty(target: Target) -> Analysis {
+    Analysis {
+        model: FileModel::default(),
+        diagnostics: Vec::new(),
+        device: target.device.id.clone(),
+        toolchain: target.toolchain.id.clone(),
+    }
+}
+
+/// Every Triton kernel needs the `triton` module; a file that never names it is skipped unparsed.
+fn looks_like_triton(text: &str) -> bool {
+    text.contains("triton")
+}
+
+/// The device and toolchain the options name, or the knowledge base defaults.
+pub fn resolve_target<'k>(kb: &'k Knowledge, opts: &LintOptions) -> Result<Target<'k>, AnalysisError> {
+    Target::resolve(kb, opts.device.trim(), opts.toolchain.trim()).map_err(|e| {
+        let UnknownTarget { kind, given, suggestion, known } = e;
+        match kind {
+            TargetKind::Device => AnalysisError::UnknownDevice { id: given, suggestion, known },
+            TargetKind::Toolchain => AnalysisError::UnknownToolchain { id: given, suggestion, known },
+        }
+    })
+}

@@ -15,3 +15,4 @@ pub mod model;
 pub mod output;
 pub mod syntax;
 pub mod text;
+pub mod workspace;

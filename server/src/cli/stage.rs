@@ -1,9 +1,258 @@
-//! `xeforge stage` (under construction; owned by its feature's module).
+//! `xeforge stage NAME FILE`: run one optimisation stage on a kernel, verified on the harness.
+
+use crate::cover::{OutcomeStatus, Progress, StageError, StageOutcome, StageRequest, StageRunner, settings};
+use crate::harness::{DeviceKind, Harness, HarnessSettings};
+use crate::knowledge::Knowledge;
+use crate::llm::LlmClient;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Options every harness-using command shares.
+#[derive(Debug, Clone, clap::Args)]
+pub struct HarnessArgs {
+    /// Harness device: auto, xpu, cuda or cpu (the Triton interpreter).
+    #[arg(long, default_value = "auto")]
+    pub device: String,
+    /// Spec file (default: `<file stem>.yaml` beside the file).
+    #[arg(long)]
+    pub spec: Option<PathBuf>,
+    /// Variant family of the spec (ci, bench-gpu, bench-xpu, ...).
+    #[arg(long)]
+    pub family: Option<String>,
+    /// Seeds per variant (at least 3).
+    #[arg(long, default_value_t = 3)]
+    pub seeds: u32,
+    /// Per-candidate wall-clock limit, seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+    /// Python interpreter for the harness (default: $XEFORGE_PYTHON, .venv/bin/python, python3).
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// A remote harness instead of a local process.
+    #[arg(long)]
+    pub harness_url: Option<String>,
+}
 
 #[derive(Debug, clap::Args)]
-pub struct StageArgs {}
+pub struct StageArgs {
+    /// Stage name (see `xeforge stages`).
+    pub name: String,
+    pub file: PathBuf,
+    /// The kernel to work on (required when the file has several).
+    #[arg(long)]
+    pub kernel: Option<String>,
+    #[command(flatten)]
+    pub harness: HarnessArgs,
+    /// Knowledge-base device the generator and guard target (default from config).
+    #[arg(long = "target")]
+    pub target_device: Option<String>,
+    #[arg(long)]
+    pub toolchain: Option<String>,
+    /// Write the verified result into the file.
+    #[arg(long, conflicts_with = "diff")]
+    pub apply: bool,
+    /// Print the verified change as a unified diff.
+    #[arg(long)]
+    pub diff: bool,
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
+    /// Generate-verify rounds for LLM stages.
+    #[arg(long, default_value_t = 5)]
+    pub rounds: u32,
+    /// Most configs the autotune stage measures.
+    #[arg(long, default_value_t = 16)]
+    pub max_configs: usize,
+    #[arg(long)]
+    pub llm_url: Option<String>,
+    #[arg(long)]
+    pub llm_model: Option<String>,
+}
 
-pub fn run(_args: StageArgs) -> u8 {
-    eprintln!("xeforge stage: not built yet");
-    2
+pub fn run(args: StageArgs) -> u8 {
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("xeforge stage: {}: {e}", args.file.display());
+            return 2;
+        }
+    };
+    let env = match Env::new(&args.file, &args.harness, args.llm_url.clone(), args.llm_model.clone()) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let mut req = env.request(&args.name, &args.file, text.clone(), &args.harness);
+    req.kernel = args.kernel.clone();
+    req.rounds = args.rounds;
+    req.max_configs = args.max_configs;
+    if let Some(d) = &args.target_device {
+        req.target_device = d.clone();
+    }
+    if let Some(t) = &args.toolchain {
+        req.target_toolchain = t.clone();
+    }
+    let result = env.block_on(req);
+    match result {
+        Ok(outcome) => {
+            report(&args.file, &text, &outcome, &args.format, args.diff);
+            if args.apply {
+                if let Some(new) = &outcome.new_text {
+                    if let Err(m) = write_if_unchanged(&args.file, &outcome.original_sha256, new) {
+                        eprintln!("xeforge stage: {m}");
+                        return 2;
+                    }
+                }
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("xeforge stage: {e}");
+            if matches!(e, StageError::Cancelled) { 130 } else { 2 }
+        }
+    }
+}
+
+/// Everything a stage run needs from the workspace.
+pub struct Env {
+    pub runtime: tokio::runtime::Runtime,
+    pub runner: StageRunner,
+    pub settings: settings::StageSettings,
+    pub workspace: PathBuf,
+}
+
+impl Env {
+    pub fn new(file: &Path, h: &HarnessArgs, llm_url: Option<String>, llm_model: Option<String>) -> Result<Env, u8> {
+        let workspace = settings::workspace_root(file);
+        let mut s = settings::load(&workspace).map_err(|e| {
+            eprintln!("xeforge: {e}");
+            2u8
+        })?;
+        if let Some(u) = llm_url {
+            s.llm.url = u;
+        }
+        if let Some(m) = llm_model {
+            s.llm.model = m;
+        }
+        let hs = HarnessSettings {
+            python: h.python.clone().or(s.harness.python.clone()),
+            url: h.harness_url.clone().or(s.harness.url.clone()),
+            scrub_env: vec![s.llm.api_key_env.clone()],
+            ..Default::default()
+        };
+        let harness = Harness::new(&hs, &workspace).map_err(|e| {
+            eprintln!("xeforge: {e}");
+            2u8
+        })?;
+        let llm = if s.llm.is_configured() {
+            Some(Arc::new(LlmClient::new(s.llm.clone()).map_err(|e| {
+                eprintln!("xeforge: {e}");
+                2u8
+            })?))
+        } else {
+            None
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
+            eprintln!("xeforge: cannot start the async runtime: {e}");
+            2u8
+        })?;
+        let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(harness), llm };
+        Ok(Env { runtime, runner, settings: s, workspace })
+    }
+
+    pub fn request(&self, stage: &str, file: &Path, text: String, h: &HarnessArgs) -> StageRequest {
+        let mut req = StageRequest::new(stage, file.to_path_buf(), text);
+        req.workspace = self.workspace.clone();
+        req.spec = h.spec.clone();
+        req.device = DeviceKind::parse(&h.device).unwrap_or_default();
+        req.family = h.family.clone();
+        req.seeds = h.seeds;
+        req.timeout = h.timeout;
+        req.target_device = self.settings.device.clone();
+        req.target_toolchain = self.settings.toolchain.clone();
+        req
+    }
+
+    /// Run a stage with progress on a TTY and Ctrl-C as cancellation.
+    pub fn block_on(&self, req: StageRequest) -> Result<StageOutcome, StageError> {
+        let cancel = CancellationToken::new();
+        let tty = std::io::stderr().is_terminal();
+        let c2 = cancel.clone();
+        self.runtime.block_on(async {
+            let ctrl_c = tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    c2.cancel();
+                }
+            });
+            let r = self.runner.run(req, |p: Progress| show(tty, &p), cancel).await;
+            ctrl_c.abort();
+            if tty {
+                eprint!("\r\x1b[2K");
+            }
+            self.runner.harness.shutdown().await;
+            r
+        })
+    }
+}
+
+fn show(tty: bool, p: &Progress) {
+    if !tty {
+        return;
+    }
+    match p {
+        // Lasting lines for results, one self-overwriting line for activity.
+        Progress::Rejected { .. } | Progress::Evaluated { .. } => eprintln!("\r\x1b[2K{}", p.message()),
+        _ => eprint!("\r\x1b[2K{}", p.message()),
+    }
+}
+
+pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: bool) {
+    if format == "json" {
+        let v = serde_json::json!({
+            "status": o.status,
+            "summary": o.summary,
+            "kernel": o.kernel,
+            "record": o.record_path,
+            "changed": o.new_text.is_some(),
+            "verdict": o.evaluation.as_ref().map(|e| e.verdict),
+            "speedup": o.evaluation.as_ref().and_then(|e| e.speedup()),
+            "speedup_ci95": o.evaluation.as_ref().and_then(|e| e.speedup_interval()),
+            "runs": o.evaluation.as_ref().and_then(|e| e.timing.as_ref()).and_then(|t| t.runs),
+            "device": o.evaluation.as_ref().map(|e| e.device.clone()),
+            "rounds": o.rounds,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        println!("{}", o.summary);
+        if let Some(p) = &o.record_path {
+            println!("evidence: {}", p.display());
+        }
+        if o.status == OutcomeStatus::NoImprovement {
+            for r in &o.rounds {
+                let what = r
+                    .rejected
+                    .as_ref()
+                    .map(|x| format!("rejected: {x}"))
+                    .or_else(|| r.generator_error.clone())
+                    .or_else(|| r.verdict.map(|v| v.to_string()))
+                    .unwrap_or_default();
+                println!("  round {} ({}): {what}", r.round, r.detail);
+            }
+        }
+    }
+    if diff {
+        if let Some(new) = &o.new_text {
+            let name = file.display().to_string();
+            print!("{}", similar::TextDiff::from_lines(before, new.as_str()).unified_diff().header(&name, &name));
+        }
+    }
+}
+
+/// Write `new` only if the file still holds what the run started from.
+pub fn write_if_unchanged(file: &Path, sha: &str, new: &str) -> Result<(), String> {
+    let now = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    if crate::cover::evidence::sha256(&now) != sha {
+        return Err(format!("{} changed during the run; not overwriting it (re-run the stage)", file.display()));
+    }
+    std::fs::write(file, new).map_err(|e| format!("{}: {e}", file.display()))
 }

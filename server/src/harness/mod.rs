@@ -1,1 +1,177 @@
-//! (module under construction)
+//! Client of the verification harness (`server/harness`, Python package `xeforge_harness`).
+//!
+//! The contract is `/work/shared/harness.md`; [`protocol`] types it. Two transports speak the same
+//! JSON: a long-lived local `python -m xeforge_harness serve` child ([`stdio`]) or a remote harness over
+//! HTTP ([`http`], `harness.url`). Every request has a timeout; a dead or hung local harness is
+//! restarted on the next request. Only the harness says "verified" (ARCHITECTURE.md invariant).
+
+pub mod http;
+pub mod protocol;
+pub mod stdio;
+
+pub use protocol::{DeviceInfo, DeviceKind, EvaluateArgs, Evaluation, Probe, Verdict};
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    #[error("could not start the harness with `{python}`: {message} (set harness.python or XEFORGE_PYTHON)")]
+    Spawn { python: String, message: String },
+    #[error("the harness did not answer `{command}` within {seconds} s")]
+    Timeout { command: String, seconds: u64 },
+    #[error("the harness died: {0}")]
+    Died(String),
+    #[error("harness protocol error: {0}")]
+    Protocol(String),
+    #[error("harness HTTP error: {0}")]
+    Http(String),
+    /// The harness answered, with an error of its own (`error` verdicts are not this: they are results).
+    #[error("the harness reported: {0}")]
+    Harness(String),
+}
+
+/// How to reach a harness; from `[tool.xeforge.harness]`, CLI flags or editor settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HarnessSettings {
+    /// Python interpreter; default: `$XEFORGE_PYTHON`, the workspace's `.venv/bin/python`, `python3`.
+    pub python: Option<PathBuf>,
+    /// A remote harness (`http://host:port`); when set, no local process is started.
+    pub url: Option<String>,
+    /// Directory holding the `xeforge_harness` package; default `$XEFORGE_HARNESS_PATH` or this checkout's.
+    pub harness_path: Option<PathBuf>,
+    /// Python module to run (`xeforge_harness`; tests substitute a scripted fake).
+    pub module: Option<String>,
+    /// Environment variables never passed to the harness (the LLM key variable is added by the caller).
+    pub scrub_env: Vec<String>,
+    /// Extra environment for the local harness process.
+    pub env: Vec<(String, String)>,
+}
+
+/// Seconds added to a candidate's own limit for starting the child and importing torch.
+const STARTUP_MARGIN: Duration = Duration::from_secs(90);
+
+pub enum Harness {
+    Stdio(stdio::StdioHarness),
+    Http(http::HttpHarness),
+}
+
+impl Harness {
+    /// Build the client for a workspace; does not start anything yet.
+    pub fn new(settings: &HarnessSettings, workspace: &Path) -> Result<Harness, HarnessError> {
+        if let Some(url) = settings.url.as_deref().filter(|u| !u.trim().is_empty()) {
+            return Ok(Harness::Http(http::HttpHarness::new(url)?));
+        }
+        let mut scrub = vec!["OPENAI_API_KEY".to_string()];
+        scrub.extend(settings.scrub_env.iter().cloned());
+        Ok(Harness::Stdio(stdio::StdioHarness::new(stdio::SpawnSpec {
+            python: settings.python.clone().unwrap_or_else(|| default_python(workspace)),
+            harness_path: settings.harness_path.clone().unwrap_or_else(default_harness_path),
+            cwd: workspace.to_path_buf(),
+            module: settings.module.clone().unwrap_or_else(|| "xeforge_harness".into()),
+            scrub_env: scrub,
+            env: settings.env.clone(),
+        })))
+    }
+
+    async fn call(&self, command: &str, args: serde_json::Value, timeout: Duration) -> Result<serde_json::Value, HarnessError> {
+        match self {
+            Harness::Stdio(h) => h.call(command, args, timeout).await,
+            Harness::Http(h) => h.call(command, args, timeout).await,
+        }
+    }
+
+    pub async fn probe(&self) -> Result<Probe, HarnessError> {
+        let v = self.call("probe", serde_json::json!({}), STARTUP_MARGIN).await?;
+        serde_json::from_value(v).map_err(|e| HarnessError::Protocol(format!("probe result: {e}")))
+    }
+
+    pub async fn ping(&self) -> Result<(), HarnessError> {
+        self.call("ping", serde_json::json!({}), STARTUP_MARGIN).await.map(|_| ())
+    }
+
+    /// Evaluate a candidate against a kernel file. `verdict: error` comes back as `Ok`: it is a result.
+    pub async fn evaluate(&self, args: &EvaluateArgs) -> Result<Evaluation, HarnessError> {
+        let json = serde_json::to_value(args).map_err(|e| HarnessError::Protocol(e.to_string()))?;
+        let limit = Duration::from_secs(args.timeout) + STARTUP_MARGIN;
+        let v = self.call("evaluate", json, limit).await?;
+        serde_json::from_value(v).map_err(|e| HarnessError::Protocol(format!("evaluate result: {e}")))
+    }
+
+    pub async fn shutdown(&self) {
+        if let Harness::Stdio(h) = self {
+            h.shutdown().await;
+        }
+    }
+
+    /// One line for logs and evidence: which interpreter or URL.
+    pub fn describe(&self) -> String {
+        match self {
+            Harness::Stdio(h) => format!("{} -m {} serve", h.spawn_spec().python.display(), h.spawn_spec().module),
+            Harness::Http(h) => h.url().to_string(),
+        }
+    }
+}
+
+/// `$XEFORGE_PYTHON`, else `<workspace>/.venv/bin/python`, else `python3` on PATH.
+pub fn default_python(workspace: &Path) -> PathBuf {
+    if let Some(p) = std::env::var_os("XEFORGE_PYTHON").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    for dir in workspace.ancestors() {
+        let venv = dir.join(".venv/bin/python");
+        if venv.is_file() {
+            return venv;
+        }
+    }
+    PathBuf::from("python3")
+}
+
+/// `$XEFORGE_HARNESS_PATH`, else `server/harness` of the checkout this binary was built from.
+pub fn default_harness_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("XEFORGE_HARNESS_PATH").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    // Next to the binary first (an install that carries the harness), then the build checkout.
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(4) {
+            let cand = dir.join("server/harness");
+            if cand.join("xeforge_harness").is_dir() {
+                return cand;
+            }
+        }
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("server/harness")
+}
+
+/// One harness per workspace root, shared by the CLI run or the language server's stage requests.
+#[derive(Default)]
+pub struct HarnessRegistry {
+    inner: Mutex<HashMap<(PathBuf, HarnessSettingsKey), Arc<Harness>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct HarnessSettingsKey(Option<PathBuf>, Option<String>, Option<PathBuf>, Option<String>);
+
+impl HarnessRegistry {
+    pub fn get(&self, workspace: &Path, settings: &HarnessSettings) -> Result<Arc<Harness>, HarnessError> {
+        let key = (
+            workspace.to_path_buf(),
+            HarnessSettingsKey(settings.python.clone(), settings.url.clone(), settings.harness_path.clone(), settings.module.clone()),
+        );
+        let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = map.get(&key) {
+            return Ok(h.clone());
+        }
+        let h = Arc::new(Harness::new(settings, workspace)?);
+        map.insert(key, h.clone());
+        Ok(h)
+    }
+
+    /// Every harness, for shutdown.
+    pub fn all(&self) -> Vec<Arc<Harness>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect()
+    }
+}

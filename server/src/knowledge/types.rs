@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// A knowledge value with its provenance. `value: None` means "unknown": rules that need it stay silent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Fact<T> {
     pub value: Option<T>,
     #[serde(default = "yes")]
@@ -21,6 +22,18 @@ impl<T> Fact<T> {
     pub fn get(&self) -> Option<&T> {
         self.value.as_ref()
     }
+
+    /// The value only when it is verified: for rules that must not report on a guess.
+    pub fn verified_value(&self) -> Option<&T> {
+        self.value.as_ref().filter(|_| self.verified)
+    }
+}
+
+/// An entry that does not state a fact knows nothing about it.
+impl<T> Default for Fact<T> {
+    fn default() -> Self {
+        Fact { value: None, verified: false, source: String::new() }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +44,7 @@ pub enum Vendor {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Device {
     /// Stable id used on the command line: "arc-pro-b70".
     pub id: String,
@@ -41,26 +55,42 @@ pub struct Device {
     pub arch: String,
     /// Generation: "Xe2-HPG", "Xe-HPC", "Hopper".
     pub generation: String,
+    #[serde(default)]
     pub xe_cores: Fact<u32>,
+    #[serde(default)]
     pub sub_group_sizes: Fact<Vec<u32>>,
+    #[serde(default)]
     pub max_work_group_size: Fact<u32>,
     /// Max work-group size when the 256/large GRF mode is in effect.
+    #[serde(default)]
     pub max_work_group_size_large_grf: Fact<u32>,
+    #[serde(default)]
     pub max_num_sub_groups: Fact<u32>,
     /// Max shared local memory per work-group, bytes (Triton's `max_shared_mem`).
+    #[serde(default)]
     pub slm_bytes: Fact<u64>,
+    #[serde(default)]
     pub has_fp64: Fact<bool>,
     /// Triton's backend lowers `tl.dot` to DPAS (XMX) on this device.
+    #[serde(default)]
     pub has_dpas: Fact<bool>,
+    #[serde(default)]
     pub has_2d_block_io: Fact<bool>,
+    #[serde(default)]
     pub has_large_grf: Fact<bool>,
     /// General registers per hardware thread in the default mode (128) and large mode (256).
+    #[serde(default)]
     pub grf_regs_default: Fact<u32>,
+    #[serde(default)]
     pub grf_regs_large: Fact<u32>,
     /// Register width in bytes (64 on Xe2/PVC).
+    #[serde(default)]
     pub grf_bytes: Fact<u32>,
+    #[serde(default)]
     pub memory_gb: Fact<f64>,
+    #[serde(default)]
     pub bandwidth_gbs: Fact<f64>,
+    #[serde(default)]
     pub peak_fp16_tflops: Fact<f64>,
     /// Free-form notes shown by `xeforge devices` and hovers.
     #[serde(default)]
@@ -86,6 +116,7 @@ pub enum Availability {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Toolchain {
     /// "xpu-3.7", "cuda".
     pub id: String,
@@ -111,6 +142,9 @@ pub struct Toolchain {
     pub tensor_descriptors: Availability,
     /// Minimum `tl.dot` M on this toolchain (8 on 3.3, 1 on main); N and K come from the device and dtype.
     pub dot_min_m: u32,
+    /// Minimum `tl.dot` K by operand element bits: `(bits, k)` pairs; a missing width is unknown.
+    #[serde(default)]
+    pub dot_min_k: Vec<(u32, u32)>,
     /// Default `num_stages` at a plain launch (2 on XPU) vs in `triton.Config` (3).
     pub launch_num_stages_default: u32,
     pub config_num_stages_default: u32,
@@ -139,6 +173,7 @@ impl Severity {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RuleInfo {
     /// "XF101"
     pub code: String,
@@ -160,6 +195,7 @@ pub struct RuleInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Stage {
     /// "autotune"
     pub name: String,

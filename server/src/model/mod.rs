@@ -1,4 +1,295 @@
 //! The Triton model of a file (kernels, configs, launches, tl ops, constants).
+//!
+//! `build` runs the embedded queries once over the tree, resolves imports, evaluates module
+//! constants, then builds kernels, aliases/functional autotunes and launches in that order.
+//! Files without the substring "triton" take a fast path and yield an empty model.
 
+mod config;
+mod cx;
+mod display;
+mod env;
+mod eval;
+mod imports;
+mod kernel;
+mod launch;
+mod ops;
+mod suppressions;
 mod types;
+
+pub use display::shape_string;
+pub use env::{BindingSet, MAX_BINDING_SETS, binding_sets};
+pub use eval::{canonical_dtype, parse_int};
 pub use types::*;
+
+use crate::syntax::{self, Capture, named_children, node_text, range};
+use crate::text::LineIndex;
+use cx::{Cx, unparen};
+use std::collections::{HashMap, HashSet};
+use tree_sitter::{Node, Tree};
+
+/// Parses and builds in one go.
+pub fn build_text(text: &str) -> FileModel {
+    if !text.contains("triton") {
+        return FileModel::default();
+    }
+    let tree = syntax::parse(text);
+    build(text, &tree)
+}
+
+/// Nodes the single query pass collects, in document order.
+#[derive(Default)]
+struct Found<'t> {
+    decorated: Vec<Node<'t>>,
+    calls: Vec<Node<'t>>,
+    imports: Vec<Node<'t>>,
+    suppressions: Vec<Node<'t>>,
+    obfuscations: Vec<(Node<'t>, Node<'t>)>,
+    assignments: Vec<(Node<'t>, Node<'t>)>,
+    mutations: Vec<Node<'t>>,
+}
+
+/// Builds the model of `text` from its tree (which must have been parsed from `text`).
+pub fn build(text: &str, tree: &Tree) -> FileModel {
+    if !text.contains("triton") {
+        return FileModel::default();
+    }
+    let mut model = FileModel::default();
+    let root = tree.root_node();
+    if root.end_byte() > text.len() {
+        // A tree from another version of the text: ranges would not fit.
+        return model;
+    }
+    model.syntax_errors = syntax::error_ranges(tree);
+    model.has_syntax_errors = !model.syntax_errors.is_empty();
+
+    let found = collect(text, tree);
+
+    let mut imports = Imports::default();
+    let mut shadowed = HashSet::new();
+    for stmt in &found.imports {
+        imports::collect(text, *stmt, &mut imports, &mut shadowed);
+    }
+    let mut cx = Cx::new(text, imports, shadowed);
+    for m in &found.mutations {
+        cx.mutated.insert(node_text(text, *m).to_string());
+    }
+    for call in &found.calls {
+        if let Some(name) = mutated_name(text, *call) {
+            cx.mutated.insert(name.to_string());
+        }
+    }
+    for (left, _) in &found.assignments {
+        if left.kind() == "subscript" {
+            if let Some(obj) = left.child_by_field_name("value").filter(|v| v.kind() == "identifier") {
+                cx.mutated.insert(node_text(text, obj).to_string());
+            }
+        }
+    }
+    module_level(&mut cx, root);
+
+    let mut kernels = Vec::new();
+    let mut sites = Vec::new();
+    for d in &found.decorated {
+        if let Some((k, site)) = kernel::build(&cx, *d) {
+            kernels.push(k);
+            sites.push(site);
+        }
+    }
+
+    // Aliases and tuners first (document order), then functional autotune/heuristics.
+    let mut attach: Vec<(usize, Node)> = Vec::new();
+    let mut heur: Vec<(usize, Heuristics)> = Vec::new();
+    let launches = {
+        let mut res = launch::Resolver::new(&cx, &kernels, &sites);
+        for (left, right) in &found.assignments {
+            res.assignment(*left, *right);
+        }
+        for call in &found.calls {
+            if let Some((k, tuner)) = res.functional_autotune(*call) {
+                attach.push((k, tuner));
+            }
+            if let Some(h) = functional_heuristics(&cx, &res, *call) {
+                heur.push(h);
+            }
+        }
+        found.calls.iter().filter_map(|c| res.launch(*c)).collect::<Vec<_>>()
+    };
+    for (k, tuner) in attach {
+        if let Some(kernel) = kernels.get_mut(k) {
+            launch::attach_autotune(&cx, kernel, tuner);
+        }
+    }
+    for (k, h) in heur {
+        if let Some(kernel) = kernels.get_mut(k) {
+            if !kernel.heuristics.iter().any(|x| x.range == h.range) {
+                kernel.heuristics.push(h);
+            }
+        }
+    }
+    model.kernels = kernels;
+    model.launches = launches;
+
+    if !found.suppressions.is_empty() {
+        let lines = LineIndex::new(text);
+        model.suppressions = found
+            .suppressions
+            .iter()
+            .filter_map(|c| suppressions::parse(node_text(text, *c), range(*c), &lines))
+            .collect();
+    }
+    model.obfuscated_calls = found
+        .obfuscations
+        .iter()
+        .filter(|(call, func)| !(node_text(text, *func) == "getattr" && getattr_is_literal(text, *call)))
+        .map(|(call, func)| ObfuscatedCall { func: node_text(text, *func).to_string(), range: range(*call) })
+        .collect();
+    model.obfuscated_calls.dedup_by(|a, b| a.range == b.range);
+    model.constants = std::mem::take(&mut cx.constants);
+    model.imports = cx.imports;
+    model
+}
+
+fn collect<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
+    let mut f = Found::default();
+    syntax::queries().for_each_match(tree, text, |caps| {
+        let get = |want: Capture| caps.iter().find(|(c, _)| *c == want).map(|(_, n)| *n);
+        if let Some(n) = get(Capture::KernelDecorated) {
+            f.decorated.push(n);
+        } else if let Some(n) = get(Capture::Call) {
+            f.calls.push(n);
+        } else if let Some(n) = get(Capture::Import) {
+            f.imports.push(n);
+        } else if let Some(n) = get(Capture::Suppression) {
+            f.suppressions.push(n);
+        } else if let (Some(call), Some(func)) = (get(Capture::ObfuscationCall), get(Capture::ObfuscationFunc)) {
+            f.obfuscations.push((call, func));
+        } else if let (Some(l), Some(r)) = (get(Capture::AssignmentLeft), get(Capture::AssignmentRight)) {
+            f.assignments.push((l, r));
+        } else if let Some(n) = get(Capture::Mutation) {
+            f.mutations.push(n);
+        }
+    });
+    // Matches of different patterns interleave; keep each list in document order.
+    f.decorated.sort_by_key(|n| n.start_byte());
+    f.calls.sort_by_key(|n| n.start_byte());
+    f.assignments.sort_by_key(|(l, _)| l.start_byte());
+    f.obfuscations.sort_by_key(|(c, _)| c.start_byte());
+    f
+}
+
+/// `x.append(...)`-style calls mutate `x`.
+fn mutated_name<'t>(text: &'t str, call: Node) -> Option<&'t str> {
+    let func = call.child_by_field_name("function")?;
+    if func.kind() != "attribute" {
+        return None;
+    }
+    let attr = node_text(text, func.child_by_field_name("attribute")?);
+    let obj = func.child_by_field_name("object")?;
+    (obj.kind() == "identifier"
+        && matches!(attr, "append" | "extend" | "insert" | "update" | "pop" | "remove" | "clear" | "setdefault" | "__setitem__"))
+    .then(|| node_text(text, obj))
+}
+
+fn getattr_is_literal(text: &str, call: Node) -> bool {
+    call.child_by_field_name("arguments")
+        .and_then(|a| named_children(a).nth(1))
+        .is_some_and(|n| eval::string_value(text, unparen(n)).is_some())
+}
+
+/// Module-level names: constants (assigned once, statically known), single-assignment values
+/// (lists and comprehensions for config expansion) and function definitions.
+fn module_level<'t>(cx: &mut Cx<'t>, root: Node<'t>) {
+    let mut assigns: Vec<(Node<'t>, Node<'t>, Node<'t>)> = Vec::new(); // (statement, name, rhs)
+    let mut counts: HashMap<&'t str, usize> = HashMap::new();
+    let mut stack: Vec<Node<'t>> = vec![root];
+    while let Some(n) = stack.pop() {
+        for s in named_children(n) {
+            match s.kind() {
+                "expression_statement" => {
+                    for a in named_children(s) {
+                        if a.kind() == "assignment" {
+                            count_targets(cx.text, a, &mut counts);
+                            if let (Some(l), Some(r)) = (a.child_by_field_name("left"), a.child_by_field_name("right")) {
+                                if l.kind() == "identifier" {
+                                    assigns.push((a, l, r));
+                                }
+                            }
+                        } else if a.kind() == "augmented_assignment" {
+                            if let Some(l) = a.child_by_field_name("left") {
+                                *counts.entry(node_text(cx.text, l)).or_default() += 2;
+                            }
+                        }
+                    }
+                }
+                "function_definition" => {
+                    if let Some(name) = s.child_by_field_name("name") {
+                        let name = node_text(cx.text, name);
+                        *counts.entry(name).or_default() += 1;
+                        cx.module_functions.insert(name.to_string(), s);
+                    }
+                }
+                "decorated_definition" => {
+                    if let Some(def) = s.child_by_field_name("definition") {
+                        if let Some(name) = def.child_by_field_name("name") {
+                            *counts.entry(node_text(cx.text, name)).or_default() += 1;
+                        }
+                    }
+                }
+                "if_statement" | "try_statement" | "with_statement" | "elif_clause" | "else_clause" | "except_clause"
+                | "finally_clause" | "block" => stack.push(s),
+                "for_statement" | "while_statement" => {
+                    if let Some(left) = s.child_by_field_name("left") {
+                        *counts.entry(node_text(cx.text, left)).or_default() += 2;
+                    }
+                    stack.push(s);
+                }
+                _ => {}
+            }
+        }
+    }
+    // A function defined twice (if/else variants) is not a reliable config helper.
+    cx.module_functions.retain(|name, _| counts.get(name.as_str()).copied().unwrap_or(0) <= 1);
+    assigns.sort_by_key(|(a, _, _)| a.start_byte());
+    for (stmt, name_node, rhs) in assigns {
+        let name = node_text(cx.text, name_node);
+        if counts.get(name).copied().unwrap_or(0) != 1 || cx.mutated.contains(name) {
+            continue;
+        }
+        cx.module_values.insert(name.to_string(), rhs);
+        let (value, r) = cx.value_of(rhs, &[]);
+        if !value.is_unknown() {
+            cx.add_constant(Binding { name: name.to_string(), value, range: r, site: range(stmt), key_range: range(name_node) });
+        }
+    }
+}
+
+fn count_targets<'t>(text: &'t str, assignment: Node<'t>, counts: &mut HashMap<&'t str, usize>) {
+    let Some(left) = assignment.child_by_field_name("left") else { return };
+    let mut stack = vec![left];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "identifier" => *counts.entry(node_text(text, n)).or_default() += 1,
+            "pattern_list" | "tuple_pattern" | "list_pattern" | "parenthesized_expression" | "list_splat_pattern" => {
+                stack.extend(named_children(n))
+            }
+            _ => {}
+        }
+    }
+    // `a = b = 1` chains: the right side may itself be an assignment.
+    if let Some(r) = assignment.child_by_field_name("right") {
+        if r.kind() == "assignment" {
+            count_targets(text, r, counts);
+        }
+    }
+}
+
+/// `triton.heuristics({...})(k)`.
+fn functional_heuristics(cx: &Cx, res: &launch::Resolver, call: Node) -> Option<(usize, Heuristics)> {
+    let func = unparen(call.child_by_field_name("function")?);
+    if func.kind() != "call" || func.child_by_field_name("function").and_then(|f| cx.canonical(f)).as_deref() != Some("triton.heuristics") {
+        return None;
+    }
+    let first = named_children(call.child_by_field_name("arguments")?).next()?;
+    let k = res.kernel_of(first, 0)?;
+    Some((k, Heuristics { range: range(func), names: config::heuristic_names(cx, func) }))
+}

@@ -252,6 +252,9 @@ pub struct Launch {
     pub opaque_kwargs: bool,
     /// Grid mentions a CUDA-derived count (`multi_processor_count`, `NUM_SMS`, a literal like 132).
     pub grid_uses_device_count: bool,
+    /// Positional arguments bound to the kernel parameter at their position (`name` is the
+    /// parameter), up to the first `*args`; lets binding sets see `k[grid](x, 1024)`.
+    pub positional_args: Vec<Binding>,
 }
 
 impl Launch {

@@ -1,1 +1,134 @@
-//! (module under construction)
+//! Parsing Python with tree-sitter and the compiled queries the model builder runs.
+//!
+//! One parser per thread (tree-sitter parsers are not `Sync`, and creating one per file would
+//! dominate the cost of small files); every query in `queries/*.scm` is compiled once into a
+//! single `Query`, so the model builder walks the tree once for all of them.
+
+mod queries;
+
+pub use queries::{Capture, Queries, queries};
+
+use crate::text::TextRange;
+use std::cell::RefCell;
+use tree_sitter::{Node, Parser, Tree};
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// The tree-sitter Python grammar this crate is built against.
+pub fn language() -> tree_sitter::Language {
+    tree_sitter_python::LANGUAGE.into()
+}
+
+fn with_parser<R>(f: impl FnOnce(&mut Parser) -> R) -> R {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let parser = slot.get_or_insert_with(|| {
+            let mut p = Parser::new();
+            // The grammar is compiled into this binary with a supported ABI; failing here is a build bug.
+            p.set_language(&language()).expect("tree-sitter-python ABI is supported by tree-sitter 0.27");
+            p
+        });
+        f(parser)
+    })
+}
+
+/// Parses `text` from scratch. Syntax errors become ERROR/MISSING nodes, never a failure.
+pub fn parse(text: &str) -> Tree {
+    with_parser(|p| {
+        p.reset();
+        // `parse` only returns None without a language or when cancelled; neither can happen here.
+        p.parse(text, None).expect("a parser with a language and no cancellation always yields a tree")
+    })
+}
+
+/// Re-parses `text` reusing `old_tree`, which the caller has already `edit`ed to match `text`.
+pub fn parse_incremental(text: &str, old_tree: &Tree) -> Tree {
+    with_parser(|p| {
+        p.reset();
+        p.parse(text, Some(old_tree)).expect("a parser with a language and no cancellation always yields a tree")
+    })
+}
+
+/// Byte range of a node.
+pub fn range(node: Node) -> TextRange {
+    TextRange::new(node.start_byte(), node.end_byte().max(node.start_byte()))
+}
+
+/// Source text of a node; empty when the node does not fit `text` (a tree from another version).
+pub fn node_text<'a>(text: &'a str, node: Node) -> &'a str {
+    text.get(node.start_byte()..node.end_byte()).unwrap_or("")
+}
+
+/// True for nodes that carry no syntax (comments), which argument walkers must skip.
+pub fn is_trivia(node: Node) -> bool {
+    node.kind() == "comment" || !node.is_named()
+}
+
+/// Named, non-comment children of a node.
+pub fn named_children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
+    let mut cursor = node.walk();
+    let kids: Vec<Node> = node.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
+    kids.into_iter()
+}
+
+/// Ranges of ERROR and MISSING nodes, outermost only.
+pub fn error_ranges(tree: &Tree) -> Vec<TextRange> {
+    let mut out = Vec::new();
+    let root = tree.root_node();
+    if !root.has_error() {
+        return out;
+    }
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        let mut descend = node.has_error();
+        if node.is_error() || node.is_missing() {
+            out.push(range(node));
+            descend = false;
+        }
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_reports_errors() {
+        let tree = parse("def f(:\n    pass\n");
+        assert!(tree.root_node().has_error());
+        assert!(!error_ranges(&tree).is_empty());
+        let ok = parse("x = 1\n");
+        assert!(error_ranges(&ok).is_empty());
+    }
+
+    #[test]
+    fn incremental_parse_matches_fresh_parse() {
+        let old_text = "x = 1\n";
+        let mut tree = parse(old_text);
+        let new_text = "x = 12\n";
+        tree.edit(&tree_sitter::InputEdit {
+            start_byte: 5,
+            old_end_byte: 5,
+            new_end_byte: 6,
+            start_position: tree_sitter::Point { row: 0, column: 5 },
+            old_end_position: tree_sitter::Point { row: 0, column: 5 },
+            new_end_position: tree_sitter::Point { row: 0, column: 6 },
+        });
+        let inc = parse_incremental(new_text, &tree);
+        assert_eq!(inc.root_node().to_sexp(), parse(new_text).root_node().to_sexp());
+    }
+}

@@ -1,0 +1,244 @@
+-- Buffer-local commands: :XeForgeDevice, :XeForgeStage, :XeForgeRestart.
+-- Device and stage lists come from the server (request `xeforge/devices`, the kernel code
+-- lenses carrying `xeforge.runStage`), so the commands offer exactly what the server can do.
+local M = {}
+
+local RUN_STAGE = 'xeforge.runStage'
+local SELECT_DEVICE = 'xeforge.selectDevice'
+
+---@param bufnr integer
+---@return vim.lsp.Client?
+local function client_for(bufnr)
+  return vim.lsp.get_clients({ bufnr = bufnr, name = 'xeforge' })[1]
+end
+
+local function notify(msg, level)
+  vim.notify('xeforge: ' .. msg, level or vim.log.levels.INFO)
+end
+
+--- Reads the `xeforge/devices` reply leniently: a list of ids or objects, or {devices, current}.
+---@return { id: string, name?: string, current: boolean }[]
+function M.parse_devices(reply)
+  local items, current = {}, nil
+  if type(reply) == 'table' then
+    if vim.islist(reply) then
+      items = reply
+    elseif type(reply.devices) == 'table' then
+      items = reply.devices
+      -- xeforge's reply: {devices = {{id, name, selected}}, device = current, toolchain, toolchains}
+      current = (type(reply.device) == 'string' and reply.device)
+        or (type(reply.current) == 'string' and reply.current)
+        or nil
+    end
+  end
+  local out, seen = {}, {}
+  for _, item in ipairs(items) do
+    local id, name, cur
+    if type(item) == 'string' and item ~= '' then
+      id = item
+    elseif type(item) == 'table' then
+      id = type(item.id) == 'string' and item.id ~= '' and item.id or nil
+      name = type(item.name) == 'string' and item.name or nil
+      cur = item.current == true or item.selected == true
+    end
+    if id and not seen[id] then
+      seen[id] = true
+      if cur and not current then
+        current = id
+      end
+      table.insert(out, { id = id, name = name })
+    end
+  end
+  for _, d in ipairs(out) do
+    d.current = d.id == current
+  end
+  return out
+end
+
+local last_devices = {}
+
+local function select_device(client, bufnr, id)
+  client:exec_cmd({ title = 'Select device', command = SELECT_DEVICE, arguments = { { device = id } } }, { bufnr = bufnr }, function(err)
+    if err then
+      notify(('could not select %s: %s'):format(id, err.message), vim.log.levels.ERROR)
+      return
+    end
+    -- Kept in the client's settings so a restart and `workspace/configuration` agree.
+    require('xeforge').set('device', id)
+    notify('device ' .. id)
+  end)
+end
+
+function M.device(bufnr, arg)
+  local client = client_for(bufnr)
+  if not client then
+    return notify('the server is not attached to this buffer', vim.log.levels.ERROR)
+  end
+  if arg and arg ~= '' then
+    return select_device(client, bufnr, arg)
+  end
+  client:request('xeforge/devices', {}, function(err, reply)
+    if err then
+      return notify('could not list devices: ' .. err.message, vim.log.levels.ERROR)
+    end
+    local devices = M.parse_devices(reply)
+    last_devices = vim.tbl_map(function(d)
+      return d.id
+    end, devices)
+    if #devices == 0 then
+      return notify('the server returned no devices', vim.log.levels.WARN)
+    end
+    table.sort(devices, function(a, b)
+      return (a.current and 1 or 0) > (b.current and 1 or 0)
+    end)
+    vim.ui.select(devices, {
+      prompt = 'XeForge device',
+      format_item = function(d)
+        return d.id .. (d.name and ('  ' .. d.name) or '') .. (d.current and '  (current)' or '')
+      end,
+    }, function(choice)
+      if choice then
+        select_device(client, bufnr, choice.id)
+      end
+    end)
+  end, bufnr)
+end
+
+--- Stage lenses of the buffer, the kernel at or above the cursor first.
+---@param lenses lsp.CodeLens[]
+---@param cursor_line integer 0-based
+---@param stage? string only this stage
+function M.stage_choices(lenses, cursor_line, stage)
+  local out = {}
+  for _, lens in ipairs(lenses or {}) do
+    local cmd = lens.command
+    if cmd and cmd.command == RUN_STAGE then
+      local arg = (cmd.arguments or {})[1] or {}
+      if not stage or stage == '' or arg.stage == stage then
+        table.insert(out, { line = lens.range.start.line, command = cmd, kernel = arg.kernel, stage = arg.stage })
+      end
+    end
+  end
+  local function rank(c)
+    return c.line <= cursor_line and (cursor_line - c.line) or (1e9 + c.line)
+  end
+  table.sort(out, function(a, b)
+    return rank(a) < rank(b)
+  end)
+  return out
+end
+
+function M.stage(bufnr, arg)
+  local client = client_for(bufnr)
+  if not client then
+    return notify('the server is not attached to this buffer', vim.log.levels.ERROR)
+  end
+  local params = { textDocument = vim.lsp.util.make_text_document_params(bufnr) }
+  client:request('textDocument/codeLens', params, function(err, lenses)
+    if err then
+      return notify('could not get the stages: ' .. err.message, vim.log.levels.ERROR)
+    end
+    local cursor = vim.api.nvim_win_get_cursor(0)[1] - 1
+    local choices = M.stage_choices(lenses, cursor, arg)
+    if #choices == 0 then
+      return notify('no optimisation stage is offered here (stages appear above Triton kernels)', vim.log.levels.WARN)
+    end
+    local function run(choice)
+      if choice then
+        -- Progress arrives as $/progress; the verified result as workspace/applyEdit.
+        client:exec_cmd(choice.command, { bufnr = bufnr })
+      end
+    end
+    if arg and arg ~= '' and #choices >= 1 then
+      return run(choices[1])
+    end
+    vim.ui.select(choices, {
+      prompt = 'XeForge stage',
+      format_item = function(c)
+        return ('%s  (%sline %d)'):format(c.command.title, c.kernel and (c.kernel .. ', ') or '', c.line + 1)
+      end,
+    }, run)
+  end, bufnr)
+end
+
+-- Restarts are serialised: a request during a restart is remembered and runs after it.
+local restarting, pending = false, false
+
+function M.restart()
+  if restarting then
+    pending = true
+    return
+  end
+  local clients = vim.lsp.get_clients({ name = 'xeforge' })
+  restarting = true
+  for _, c in ipairs(clients) do
+    c:stop()
+  end
+  local function done()
+    restarting = false
+    if pending then
+      pending = false
+      M.restart()
+    end
+  end
+  local waited = 0
+  local timer = assert(vim.uv.new_timer())
+  timer:start(50, 50, vim.schedule_wrap(function()
+    waited = waited + 50
+    local alive = false
+    for _, c in ipairs(clients) do
+      if not c:is_stopped() then
+        alive = true
+      end
+    end
+    if alive and waited < 5000 then
+      return
+    end
+    timer:stop()
+    timer:close()
+    if alive then
+      for _, c in ipairs(clients) do
+        c:stop(true) -- forced: the server ignored shutdown for 5 s
+      end
+    end
+    -- enable() re-runs the FileType logic for every loaded buffer, root detection included.
+    vim.lsp.enable('xeforge')
+    notify('server restarted')
+    done()
+  end))
+end
+
+local function complete_devices()
+  return last_devices
+end
+
+---@param bufnr integer
+function M.attach(bufnr)
+  local function cmd(name, fn, opts)
+    vim.api.nvim_buf_create_user_command(bufnr, name, fn, opts)
+  end
+  cmd('XeForgeDevice', function(a)
+    M.device(bufnr, a.args)
+  end, { nargs = '?', complete = complete_devices, desc = 'xeforge: select the target device' })
+  cmd('XeForgeStage', function(a)
+    M.stage(bufnr, a.args)
+  end, { nargs = '?', desc = 'xeforge: run an optimisation stage on the kernel at the cursor' })
+  cmd('XeForgeRestart', function()
+    M.restart()
+  end, { desc = 'xeforge: restart the language server' })
+  -- Fill the device completion list once per session.
+  if #last_devices == 0 then
+    local client = client_for(bufnr)
+    if client then
+      client:request('xeforge/devices', {}, function(err, reply)
+        if not err then
+          last_devices = vim.tbl_map(function(d)
+            return d.id
+          end, M.parse_devices(reply))
+        end
+      end, bufnr)
+    end
+  end
+end
+
+return M

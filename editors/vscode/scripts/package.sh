@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds editors/vscode/xeforge-<version>.vsix in one step.
+#   XEFORGE_BUNDLE_BIN=/path/to/xeforge   also ship that binary inside the .vsix
+#                                         (as bin/<platform>-<arch>/xeforge, found before PATH)
+#   XEFORGE_VSIX_OUT=/path/file.vsix      where to write the package
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x node_modules/.bin/vsce ] || [ ! -x node_modules/.bin/esbuild ]; then
+  npm ci --no-audit --no-fund
+fi
+rm -rf dist bin
+node scripts/build.mjs --production
+if [ -n "${XEFORGE_BUNDLE_BIN:-}" ]; then
+  triple=$(node -p 'process.platform + "-" + process.arch')
+  mkdir -p "bin/$triple"
+  cp "$XEFORGE_BUNDLE_BIN" "bin/$triple/xeforge"
+  chmod +x "bin/$triple/xeforge"
+fi
+version=$(node -p 'require("./package.json").version')
+out=${XEFORGE_VSIX_OUT:-$PWD/xeforge-$version.vsix}
+# Dependencies are bundled by esbuild, so the package carries none of node_modules.
+node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --out "$out"
+echo "$out"

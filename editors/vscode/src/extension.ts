@@ -1,0 +1,109 @@
+// Entry point: activates on Python files, starts the server and registers the commands.
+// The server's own executeCommand ids (`xeforge.selectDevice`, `xeforge.runStage`) are
+// registered by vscode-languageclient; the palette commands here use other ids so the two
+// never collide.
+import * as vscode from 'vscode';
+import { Controller } from './controller';
+import { devicePickItems, parseDevices } from './devices';
+import { stagePicks } from './stages';
+
+let controller: Controller | undefined;
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+async function pickDevice(c: Controller): Promise<void> {
+  let reply: unknown;
+  try {
+    reply = await c.devices();
+  } catch (e) {
+    void vscode.window.showErrorMessage(`XeForge: could not get the device list: ${errorText(e)}`);
+    return;
+  }
+  const items = devicePickItems(parseDevices(reply));
+  if (items.length === 0) {
+    void vscode.window.showWarningMessage('XeForge: the server returned no devices.');
+    return;
+  }
+  const chosen = await vscode.window.showQuickPick(items, {
+    title: 'XeForge: target device',
+    placeHolder: 'Diagnostics, hovers and stages follow this device',
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  if (!chosen) return;
+  try {
+    await c.selectDevice(chosen.id);
+  } catch (e) {
+    void vscode.window.showErrorMessage(`XeForge: could not select ${chosen.id}: ${errorText(e)}`);
+    return;
+  }
+  // Persist, so a restart keeps the choice: the workspace when one is open, else the user.
+  const target = vscode.workspace.workspaceFolders?.length
+    ? vscode.ConfigurationTarget.Workspace
+    : vscode.ConfigurationTarget.Global;
+  await vscode.workspace.getConfiguration('xeforge').update('device', chosen.id, target);
+}
+
+async function pickStage(c: Controller): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'python') {
+    void vscode.window.showInformationMessage('XeForge: open a Python file with a Triton kernel to run a stage.');
+    return;
+  }
+  if (!c.running) {
+    void vscode.window.showErrorMessage('XeForge: the server is not running (see XeForge: Show Logs).');
+    return;
+  }
+  const lenses =
+    (await vscode.commands.executeCommand<vscode.CodeLens[]>(
+      'vscode.executeCodeLensProvider',
+      editor.document.uri,
+      1000, // resolve all lenses so each carries its command
+    )) ?? [];
+  const picks = stagePicks(
+    lenses
+      .filter((l) => l.command)
+      .map((l) => ({
+        line: l.range.start.line,
+        title: l.command!.title,
+        command: l.command!.command,
+        arguments: l.command!.arguments,
+      })),
+    editor.selection.active.line,
+  );
+  if (picks.length === 0) {
+    void vscode.window.showInformationMessage(
+      'XeForge: no optimisation stage is offered for this file (stages appear above Triton kernels).',
+    );
+    return;
+  }
+  const chosen = await vscode.window.showQuickPick(picks, { title: 'XeForge: run a stage', matchOnDescription: true });
+  if (!chosen) return;
+  // Runs through the server's command; progress, cancel and the resulting edit come from it.
+  await vscode.commands.executeCommand(chosen.command, ...chosen.arguments);
+}
+
+export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
+  const c = new Controller(ctx);
+  controller = c;
+  ctx.subscriptions.push(
+    c,
+    vscode.commands.registerCommand('xeforge.restartServer', () =>
+      vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: 'Restarting XeForge' },
+        () => c.restart(),
+      ),
+    ),
+    vscode.commands.registerCommand('xeforge.showLogs', () => c.output.show(true)),
+    vscode.commands.registerCommand('xeforge.pickDevice', () => pickDevice(c)),
+    vscode.commands.registerCommand('xeforge.pickStage', () => pickStage(c)),
+  );
+  await c.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await controller?.stop();
+  controller = undefined;
+}

@@ -1,0 +1,63 @@
+"""Compile metadata (shared memory, registers, spills) of the Triton kernels a module launched.
+
+Read from each `JITFunction`'s in-process kernel cache after the module ran, so it covers exactly the
+specialisations (and, under `triton.autotune`, the configs) that were compiled. Best effort: the cache
+layout is Triton-internal and differs between versions, so anything unexpected is skipped.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from triton.runtime.jit import JITFunction
+
+
+def _jit_functions(module: ModuleType) -> list[JITFunction]:
+    found, seen = [], set()
+    for value in list(vars(module).values()):
+        fn, depth = value, 0
+        while fn is not None and not isinstance(fn, JITFunction) and depth < 8:
+            fn, depth = getattr(fn, "fn", None), depth + 1  # Autotuner / Heuristics wrap `.fn`
+        if isinstance(fn, JITFunction) and id(fn) not in seen:
+            seen.add(id(fn))
+            found.append(fn)
+    return found
+
+
+def _constexprs(kernel, fn: JITFunction) -> dict:
+    src = getattr(kernel, "src", None)
+    consts = getattr(src, "constants", None) or {}
+    names = list(getattr(fn, "arg_names", []))
+    out = {}
+    for key, value in consts.items():
+        index = key[0] if isinstance(key, tuple) and key else key
+        if isinstance(index, int) and index < len(names) and isinstance(value, (bool, int, float, str)):
+            out[names[index]] = value
+        elif isinstance(index, str) and isinstance(value, (bool, int, float, str)):
+            out[index] = value
+    return out
+
+
+def collect(module: ModuleType) -> list[dict]:
+    configs = []
+    for fn in _jit_functions(module):
+        caches = getattr(fn, "device_caches", None) or {}
+        for entry in list(caches.values()):
+            kernel_cache = entry[0] if isinstance(entry, tuple) and entry else {}
+            for kernel in list(getattr(kernel_cache, "values", lambda: [])()):
+                meta = getattr(kernel, "metadata", None)
+                config = _constexprs(kernel, fn)
+                for opt in ("num_warps", "num_stages", "num_ctas", "grf_mode"):
+                    value = getattr(meta, opt, None)
+                    if isinstance(value, (int, str)) and value is not None:
+                        config[opt] = value
+                configs.append(
+                    {
+                        "kernel": getattr(fn, "__name__", None) or getattr(kernel, "name", "?"),
+                        "config": config,
+                        "shared_bytes": getattr(meta, "shared", None),
+                        "registers": getattr(kernel, "n_regs", None),
+                        "spills": getattr(kernel, "n_spills", None),
+                    }
+                )
+    return configs

@@ -1,0 +1,87 @@
+"""Device choice and description. Only ever called inside a child process."""
+
+from __future__ import annotations
+
+import os
+import platform
+
+import torch
+import triton
+
+
+class DeviceError(Exception):
+    pass
+
+
+def available(kind: str) -> bool:
+    if kind == "cpu":
+        return True
+    module = getattr(torch, kind, None)
+    try:
+        return bool(module is not None and module.is_available())
+    except Exception:  # a broken driver reads as "not available", never as a crash here
+        return False
+
+
+def resolve(requested: str) -> str:
+    """`auto` → xpu, else cuda, else cpu (the Triton interpreter)."""
+    if requested == "auto":
+        for kind in ("xpu", "cuda"):
+            if available(kind):
+                return kind
+        return "cpu"
+    if not available(requested):
+        raise DeviceError(f"no such device: {requested} (torch {torch.__version__} reports it unavailable)")
+    return requested
+
+
+def prepare(kind: str) -> None:
+    """Must run before any candidate module is imported: `triton.jit` reads TRITON_INTERPRET then."""
+    if kind == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    else:
+        os.environ.pop("TRITON_INTERPRET", None)
+
+
+def torch_device(kind: str) -> torch.device:
+    return torch.device(kind if kind == "cpu" else f"{kind}:0")
+
+
+def synchronize(kind: str) -> None:
+    if kind != "cpu":
+        getattr(torch, kind).synchronize()
+
+
+def describe(kind: str) -> dict:
+    info = {"kind": kind, "name": _name(kind), "torch": torch.__version__, "triton": triton.__version__}
+    if kind == "cpu":
+        info["interpreter"] = True
+    return info
+
+
+def properties(kind: str) -> dict:
+    if kind == "cpu":
+        return {"cores": os.cpu_count(), "machine": platform.machine(), "interpreter": True}
+    props = getattr(torch, kind).get_device_properties(0)
+    out = {}
+    for attr in dir(props):
+        if attr.startswith("_"):
+            continue
+        try:
+            value = getattr(props, attr)
+        except Exception:
+            continue
+        if isinstance(value, (bool, int, float, str)):
+            out[attr] = value
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value):
+            out[attr] = list(value)
+    return out
+
+
+def _name(kind: str) -> str:
+    if kind == "cpu":
+        return platform.processor() or platform.machine() or "cpu"
+    try:
+        return getattr(torch, kind).get_device_name(0)
+    except Exception:
+        return kind

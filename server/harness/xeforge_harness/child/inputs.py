@@ -1,0 +1,116 @@
+"""Seeded model arguments and forward() inputs, from a spec variant or the file's get_inputs()."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from ..spec import Spec, Variant
+
+WEIGHT_SEED = 42  # every model of a variant is built right after seeding with this (KernelBench)
+
+
+def seeds(count: int) -> list[int]:
+    """Distinct, fixed seeds for the correctness trials."""
+    return [1009 * (i + 1) + 7 for i in range(count)]
+
+
+def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device) -> list[torch.Tensor]:
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    tensors = []
+    for name in variant.params:
+        entry = spec.inputs[name]
+        shape = spec.input_shape(variant, name)
+        dtype = getattr(torch, spec.input_dtype(variant, name))
+        t = _draw(shape, dtype, entry.value_range, variant.dims, gen)
+        for transform in entry.transforms:
+            t = _transform(t, transform, gen)
+        t = t.to(dtype)
+        if variant.memory_format and t.dim() in (4, 5):
+            fmt = getattr(torch, variant.memory_format)
+            if (fmt is torch.channels_last and t.dim() == 4) or (fmt is torch.channels_last_3d and t.dim() == 5):
+                t = t.contiguous(memory_format=fmt)
+        tensors.append(t.to(device))
+    return tensors
+
+
+def _bound(value: Any, dims: dict) -> float:
+    return float(dims[value]) if isinstance(value, str) else float(value)
+
+
+def _draw(shape, dtype: torch.dtype, value_range, dims: dict, gen: torch.Generator) -> torch.Tensor:
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=gen).bool()
+    if dtype.is_floating_point or dtype.is_complex:
+        if value_range is not None:
+            lo, hi = (_bound(v, dims) for v in value_range)
+            return torch.rand(shape, generator=gen) * (hi - lo) + lo
+        return torch.randn(shape, generator=gen)
+    lo, hi = (int(_bound(v, dims)) for v in value_range) if value_range is not None else (0, 16)
+    return torch.randint(lo, max(hi, lo + 1), shape, generator=gen, dtype=torch.int64)
+
+
+def _transform(t: torch.Tensor, name: str, gen: torch.Generator) -> torch.Tensor:
+    """AI Bench's input transforms (`apply_input_inits`), drawn from the same seeded generator."""
+    if name == "scale":
+        return t * torch.rand((), generator=gen)
+    if name == "softmax":
+        return t.float().softmax(dim=-1)
+    if name == "abs":
+        return t.abs()
+    if name == "normalize":
+        return torch.nn.functional.normalize(t.float(), dim=-1)
+    if name in ("symmetric", "triu", "tril", "transpose"):
+        if t.dim() != 2 or (name == "symmetric" and t.shape[0] != t.shape[1]):
+            raise ValueError(f"input transform '{name}' needs a {'square ' if name == 'symmetric' else ''}2-D tensor, got {tuple(t.shape)}")
+        return {"symmetric": lambda: (t + t.T) / 2, "triu": t.triu, "tril": t.tril, "transpose": lambda: t.T}[name]()
+    if name == "uniform":
+        return torch.rand(t.shape, generator=gen) * 2 - 1
+    if name == "rademacher":
+        return (torch.randint(0, 2, t.shape, generator=gen) * 2 - 1).to(t.dtype)
+    raise ValueError(f"unknown input transform {name!r}")
+
+
+def file_inputs(module: ModuleType, seed: int, device: torch.device) -> list[Any]:
+    """KernelBench convention: seed, call get_inputs(), move tensors to the device."""
+    torch.manual_seed(seed)
+    values = module.get_inputs()
+    return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def file_init_args(module: ModuleType) -> list[Any]:
+    fn = getattr(module, "get_init_inputs", None)
+    return list(fn()) if fn is not None else []
+
+
+def build_model(cls, init_args: list[Any], device: torch.device, dtype: str | None):
+    torch.manual_seed(WEIGHT_SEED)
+    model = cls(*init_args)
+    if isinstance(model, torch.nn.Module):
+        model = model.to(device)
+        if dtype is not None:
+            model = model.to(getattr(torch, dtype))
+        model.eval()
+    return model
+
+
+def copy_weights(src, dst) -> str | None:
+    """Give `dst` exactly `src`'s parameters and buffers when both have the same names and shapes.
+
+    Returns a note when they do not (the seeded construction is then all that ties them).
+    """
+    if not (isinstance(src, torch.nn.Module) and isinstance(dst, torch.nn.Module)):
+        return None
+    s, d = src.state_dict(), dst.state_dict()
+    if not s and not d:
+        return None
+    if set(s) != set(d) or any(s[k].shape != d[k].shape for k in s):
+        return "parameters differ in name or shape from the reference; relying on seeded construction"
+    dst.load_state_dict(s)
+    return None
+
+
+def clone_args(args: list[Any]) -> list[Any]:
+    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]

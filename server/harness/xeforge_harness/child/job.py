@@ -1,0 +1,71 @@
+"""Entry point of a forked child: run one job and return its result; never raises."""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+
+from .. import protocol as P
+
+
+class PhaseFile:
+    """Tells the zygote what this process is doing, so a hang or a crash can be attributed."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self.current = ""
+
+    def __call__(self, phase: str) -> None:
+        if phase == self.current or not self.path:
+            return
+        self.current = phase
+        with open(self.path, "w", encoding="utf-8") as f:
+            f.write(phase)
+
+    def device(self, info: dict) -> None:
+        """Leaves the device description where the zygote finds it if this process dies."""
+        if self.path:
+            with open(self.path + ".device", "w", encoding="utf-8") as f:
+                json.dump(info, f)
+
+
+def run(job: dict, phase_path: str | None = None) -> dict:
+    started = time.monotonic()
+    phase = PhaseFile(phase_path)
+    try:
+        kind = job.get("kind")
+        if kind == "probe":
+            result = probe(job.get("args") or {}, phase)
+        elif kind == "evaluate":
+            from .evaluate import evaluate
+
+            result = evaluate(P.EvaluateArgs.from_mapping(job.get("args")), phase)
+        else:
+            result = P.error_result(f"unknown job kind {kind!r}")
+    except P.ArgsError as e:
+        result = P.error_result(str(e))
+    except Exception as e:  # a harness bug must still produce a reply
+        result = P.error_result(f"harness failure: {type(e).__name__}: {e}", traceback.format_exc())
+    result.setdefault("elapsed", {})["child_s"] = round(time.monotonic() - started, 4)
+    return result
+
+
+def probe(args: dict, phase) -> dict:
+    from . import device
+
+    phase("setup")
+    requested = args.get("device", "auto")
+    if requested not in P.DEVICES:
+        return P.error_result(f"argument 'device': expected one of {', '.join(P.DEVICES)}, got {requested!r}")
+    try:
+        kind = device.resolve(requested)
+    except device.DeviceError as e:
+        return P.error_result(str(e))
+    return {
+        "ok": True,
+        "device": device.describe(kind),
+        "properties": device.properties(kind),
+        "available": {k: device.available(k) for k in ("xpu", "cuda", "cpu")},
+        "log": "",
+    }

@@ -1,0 +1,63 @@
+"""`python -m xeforge_harness probe | evaluate | serve` — see README.md for the JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import __version__, service
+from . import protocol as P
+from .pool import Workers
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are harness errors too: one JSON object on stdout, exit status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        print(json.dumps(P.error_result(f"usage: {message}")))
+        self.print_usage(sys.stderr)
+        sys.exit(2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m xeforge_harness", description="Verify Triton kernel rewrites: correct, guarded, faster.")
+    p.add_argument("--version", action="version", version=f"xeforge_harness {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    pr = sub.add_parser("probe", help="describe the device the harness would use")
+    pr.add_argument("--device", default="auto", choices=P.DEVICES)
+
+    ev = sub.add_parser("evaluate", help="evaluate one candidate against the original kernel")
+    ev.add_argument("--kernel", required=True, help="the original kernel file (class Model)")
+    ev.add_argument("--candidate", required=True, help="the rewrite to verify")
+    ev.add_argument("--spec", help="AI Bench YAML spec (default: <kernel>.yaml beside the kernel)")
+    ev.add_argument("--reference", help="a PyTorch reference with its own Model (default: the original kernel)")
+    ev.add_argument("--device", default="auto", choices=P.DEVICES)
+    ev.add_argument("--family", help="variant family to check (default: ci, else the spec's default_variant)")
+    ev.add_argument("--seeds", type=int, default=P.DEFAULT_SEEDS)
+    ev.add_argument("--timeout", type=float, default=P.DEFAULT_TIMEOUT_S, help="wall-clock limit for the candidate's process, seconds")
+    ev.add_argument("--no-timing", action="store_true")
+    ev.add_argument("--runs", type=int, default=100, help="timed baseline/candidate pairs (GPU only)")
+    ev.add_argument("--warmup", type=int, default=25, help="untimed pairs before timing (GPU only)")
+
+    sv = sub.add_parser("serve", help="answer JSON requests on stdin/stdout, or over HTTP")
+    sv.add_argument("--http", metavar="HOST:PORT", help="serve POST /evaluate and /probe on this address instead of stdio")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = _parser().parse_args(argv)
+    if ns.command == "serve":
+        from . import serve
+
+        return serve.main(ns.http)
+
+    with Workers() as workers:
+        if ns.command == "probe":
+            result = service.probe({"device": ns.device}, workers)
+        else:
+            raw = {k: getattr(ns, k) for k in ("kernel", "candidate", "spec", "reference", "device", "family", "seeds", "timeout", "no_timing", "runs", "warmup")}
+            result = service.evaluate(raw, workers)
+    print(json.dumps(result))
+    return P.exit_status(result)

@@ -1,0 +1,21 @@
+"""The environment a candidate runs in: no credentials, no proxies, its own Triton cache."""
+
+from __future__ import annotations
+
+import re
+
+# Names that look like credentials. Matching by pattern (not by a fixed list) also removes keys the
+# harness has never heard of, e.g. MYCORP_LLM_TOKEN; a false positive only costs a candidate an
+# environment variable it should not be reading anyway.
+_SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
+_PROXY = re.compile(r"^(https?|ftp|all|no|socks5?)_proxy$", re.IGNORECASE)
+# Variables the harness sets itself for each candidate; an inherited value must not leak in.
+_OWNED = {"TRITON_CACHE_DIR", "TRITON_INTERPRET", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR", "TRITON_ALWAYS_COMPILE"}
+
+
+def is_removed(name: str) -> bool:
+    return bool(_SECRET.search(name) or _PROXY.match(name) or name in _OWNED)
+
+
+def sanitized(environ: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if not is_removed(k)}

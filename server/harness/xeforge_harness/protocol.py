@@ -1,0 +1,114 @@
+"""Verdicts, request arguments and result envelopes shared by the CLI and `serve`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ACCEPTED = "accepted"
+CORRECT = "correct"
+SLOWER = "slower"
+INCORRECT = "incorrect"
+COMPILE_ERROR = "compile_error"
+RUNTIME_ERROR = "runtime_error"
+TIMEOUT = "timeout"
+CRASHED = "crashed"
+REJECTED = "rejected"
+ERROR = "error"
+
+VERDICTS = (ACCEPTED, CORRECT, SLOWER, INCORRECT, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, CRASHED, REJECTED, ERROR)
+DEVICES = ("auto", "xpu", "cuda", "cpu")
+
+DEFAULT_SEEDS = 3
+DEFAULT_TIMEOUT_S = 120.0
+MIN_SEEDS = 3  # the contract's floor: fewer seeds cannot tell a constant output from a right one
+
+
+class ArgsError(ValueError):
+    """A request whose arguments are unusable; `field` names the argument."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(f"argument '{field}': {message}")
+
+
+@dataclass(frozen=True)
+class EvaluateArgs:
+    kernel: str
+    candidate: str
+    spec: str | None = None
+    reference: str | None = None
+    device: str = "auto"
+    family: str | None = None
+    seeds: int = DEFAULT_SEEDS
+    timeout: float = DEFAULT_TIMEOUT_S
+    no_timing: bool = False
+    runs: int = 100
+    warmup: int = 25
+
+    @staticmethod
+    def from_mapping(raw: Any) -> "EvaluateArgs":
+        """Arguments by the CLI flag names; `no-timing` and `no_timing` are both accepted."""
+        if not isinstance(raw, dict):
+            raise ArgsError("args", "expected a JSON object")
+        args = {str(k).replace("-", "_"): v for k, v in raw.items()}
+        known = set(EvaluateArgs.__dataclass_fields__)
+        unknown = sorted(set(args) - known)
+        if unknown:
+            raise ArgsError(unknown[0], "unknown argument")
+        for required in ("kernel", "candidate"):
+            if not isinstance(args.get(required), str) or not args[required]:
+                raise ArgsError(required, "a file path is required")
+        for opt in ("spec", "reference", "family"):
+            if args.get(opt) is not None and not isinstance(args[opt], str):
+                raise ArgsError(opt, "expected a string")
+        device = args.get("device", "auto")
+        if device not in DEVICES:
+            raise ArgsError("device", f"expected one of {', '.join(DEVICES)}, got {device!r}")
+        seeds = _int(args, "seeds", DEFAULT_SEEDS)
+        if seeds < MIN_SEEDS:
+            raise ArgsError("seeds", f"at least {MIN_SEEDS} seeds are required, got {seeds}")
+        timeout = args.get("timeout", DEFAULT_TIMEOUT_S)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ArgsError("timeout", f"expected a positive number of seconds, got {timeout!r}")
+        no_timing = args.get("no_timing", False)
+        if not isinstance(no_timing, bool):
+            raise ArgsError("no_timing", "expected true or false")
+        runs = _int(args, "runs", 100)
+        warmup = _int(args, "warmup", 25)
+        if runs < 10:
+            raise ArgsError("runs", "at least 10 timed pairs are needed for a 95% interval")
+        if warmup < 1:
+            raise ArgsError("warmup", "expected a positive count")
+        return EvaluateArgs(
+            kernel=args["kernel"],
+            candidate=args["candidate"],
+            spec=args.get("spec"),
+            reference=args.get("reference"),
+            device=device,
+            family=args.get("family"),
+            seeds=seeds,
+            timeout=float(timeout),
+            no_timing=no_timing,
+            runs=runs,
+            warmup=warmup,
+        )
+
+
+def _int(args: dict, name: str, default: int) -> int:
+    value = args.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgsError(name, f"expected an integer, got {value!r}")
+    return value
+
+
+def error_result(message: str, log: str = "", **extra: Any) -> dict:
+    """The envelope for verdict `error`: the harness itself could not run."""
+    out = {"verdict": ERROR, "error": message, "message": message}
+    out.update(extra)
+    out["log"] = log
+    return out
+
+
+def exit_status(result: dict) -> int:
+    return 2 if result.get("verdict") == ERROR else 0

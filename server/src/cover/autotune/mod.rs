@@ -1,0 +1,418 @@
+//! The deterministic `autotune` generator: read what a kernel tunes (its autotune configs, or the
+//! literal launch options it hard-codes), build a config space ([`space`]), and write chosen configs
+//! back: the `configs=[...]` list is replaced, or an `@triton.autotune` decorator is added and the
+//! now-conflicting launch keywords removed (a grid that used those values becomes `lambda META: ...`).
+
+pub mod space;
+
+use super::outline::{Arg, Function, LaunchSite, Outline, slice};
+use crate::text::TextRange;
+use space::{ConfigValue, KernelKind, TuneConfig, TuneInput};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AutotuneError {
+    #[error("no Triton kernel named `{0}` in this file")]
+    NoSuchKernel(String),
+    #[error("this file has {0} kernels; name one with --kernel")]
+    Ambiguous(usize),
+    #[error("the file has no Triton kernel")]
+    NoKernel,
+    #[error("`{0}` has no autotune configs and no launch with literal block sizes or num_warps: nothing to tune")]
+    NothingToTune(String),
+    #[error("`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally")]
+    OpaqueConfigs { kernel: String },
+    #[error("the launch grid `{grid}` uses the value {value}, which both {names} take; write the grid as `lambda META: ...` first")]
+    AmbiguousGrid { grid: String, value: String, names: String },
+}
+
+/// What the generator found out about the kernel; enough to build candidates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub kernel: String,
+    pub input: TuneInput,
+    pub key: Vec<String>,
+    how: How,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum How {
+    /// Replace the text of this range (the configs list) with the new list.
+    ReplaceConfigs { configs: TextRange, indent: String },
+    /// Insert a decorator at `at`, and drop tuned keywords from these launches.
+    AddDecorator { at: TextRange, indent: String },
+}
+
+/// Choose the kernel: the named one, else the only one, else the only launched one.
+pub fn pick_kernel<'a>(o: &'a Outline, name: Option<&str>) -> Result<&'a Function, AutotuneError> {
+    if let Some(n) = name {
+        return o.kernel(n).ok_or_else(|| AutotuneError::NoSuchKernel(n.to_string()));
+    }
+    let kernels: Vec<&Function> = o.kernels().collect();
+    match kernels.len() {
+        0 => Err(AutotuneError::NoKernel),
+        1 => Ok(kernels[0]),
+        n => {
+            let launched: Vec<&&Function> = kernels.iter().filter(|k| o.launches.iter().any(|l| launch_targets(l, &k.name))).collect();
+            if launched.len() == 1 { Ok(launched[0]) } else { Err(AutotuneError::Ambiguous(n)) }
+        }
+    }
+}
+
+fn launch_targets(l: &LaunchSite, kernel: &str) -> bool {
+    l.kernel == kernel || l.kernel.rsplit('.').next() == Some(kernel)
+}
+
+const OPTION_NAMES: &[&str] = &["grf_mode", "warp_size", "threads_per_warp"];
+
+pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBackend) -> Result<Plan, AutotuneError> {
+    let constexprs: Vec<&str> = kernel.params.iter().filter(|p| p.annotation.as_deref().is_some_and(|a| a.contains("constexpr"))).map(|p| p.name.as_str()).collect();
+    let body = slice(text, kernel.range);
+    let has_dot = body.contains("tl.dot(") || body.contains(".dot(");
+    let default_stages = if backend == space::TuneBackend::Xpu { 2 } else { 3 };
+    let indent = line_indent(text, kernel.range.start);
+
+    let (start, key, how) = if let Some(i) = kernel.autotune {
+        let deco = kernel.decorators[i];
+        let (configs_range, first, key) = read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs { kernel: kernel.name.clone() })?;
+        (first, key, How::ReplaceConfigs { configs: configs_range, indent: indent.clone() })
+    } else {
+        let launch = o.launches.iter().find(|l| launch_targets(l, &kernel.name)).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
+        let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
+        let mut any = false;
+        for a in &launch.args {
+            let Some(name) = a.name.as_deref() else { continue };
+            let v = literal(slice(text, a.value));
+            match (name, v) {
+                ("num_warps", Some(ConfigValue::Int(w))) if w > 0 => {
+                    cfg.num_warps = w as u32;
+                    any = true;
+                }
+                ("num_stages", Some(ConfigValue::Int(s))) if s > 0 => {
+                    cfg.num_stages = s as u32;
+                    any = true;
+                }
+                (n, Some(v)) if constexprs.contains(&n) && matches!(v, ConfigValue::Int(_)) || OPTION_NAMES.contains(&n) => {
+                    cfg.kwargs.push((n.to_string(), v));
+                    any = true;
+                }
+                _ => {}
+            }
+        }
+        if !any {
+            return Err(AutotuneError::NothingToTune(kernel.name.clone()));
+        }
+        let key = kernel
+            .params
+            .iter()
+            .filter(|p| !constexprs.contains(&p.name.as_str()) && !p.name.ends_with("ptr") && !p.name.starts_with("stride") && p.default.is_none())
+            .filter(|p| !cfg.kwargs.iter().any(|(k, _)| k == &p.name))
+            .map(|p| p.name.clone())
+            .collect();
+        let at = kernel.decorators.first().copied().unwrap_or(kernel.def_range);
+        (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent })
+    };
+
+    let blocks: Vec<(String, i64)> = start.kwargs.iter().filter(|(k, _)| constexprs.contains(&k.as_str())).filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i))).collect();
+    let axes: Vec<char> = blocks.iter().filter_map(|(n, _)| space_axis(n)).collect();
+    let kind = if has_dot && axes.contains(&'M') && axes.contains(&'N') && axes.contains(&'K') {
+        KernelKind::Gemm
+    } else if has_dot && axes.contains(&'M') && axes.contains(&'N') {
+        KernelKind::Attention
+    } else if blocks.is_empty() {
+        KernelKind::RowWise
+    } else {
+        KernelKind::Other
+    };
+    let fp32 = body.contains("tl.float32") && !body.contains("float16") && !body.contains("bfloat16") && has_dot && !body.contains(".to(tl.float16");
+    let input = TuneInput { kind, blocks, start, dot_elem_bytes: if fp32 { 4 } else { 2 } };
+    Ok(Plan { kernel: kernel.name.clone(), input, key, how })
+}
+
+fn space_axis(name: &str) -> Option<char> {
+    let up = name.to_ascii_uppercase();
+    if up.contains("GROUP") || !(up.contains("BLOCK") || up.contains("TILE")) {
+        return None;
+    }
+    up.chars().last().filter(|c| matches!(c, 'M' | 'N' | 'K'))
+}
+
+/// Python literal → value, for ints (incl. `1 << 10`-free plain forms), strings and bools.
+fn literal(s: &str) -> Option<ConfigValue> {
+    let t = s.trim();
+    if let Ok(i) = t.replace('_', "").parse::<i64>() {
+        return Some(ConfigValue::Int(i));
+    }
+    if t.len() >= 2 && ((t.starts_with('\'') && t.ends_with('\'')) || (t.starts_with('"') && t.ends_with('"'))) {
+        return Some(ConfigValue::Str(t[1..t.len() - 1].to_string()));
+    }
+    match t {
+        "True" => Some(ConfigValue::Bool(true)),
+        "False" => Some(ConfigValue::Bool(false)),
+        _ => None,
+    }
+}
+
+/// From an `@triton.autotune(...)` decorator: the configs list's range, its first config, the key.
+fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, Vec<String>)> {
+    let src = slice(text, deco);
+    let tree = crate::syntax::parse(src);
+    let mut configs: Option<tree_sitter::Node> = None;
+    let mut key = Vec::new();
+    let root = tree.root_node();
+    let mut stack = vec![root];
+    let mut call = None;
+    while let Some(n) = stack.pop() {
+        if n.kind() == "call" && call.is_none() {
+            call = Some(n);
+            break;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    let args = call?.child_by_field_name("arguments")?;
+    for (i, a) in crate::syntax::named_children(args).enumerate() {
+        if a.kind() == "keyword_argument" {
+            let name = a.child_by_field_name("name").map(|n| crate::syntax::node_text(src, n)).unwrap_or("");
+            let value = a.child_by_field_name("value")?;
+            match name {
+                "configs" => configs = Some(value),
+                "key" => {
+                    key = crate::syntax::named_children(value).filter_map(|s| literal(crate::syntax::node_text(src, s))).filter_map(|v| if let ConfigValue::Str(s) = v { Some(s) } else { None }).collect()
+                }
+                _ => {}
+            }
+        } else if i == 0 {
+            configs = Some(a);
+        }
+    }
+    let configs = configs?;
+    if configs.kind() != "list" {
+        return None;
+    }
+    let first = crate::syntax::named_children(configs).next()?;
+    let cfg = read_config(src, first)?;
+    let r = crate::syntax::range(configs);
+    Some((TextRange::new(deco.start + r.start, deco.start + r.end), cfg, key))
+}
+
+fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
+    if call.kind() != "call" {
+        return None;
+    }
+    let args = call.child_by_field_name("arguments")?;
+    let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: 3 };
+    for a in crate::syntax::named_children(args) {
+        match a.kind() {
+            "dictionary" => {
+                for pair in crate::syntax::named_children(a).filter(|p| p.kind() == "pair") {
+                    let k = literal(crate::syntax::node_text(src, pair.child_by_field_name("key")?))?;
+                    let v = literal(crate::syntax::node_text(src, pair.child_by_field_name("value")?))?;
+                    if let ConfigValue::Str(k) = k {
+                        cfg.kwargs.push((k, v));
+                    }
+                }
+            }
+            "keyword_argument" => {
+                let name = crate::syntax::node_text(src, a.child_by_field_name("name")?);
+                let v = literal(crate::syntax::node_text(src, a.child_by_field_name("value")?));
+                match (name, v) {
+                    ("num_warps", Some(ConfigValue::Int(w))) => cfg.num_warps = w.max(1) as u32,
+                    ("num_stages", Some(ConfigValue::Int(s))) => cfg.num_stages = s.max(1) as u32,
+                    _ => {}
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(cfg)
+}
+
+fn line_indent(text: &str, at: usize) -> String {
+    let start = text[..at.min(text.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    text[start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect()
+}
+
+impl Plan {
+    /// The file with `configs` as the kernel's autotune list (and its launches adjusted).
+    pub fn render(&self, text: &str, configs: &[TuneConfig]) -> Result<String, AutotuneError> {
+        let mut edits: Vec<(TextRange, String)> = Vec::new();
+        let tuned: Vec<&str> = configs.iter().flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str())).chain(["num_warps", "num_stages"]).collect();
+        match &self.how {
+            How::ReplaceConfigs { configs: r, indent } => {
+                edits.push((*r, list(configs, indent)));
+            }
+            How::AddDecorator { at, indent } => {
+                let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
+                edits.push((*at, format!("@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{indent})\n{indent}", list(configs, indent))));
+            }
+        }
+        // Launch keywords the configs now set would conflict with them (XF109): remove them.
+        let o = Outline::build(text);
+        for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
+            let removed: Vec<&Arg> = l.args.iter().filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n))).collect();
+            if removed.is_empty() {
+                continue;
+            }
+            if let Some(e) = grid_edit(text, &o, l, &removed)? {
+                edits.push(e);
+            }
+            for a in &removed {
+                edits.push((arg_with_separator(text, l, a), String::new()));
+            }
+        }
+        apply(text, edits)
+    }
+}
+
+fn list(configs: &[TuneConfig], indent: &str) -> String {
+    let mut s = String::from("[\n");
+    for c in configs {
+        s.push_str(&format!("{indent}        {},\n", c.render()));
+    }
+    s.push_str(&format!("{indent}    ]"));
+    s
+}
+
+/// The argument plus the comma that separates it from its neighbour.
+fn arg_with_separator(text: &str, l: &LaunchSite, a: &Arg) -> TextRange {
+    let idx = l.args.iter().position(|x| x.range == a.range).unwrap_or(0);
+    if idx > 0 {
+        TextRange::new(l.args[idx - 1].range.end, a.range.end)
+    } else if let Some(next) = l.args.get(1) {
+        TextRange::new(a.range.start, next.range.start)
+    } else {
+        // The only argument: keep a trailing comma out of it too.
+        let mut end = a.range.end;
+        let rest = &text[end..l.args_range.end.min(text.len())];
+        if let Some(p) = rest.find(',') {
+            if rest[..p].trim().is_empty() {
+                end += p + 1;
+            }
+        }
+        TextRange::new(a.range.start, end)
+    }
+}
+
+/// When the grid uses a literal that is being tuned, make it read the chosen value from META.
+fn grid_edit(text: &str, o: &Outline, l: &LaunchSite, removed: &[&Arg]) -> Result<Option<(TextRange, String)>, AutotuneError> {
+    let mut grid_range = l.grid;
+    let mut grid = slice(text, grid_range).to_string();
+    // `k[grid](...)` with `grid = (...)` earlier: rewrite that assignment instead.
+    if grid.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        let pattern = format!("{grid} = ");
+        if let Some(pos) = text[..l.range.start].rfind(&pattern) {
+            let start = pos + pattern.len();
+            let end = text[start..].find('\n').map(|e| start + e).unwrap_or(text.len());
+            grid_range = TextRange::new(start, end);
+            grid = text[start..end].to_string();
+        } else {
+            return Ok(None); // a function or a parameter: leave it
+        }
+    }
+    let values: Vec<(String, String)> = removed.iter().filter_map(|a| Some((a.name.clone()?, slice(text, a.value).trim().to_string()))).collect();
+    let meta = grid.trim_start().strip_prefix("lambda").and_then(|r| r.split(':').next()).map(|p| p.trim().to_string());
+    let meta_name = meta.clone().unwrap_or_else(|| "META".into());
+    let mut out = String::new();
+    let mut changed = false;
+    let bytes: Vec<char> = grid.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_alphanumeric() || bytes[i] == '_' {
+            let j = (i..bytes.len()).find(|&j| !(bytes[j].is_alphanumeric() || bytes[j] == '_')).unwrap_or(bytes.len());
+            let tok: String = bytes[i..j].iter().collect();
+            let owners: Vec<&String> = values.iter().filter(|(_, v)| *v == tok).map(|(n, _)| n).collect();
+            if tok.chars().all(|c| c.is_ascii_digit()) && !owners.is_empty() {
+                if owners.len() > 1 {
+                    return Err(AutotuneError::AmbiguousGrid {
+                        grid: grid.trim().to_string(),
+                        value: tok,
+                        names: owners.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" and "),
+                    });
+                }
+                out.push_str(&format!("{meta_name}['{}']", owners[0]));
+                changed = true;
+            } else {
+                out.push_str(&tok);
+            }
+            i = j;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let _ = o;
+    if !changed {
+        return Ok(None);
+    }
+    let new = if meta.is_some() { out } else { format!("lambda META: {}", out.trim()) };
+    Ok(Some((grid_range, new)))
+}
+
+fn apply(text: &str, mut edits: Vec<(TextRange, String)>) -> Result<String, AutotuneError> {
+    edits.sort_by_key(|(r, _)| (r.start, r.end));
+    let mut out = String::with_capacity(text.len() + 512);
+    let mut at = 0;
+    for (r, s) in edits {
+        if r.start < at || r.end > text.len() {
+            continue; // overlapping edit: the earlier one wins (cannot happen with distinct launch args)
+        }
+        out.push_str(&text[at..r.start]);
+        out.push_str(&s);
+        at = r.end;
+    }
+    out.push_str(&text[at..]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use space::TuneBackend;
+
+    const HARDCODED: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n    pid = tl.program_id(0)\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n        out = torch.empty_like(x)\n        n = out.numel()\n        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        return out\n";
+
+    #[test]
+    fn hardcoded_launch_becomes_an_autotune_decorator() {
+        let o = Outline::build(HARDCODED);
+        let k = pick_kernel(&o, None).unwrap();
+        let p = plan(HARDCODED, &o, k, TuneBackend::Cuda).unwrap();
+        assert_eq!(p.key, vec!["n_elements".to_string()]);
+        assert_eq!(p.input.kind, KernelKind::Other);
+        assert_eq!(p.input.blocks, vec![("BLOCK_SIZE".to_string(), 1024)]);
+        let mut c = p.input.start.clone();
+        c.kwargs[0].1 = ConfigValue::Int(2048);
+        let out = p.render(HARDCODED, &[c]).unwrap();
+        assert!(out.contains("@triton.autotune(\n    configs=[\n        triton.Config({'BLOCK_SIZE': 2048}, num_warps=4, num_stages=3),\n    ],\n    key=['n_elements'],\n)\n@triton.jit"), "{out}");
+        assert!(out.contains("add_kernel[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, y, out, n)"), "{out}");
+    }
+
+    #[test]
+    fn existing_configs_are_replaced_in_place() {
+        let src = "import triton\nimport triton.language as tl\n\n@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=2)], key=['n'])\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n\ndef run(x, n):\n    k[lambda m: (triton.cdiv(n, m['BLOCK']),)](x, n, num_warps=8)\n";
+        let o = Outline::build(src);
+        let p = plan(src, &o, pick_kernel(&o, Some("k")).unwrap(), TuneBackend::Xpu).unwrap();
+        assert_eq!(p.key, vec!["n".to_string()]);
+        assert_eq!(p.input.start.num_warps, 2);
+        let cfg = TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(128))], num_warps: 4, num_stages: 2 };
+        let out = p.render(src, &[cfg]).unwrap();
+        assert!(out.contains("@triton.autotune(configs=[\n        triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2),\n    ], key=['n'])"), "{out}");
+        // num_warps at the launch would conflict with the configs (XF109).
+        assert!(out.contains("](x, n)\n"), "{out}");
+    }
+
+    #[test]
+    fn nothing_literal_means_nothing_to_tune() {
+        let src = "import triton\n@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    pass\n\ndef run(x, b):\n    k[(1,)](x, B=b)\n";
+        let o = Outline::build(src);
+        let err = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap_err();
+        assert_eq!(err, AutotuneError::NothingToTune("k".into()));
+    }
+
+    #[test]
+    fn a_grid_value_shared_by_two_tuned_names_is_refused() {
+        let src = "import triton\n@triton.jit\ndef k(x_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n    pass\n\ndef run(x):\n    k[(64 * 64,)](x, BLOCK_M=64, BLOCK_N=64)\n";
+        let o = Outline::build(src);
+        let p = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        assert!(matches!(p.render(src, &[p.input.start.clone()]), Err(AutotuneError::AmbiguousGrid { .. })));
+    }
+}

@@ -1,0 +1,453 @@
+//! The config space the autotune stage measures: Intel's expert configs as seeds for GEMM and
+//! attention shapes on XPU, NVIDIA-sensible spaces on CUDA, power-of-two grids elsewhere; all pruned
+//! by the limits the XF rules check (num_warps power of two, work-group size, large-GRF warp limit,
+//! shared memory estimate, `tl.dot` minimum tile).
+
+use serde::Deserialize;
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigValue {
+    Int(i64),
+    Str(String),
+    Bool(bool),
+}
+
+impl ConfigValue {
+    pub fn render(&self) -> String {
+        match self {
+            ConfigValue::Int(i) => i.to_string(),
+            ConfigValue::Str(s) => format!("'{s}'"),
+            ConfigValue::Bool(b) => if *b { "True".into() } else { "False".into() },
+        }
+    }
+    pub fn as_int(&self) -> Option<i64> {
+        if let ConfigValue::Int(i) = self { Some(*i) } else { None }
+    }
+    fn from_json(v: &serde_json::Value) -> Option<ConfigValue> {
+        match v {
+            serde_json::Value::Number(n) => n.as_i64().map(ConfigValue::Int),
+            serde_json::Value::String(s) => Some(ConfigValue::Str(s.clone())),
+            serde_json::Value::Bool(b) => Some(ConfigValue::Bool(*b)),
+            _ => None,
+        }
+    }
+}
+
+/// One `triton.Config(...)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneConfig {
+    pub kwargs: Vec<(String, ConfigValue)>,
+    pub num_warps: u32,
+    pub num_stages: u32,
+}
+
+impl TuneConfig {
+    pub fn get(&self, name: &str) -> Option<&ConfigValue> {
+        self.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    }
+
+    pub fn render(&self) -> String {
+        let mut s = String::from("triton.Config({");
+        for (i, (k, v)) in self.kwargs.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            let _ = write!(s, "'{k}': {}", v.render());
+        }
+        let _ = write!(s, "}}, num_warps={}, num_stages={})", self.num_warps, self.num_stages);
+        s
+    }
+
+    /// Short form for evidence and progress: `BLOCK_M=128 BLOCK_N=64 w8 s3`.
+    pub fn label(&self) -> String {
+        let mut s: Vec<String> = self.kwargs.iter().map(|(k, v)| format!("{k}={}", v.render().trim_matches('\''))).collect();
+        s.push(format!("w{}", self.num_warps));
+        s.push(format!("s{}", self.num_stages));
+        s.join(" ")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TuneBackend {
+    Xpu,
+    Cuda,
+}
+
+/// The limits pruning uses, from the knowledge base's device and toolchain (or backend defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneTarget {
+    pub backend: TuneBackend,
+    /// `warp_size` (3.6+) or `threads_per_warp` (≤3.5); None on CUDA.
+    pub subgroup_option: Option<String>,
+    /// The spelling of 256-register mode on this toolchain ("256" or "large"); None where there is none.
+    pub grf_large: Option<String>,
+    pub grf_small: Option<String>,
+    pub max_work_group: u32,
+    pub max_work_group_large_grf: u32,
+    pub sub_group_sizes: Vec<u32>,
+    pub shared_bytes: u64,
+    pub has_dpas: bool,
+}
+
+impl TuneTarget {
+    pub fn cuda() -> Self {
+        Self {
+            backend: TuneBackend::Cuda,
+            subgroup_option: None,
+            grf_large: None,
+            grf_small: None,
+            max_work_group: 1024,
+            max_work_group_large_grf: 1024,
+            sub_group_sizes: vec![32],
+            // Hopper's opt-in shared memory per block (227 KiB).
+            shared_bytes: 232_448,
+            has_dpas: true,
+        }
+    }
+
+    /// Xe2 (BMG) with a 3.6+ toolchain: the default target of the knowledge base.
+    pub fn xpu_default() -> Self {
+        Self {
+            backend: TuneBackend::Xpu,
+            subgroup_option: Some("warp_size".into()),
+            grf_large: Some("256".into()),
+            grf_small: Some("128".into()),
+            max_work_group: 1024,
+            max_work_group_large_grf: 512,
+            sub_group_sizes: vec![16, 32],
+            shared_bytes: 128 * 1024,
+            has_dpas: true,
+        }
+    }
+
+    pub fn from_knowledge(t: &crate::knowledge::Target) -> Self {
+        use crate::knowledge::Backend;
+        if t.toolchain.backend == Backend::Cuda {
+            let mut c = Self::cuda();
+            if let Some(s) = t.device.slm_bytes.get() {
+                c.shared_bytes = *s;
+            }
+            return c;
+        }
+        let d = Self::xpu_default();
+        Self {
+            backend: TuneBackend::Xpu,
+            subgroup_option: t.toolchain.subgroup_option.clone(),
+            grf_large: t.toolchain.grf_large_values.first().cloned().filter(|_| t.device.has_large_grf.get().copied().unwrap_or(true)),
+            grf_small: t.toolchain.grf_mode_values.iter().find(|v| *v == "128" || *v == "small").cloned(),
+            max_work_group: t.device.max_work_group_size.get().copied().unwrap_or(d.max_work_group),
+            max_work_group_large_grf: t.device.max_work_group_size_large_grf.get().copied().unwrap_or(d.max_work_group_large_grf),
+            sub_group_sizes: t.device.sub_group_sizes.get().cloned().unwrap_or(d.sub_group_sizes),
+            shared_bytes: t.device.slm_bytes.get().copied().unwrap_or(d.shared_bytes),
+            has_dpas: t.device.has_dpas.get().copied().unwrap_or(true),
+        }
+    }
+}
+
+/// What the kernel looks like to the space builder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelKind {
+    /// `tl.dot` with M, N and K tiles.
+    Gemm,
+    /// `tl.dot` with M and N tiles only (the K extent is the head dimension).
+    Attention,
+    /// A row reduction whose block spans the row: only launch options are tuned.
+    RowWise,
+    Other,
+}
+
+/// The tunable names of a kernel and the values it starts from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneInput {
+    pub kind: KernelKind,
+    /// Constexpr names tuned, with their starting values (first config or launch literal).
+    pub blocks: Vec<(String, i64)>,
+    pub start: TuneConfig,
+    /// Element size of `tl.dot` operands, bytes (2 unless the kernel says fp32).
+    pub dot_elem_bytes: u64,
+}
+
+#[derive(Deserialize)]
+struct SeedFile {
+    configs: Vec<SeedConfig>,
+}
+
+#[derive(Deserialize)]
+struct SeedConfig {
+    kwargs: serde_json::Map<String, serde_json::Value>,
+    num_warps: u32,
+    num_stages: u32,
+}
+
+const SEEDS_GEMM: &str = include_str!("../../../../knowledge/autotune/gemm.json");
+const SEEDS_GEMM_EPILOGUE: &str = include_str!("../../../../knowledge/autotune/gemm_epilogue.json");
+const SEEDS_ATTENTION: &str = include_str!("../../../../knowledge/autotune/attention_fwd.json");
+const SEEDS_SOFTMAX: &str = include_str!("../../../../knowledge/autotune/softmax.json");
+
+fn seeds(json: &str) -> Vec<SeedConfig> {
+    // The files are embedded and covered by a unit test; a broken one yields no seeds, not a panic.
+    serde_json::from_str::<SeedFile>(json).map(|f| f.configs).unwrap_or_default()
+}
+
+/// Which of the kernel's names plays the seed's role: BLOCK_SIZE_M ~ BLOCK_M ~ BM by axis letter.
+fn axis_of(name: &str) -> Option<(bool, char)> {
+    let up = name.to_ascii_uppercase();
+    let is_group = up.contains("GROUP");
+    let is_block = up.contains("BLOCK") || up.starts_with("BM") || up.starts_with("BN") || up.starts_with("BK") || up.contains("TILE");
+    if !is_group && !is_block {
+        return None;
+    }
+    let last = up.trim_end_matches(|c: char| c.is_ascii_digit()).chars().last()?;
+    matches!(last, 'M' | 'N' | 'K' | 'D').then_some((is_group, last))
+}
+
+fn map_seed(seed: &SeedConfig, input: &TuneInput, target: &TuneTarget) -> Option<TuneConfig> {
+    let mut cfg = input.start.clone();
+    cfg.num_warps = seed.num_warps;
+    cfg.num_stages = seed.num_stages;
+    for (k, v) in &seed.kwargs {
+        let Some(val) = ConfigValue::from_json(v) else { continue };
+        if k == "grf_mode" {
+            let large = matches!(v.as_str(), Some("256") | Some("large"));
+            let name = if large { target.grf_large.clone() } else { target.grf_small.clone() };
+            if let Some(n) = name {
+                set(&mut cfg, "grf_mode", ConfigValue::Str(n));
+            } else if large {
+                return None; // a large-GRF seed means nothing without large GRF
+            }
+            continue;
+        }
+        if k == "warp_size" || k == "threads_per_warp" {
+            if let Some(opt) = &target.subgroup_option {
+                set(&mut cfg, opt, val);
+            }
+            continue;
+        }
+        if let Some(role) = axis_of(k) {
+            if let Some((name, _)) = input.blocks.iter().find(|(n, _)| axis_of(n) == Some(role)) {
+                set(&mut cfg, name, val);
+            }
+        }
+        // Other seed options (loop_distribute, one_matrix_per_load_for_bt) are left out on purpose:
+        // they are toolchain-specific and not needed for the shapes the seeds encode.
+    }
+    Some(cfg)
+}
+
+fn set(cfg: &mut TuneConfig, name: &str, v: ConfigValue) {
+    match cfg.kwargs.iter_mut().find(|(k, _)| k == name) {
+        Some(slot) => slot.1 = v,
+        None => cfg.kwargs.push((name.to_string(), v)),
+    }
+}
+
+/// Build the space; the starting config is always first, duplicates and illegal configs are dropped,
+/// and the list is cut to `max` (seeds keep their order; grids are thinned evenly).
+pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConfig> {
+    let mut out = vec![input.start.clone()];
+    let candidates: Vec<TuneConfig> = match (input.kind, target.backend) {
+        (KernelKind::Gemm, TuneBackend::Xpu) => {
+            let mut v: Vec<TuneConfig> = seeds(SEEDS_GEMM).iter().filter_map(|s| map_seed(s, input, target)).collect();
+            v.extend(seeds(SEEDS_GEMM_EPILOGUE).iter().filter_map(|s| map_seed(s, input, target)));
+            v
+        }
+        (KernelKind::Attention, TuneBackend::Xpu) => seeds(SEEDS_ATTENTION).iter().filter_map(|s| map_seed(s, input, target)).collect(),
+        (KernelKind::RowWise, TuneBackend::Xpu) => seeds(SEEDS_SOFTMAX).iter().filter_map(|s| map_seed(s, input, target)).collect(),
+        (KernelKind::Gemm, TuneBackend::Cuda) => {
+            // Upstream Triton's tutorial-03 CUDA list (BM, BN, BK, GROUP, stages, warps) plus two fp16 tiles.
+            const L: &[(i64, i64, i64, i64, u32, u32)] = &[
+                (128, 256, 64, 8, 3, 8),
+                (64, 256, 32, 8, 4, 4),
+                (128, 128, 32, 8, 4, 4),
+                (128, 64, 32, 8, 4, 4),
+                (64, 128, 32, 8, 4, 4),
+                (128, 32, 32, 8, 4, 4),
+                (64, 32, 32, 8, 5, 2),
+                (32, 64, 32, 8, 5, 2),
+                (128, 128, 64, 8, 3, 8),
+                (128, 256, 32, 8, 3, 8),
+            ];
+            L.iter().filter_map(|&(m, n, k, g, s, w)| from_axes(input, &[('M', m), ('N', n), ('K', k)], Some(g), w, s)).collect()
+        }
+        (KernelKind::Attention, TuneBackend::Cuda) => {
+            let mut v = Vec::new();
+            for bm in [64, 128] {
+                for bn in [32, 64, 128] {
+                    for s in [2, 3, 4] {
+                        for w in [4, 8] {
+                            v.extend(from_axes(input, &[('M', bm), ('N', bn)], None, w, s));
+                        }
+                    }
+                }
+            }
+            v
+        }
+        (KernelKind::RowWise, TuneBackend::Cuda) => [1u32, 2, 4, 8, 16, 32]
+            .iter()
+            .map(|&w| TuneConfig { num_warps: w, ..input.start.clone() })
+            .collect(),
+        (KernelKind::Other, _) => grid(input, target),
+    };
+    for c in candidates {
+        if !out.contains(&c) && legal(&c, input, target) {
+            out.push(c);
+        }
+    }
+    if out.len() > max.max(1) {
+        let (first, rest) = out.split_at(1);
+        let keep = max.max(1) - 1;
+        let step = rest.len() as f64 / keep.max(1) as f64;
+        let mut thinned = first.to_vec();
+        thinned.extend((0..keep).map(|i| rest[((i as f64) * step) as usize].clone()));
+        out = thinned;
+    }
+    out
+}
+
+fn from_axes(input: &TuneInput, axes: &[(char, i64)], group: Option<i64>, warps: u32, stages: u32) -> Option<TuneConfig> {
+    let mut cfg = TuneConfig { num_warps: warps, num_stages: stages, ..input.start.clone() };
+    for &(axis, v) in axes {
+        let (name, _) = input.blocks.iter().find(|(n, _)| axis_of(n) == Some((false, axis)))?;
+        set(&mut cfg, name, ConfigValue::Int(v));
+    }
+    if let Some(g) = group {
+        if let Some((name, _)) = input.blocks.iter().find(|(n, _)| axis_of(n).is_some_and(|(is_group, _)| is_group)) {
+            set(&mut cfg, name, ConfigValue::Int(g));
+        }
+    }
+    Some(cfg)
+}
+
+/// Power-of-two neighbourhood of each block value × num_warps.
+fn grid(input: &TuneInput, target: &TuneTarget) -> Vec<TuneConfig> {
+    let mut configs = vec![input.start.clone()];
+    for (name, v) in &input.blocks {
+        if axis_of(name).is_some_and(|(g, _)| g) {
+            continue;
+        }
+        let values: Vec<i64> = [*v / 4, *v / 2, *v, *v * 2, *v * 4].into_iter().filter(|x| *x >= 16 && *x <= 16384 && x.count_ones() == 1).collect();
+        configs = configs
+            .iter()
+            .flat_map(|c| values.iter().map(move |x| {
+                let mut c = c.clone();
+                set(&mut c, name, ConfigValue::Int(*x));
+                c
+            }))
+            .collect();
+    }
+    let warps: &[u32] = if target.backend == TuneBackend::Cuda { &[1, 2, 4, 8, 16] } else { &[2, 4, 8, 16, 32] };
+    configs.iter().flat_map(|c| warps.iter().map(move |w| TuneConfig { num_warps: *w, ..c.clone() })).collect()
+}
+
+/// The XF rules' limits, applied to a config before it costs a measurement.
+pub fn legal(c: &TuneConfig, input: &TuneInput, target: &TuneTarget) -> bool {
+    if c.num_warps == 0 || !c.num_warps.is_power_of_two() || c.num_stages == 0 {
+        return false; // XF101
+    }
+    let large = match (c.get("grf_mode"), &target.grf_large) {
+        (Some(ConfigValue::Str(s)), Some(l)) => s == l || s == "512",
+        _ => false,
+    };
+    if large && c.num_warps > 32 {
+        return false; // XF103
+    }
+    let sub_group = match target.backend {
+        TuneBackend::Cuda => 32,
+        TuneBackend::Xpu => {
+            let explicit = target.subgroup_option.as_deref().and_then(|o| c.get(o)).and_then(|v| v.as_int());
+            match explicit {
+                Some(s) => {
+                    if !target.sub_group_sizes.contains(&(s as u32)) {
+                        return false; // XF106
+                    }
+                    s as u32
+                }
+                None if matches!(input.kind, KernelKind::Gemm | KernelKind::Attention) && target.has_dpas => 16,
+                None => 32,
+            }
+        }
+    };
+    let max_wg = if large { target.max_work_group_large_grf } else { target.max_work_group };
+    if c.num_warps * sub_group > max_wg {
+        return false; // XF102
+    }
+    for (name, _) in &input.blocks {
+        if let Some(v) = c.get(name).and_then(|v| v.as_int()) {
+            let is_group = axis_of(name).is_some_and(|(g, _)| g);
+            if v <= 0 || (!is_group && !(v as u64).is_power_of_two()) {
+                return false; // XF108: aranges over block sizes need powers of two
+            }
+            if matches!(input.kind, KernelKind::Gemm | KernelKind::Attention) && !is_group && v < 16 && axis_of(name).is_some_and(|(_, a)| a != 'M') {
+                return false; // XF110: tl.dot minimum N/K
+            }
+        }
+    }
+    if input.kind == KernelKind::Gemm {
+        let dim = |axis: char| input.blocks.iter().find(|(n, _)| axis_of(n) == Some((false, axis))).and_then(|(n, _)| c.get(n)).and_then(|v| v.as_int());
+        if let (Some(m), Some(n), Some(k)) = (dim('M'), dim('N'), dim('K')) {
+            // XF201's estimate: pipelined A and B tiles in shared memory.
+            let bytes = ((m * k + k * n) as u64) * input.dot_elem_bytes * c.num_stages.max(1) as u64;
+            if target.backend == TuneBackend::Cuda && bytes > target.shared_bytes {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gemm_input() -> TuneInput {
+        let blocks = vec![("BLOCK_M".to_string(), 32), ("BLOCK_N".to_string(), 32), ("BLOCK_K".to_string(), 32), ("GROUP_M".to_string(), 1)];
+        TuneInput {
+            kind: KernelKind::Gemm,
+            start: TuneConfig { kwargs: blocks.iter().map(|(n, v)| (n.clone(), ConfigValue::Int(*v))).collect(), num_warps: 4, num_stages: 2 },
+            blocks,
+            dot_elem_bytes: 2,
+        }
+    }
+
+    #[test]
+    fn embedded_seed_files_parse() {
+        for f in [SEEDS_GEMM, SEEDS_GEMM_EPILOGUE, SEEDS_ATTENTION, SEEDS_SOFTMAX] {
+            assert!(!seeds(f).is_empty());
+        }
+    }
+
+    #[test]
+    fn xpu_gemm_space_starts_from_the_kernel_and_uses_intels_seeds() {
+        let s = build(&gemm_input(), &TuneTarget::xpu_default(), 64);
+        assert_eq!(s[0], gemm_input().start);
+        let first_seed = &s[1];
+        assert_eq!(first_seed.get("BLOCK_M"), Some(&ConfigValue::Int(256)));
+        assert_eq!(first_seed.get("GROUP_M"), Some(&ConfigValue::Int(4)));
+        assert_eq!(first_seed.get("grf_mode"), Some(&ConfigValue::Str("256".into())));
+        // 64 warps only with the small GRF; never with large (XF103).
+        assert!(s.iter().all(|c| !(c.num_warps > 32 && c.get("grf_mode") == Some(&ConfigValue::Str("256".into())))));
+        assert!(s.iter().any(|c| c.num_warps == 64));
+    }
+
+    #[test]
+    fn cuda_space_has_no_intel_options_and_fits_shared_memory() {
+        let s = build(&gemm_input(), &TuneTarget::cuda(), 64);
+        assert!(s.len() > 5);
+        assert!(s.iter().all(|c| c.get("grf_mode").is_none() && c.num_warps <= 32));
+    }
+
+    #[test]
+    fn spaces_are_cut_to_the_limit_keeping_the_start() {
+        let input = TuneInput { kind: KernelKind::Other, ..gemm_input() };
+        let s = build(&input, &TuneTarget::cuda(), 6);
+        assert_eq!(s.len(), 6);
+        assert_eq!(s[0], input.start);
+    }
+
+    #[test]
+    fn renders_a_triton_config() {
+        let c = TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(64)), ("grf_mode".into(), ConfigValue::Str("256".into()))], num_warps: 8, num_stages: 2 };
+        assert_eq!(c.render(), "triton.Config({'BLOCK': 64, 'grf_mode': '256'}, num_warps=8, num_stages=2)");
+    }
+}

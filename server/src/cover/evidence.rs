@@ -1,0 +1,178 @@
+//! The evidence record of a stage run (`.xeforge/runs/*.json`) and its one-line summary.
+//! Everything in it comes from the harness or the guard; nothing a generator claims is recorded as fact.
+
+use super::guard::Rejection;
+use crate::harness::{DeviceInfo, Evaluation, Verdict};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoundRecord {
+    pub round: u32,
+    /// "llm", "autotune", "fixes".
+    pub generator: String,
+    /// For autotune: the config measured; for the LLM: its model.
+    pub detail: String,
+    pub candidate_sha256: Option<String>,
+    pub rejected: Option<Rejection>,
+    /// Typed generator failure (no code block, endpoint error) fed back as the next round's prompt.
+    pub generator_error: Option<String>,
+    pub verdict: Option<Verdict>,
+    pub speedup: Option<f64>,
+    pub speedup_ci95: Option<[f64; 2]>,
+    pub runs: Option<u64>,
+    pub baseline_us: Option<f64>,
+    pub candidate_us: Option<f64>,
+    /// Per-variant tolerance and error figures from the harness.
+    pub variants: Vec<crate::harness::protocol::VariantResult>,
+    pub message: Option<String>,
+}
+
+impl RoundRecord {
+    pub fn new(round: u32, generator: &str, detail: impl Into<String>) -> Self {
+        Self {
+            round,
+            generator: generator.into(),
+            detail: detail.into(),
+            candidate_sha256: None,
+            rejected: None,
+            generator_error: None,
+            verdict: None,
+            speedup: None,
+            speedup_ci95: None,
+            runs: None,
+            baseline_us: None,
+            candidate_us: None,
+            variants: Vec::new(),
+            message: None,
+        }
+    }
+
+    pub fn record_evaluation(&mut self, e: &Evaluation) {
+        self.verdict = Some(e.verdict);
+        if let Some(t) = &e.timing {
+            if t.meaningful {
+                self.speedup = t.speedup;
+                self.speedup_ci95 = t.speedup_ci95;
+            }
+            self.runs = t.runs;
+            self.baseline_us = t.baseline_us;
+            self.candidate_us = t.candidate_us;
+        }
+        self.variants = e.correctness.as_ref().map(|c| c.variants.clone()).unwrap_or_default();
+        if !e.verdict.is_correct() {
+            self.message = Some(e.failure_text(600));
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Record {
+    pub xeforge: &'static str,
+    pub stage: String,
+    pub file: String,
+    pub kernel: String,
+    pub started_unix: u64,
+    pub finished_unix: u64,
+    pub kernel_sha256_before: String,
+    pub kernel_sha256_after: Option<String>,
+    pub file_sha256_before: String,
+    pub file_sha256_after: Option<String>,
+    /// Knowledge-base target the generator and guard used.
+    pub target_device: String,
+    pub target_toolchain: String,
+    /// What the harness ran on (kind, name, torch and triton versions).
+    pub device: DeviceInfo,
+    pub harness: String,
+    pub spec: Option<String>,
+    pub family: Option<String>,
+    pub seeds: u32,
+    pub rounds: Vec<RoundRecord>,
+    /// "accepted", "correct-only", "no-improvement".
+    pub outcome: String,
+    pub summary: String,
+    /// The final candidate against the stage's input.
+    pub evaluation: Option<Evaluation>,
+    /// The final text against the pristine original (after several stages).
+    pub reverification: Option<Evaluation>,
+    pub llm_model: Option<String>,
+    pub llm_tokens: Option<u64>,
+}
+
+pub fn sha256(text: &str) -> String {
+    let d = Sha256::digest(text.as_bytes());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn now_unix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// `20260521T101502Z` for a UNIX time (UTC; civil-from-days, no calendar crate needed).
+pub fn timestamp(unix: u64) -> String {
+    let days = (unix / 86_400) as i64;
+    let secs = unix % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", secs / 3600, secs % 3600 / 60, secs % 60)
+}
+
+impl Record {
+    /// Write under `<workspace>/.xeforge/runs/`; returns the path.
+    pub fn write(&self, workspace: &Path) -> std::io::Result<PathBuf> {
+        let dir = workspace.join(".xeforge").join("runs");
+        std::fs::create_dir_all(&dir)?;
+        let safe = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect::<String>();
+        let base = format!("{}-{}-{}", timestamp(self.started_unix), safe(&self.stage), safe(&self.kernel));
+        let mut path = dir.join(format!("{base}.json"));
+        let mut n = 1;
+        while path.exists() {
+            n += 1;
+            path = dir.join(format!("{base}-{n}.json"));
+        }
+        let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(&path, json + "\n")?;
+        Ok(path)
+    }
+}
+
+/// The one line shown on an edit's label and by the CLI.
+pub fn summary_line(stage: &str, e: Option<&Evaluation>, outcome: &str, rounds: usize) -> String {
+    let Some(e) = e else {
+        return format!("{stage}: no verified improvement in {rounds} round{}; file unchanged", if rounds == 1 { "" } else { "s" });
+    };
+    let dev = if e.device.name.is_empty() { e.device.kind.clone() } else { e.device.name.clone() };
+    let checks = e.correctness.as_ref().map(|c| {
+        let seeds = c.variants.iter().map(|v| v.seeds).max().unwrap_or(0);
+        format!("{} variant{} × {seeds} seeds", c.variants.len(), if c.variants.len() == 1 { "" } else { "s" })
+    });
+    let checks = checks.map(|c| format!(", {c}")).unwrap_or_default();
+    match (outcome, e.speedup(), e.speedup_interval()) {
+        ("accepted", Some(s), Some([lo, hi])) => {
+            let runs = e.timing.as_ref().and_then(|t| t.runs).map(|r| format!(" over {r} runs")).unwrap_or_default();
+            format!("{stage}: verified {s:.2}× faster [{lo:.2}, {hi:.2}]{runs} on {dev}{checks}")
+        }
+        _ if e.device.is_cpu() => format!("{stage}: correct on the CPU interpreter{checks}; timing is not meaningful there, no speedup claimed"),
+        ("correct-only", _, _) => format!("{stage}: verified correct on {dev}{checks} (a correctness stage: no speedup needed)"),
+        _ => format!("{stage}: {} on {dev}; file unchanged", e.verdict),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_utc_calendar_dates() {
+        assert_eq!(timestamp(0), "19700101T000000Z");
+        assert_eq!(timestamp(1_779_358_502), "20260521T101502Z");
+    }
+}

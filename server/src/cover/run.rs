@@ -1,0 +1,527 @@
+//! The verify-and-refine loop of one stage: generate → guard → harness → feedback, up to N rounds,
+//! keeping the best verified candidate; then the evidence record. See the module docs in `cover`.
+
+use super::autotune::{self, space};
+use super::evidence::{self, Record, RoundRecord};
+use super::guard::{self, GuardPolicy, Rejection, Scope};
+use super::outline::{Outline, slice};
+use super::prompt;
+use crate::harness::{DeviceKind, EvaluateArgs, Evaluation, Harness, HarnessError, Verdict};
+use crate::knowledge::{Knowledge, Stage, Target};
+use crate::lint::LintOptions;
+use crate::llm::{ChatMessage, LlmClient, LlmError, extract_code_block};
+use crate::text::TextRange;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct StageRequest {
+    pub stage: String,
+    /// The file on disk (for the workspace, the spec beside it and the record); `text` is what is optimised.
+    pub path: PathBuf,
+    /// The document text the run starts from (an editor's unsaved buffer, or the file).
+    pub text: String,
+    pub kernel: Option<String>,
+    pub spec: Option<PathBuf>,
+    pub device: DeviceKind,
+    /// Knowledge-base target ids; empty for the defaults.
+    pub target_device: String,
+    pub target_toolchain: String,
+    pub family: Option<String>,
+    pub seeds: u32,
+    pub rounds: u32,
+    /// Per-candidate wall-clock limit, seconds.
+    pub timeout: u64,
+    /// Most configs the autotune stage measures.
+    pub max_configs: usize,
+    /// The file before any stage of an `optimize` run; the result is re-verified against it.
+    pub pristine: Option<String>,
+    /// Where `.xeforge/` lives.
+    pub workspace: PathBuf,
+}
+
+impl StageRequest {
+    pub fn new(stage: &str, path: PathBuf, text: String) -> Self {
+        let workspace = super::settings::workspace_root(&path);
+        Self {
+            stage: stage.to_string(),
+            path,
+            text,
+            kernel: None,
+            spec: None,
+            device: DeviceKind::Auto,
+            target_device: String::new(),
+            target_toolchain: String::new(),
+            family: None,
+            seeds: 3,
+            rounds: 5,
+            timeout: 120,
+            max_configs: 16,
+            pristine: None,
+            workspace,
+        }
+    }
+}
+
+/// Reported while the run goes on (a CLI spinner, LSP `$/progress`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    Started { stage: String, kernel: String, rounds: u32 },
+    Generating { round: u32 },
+    Rejected { round: u32, rejection: Rejection },
+    Evaluating { round: u32, what: String },
+    Evaluated { round: u32, verdict: Verdict, speedup: Option<f64> },
+    Reverifying,
+}
+
+impl Progress {
+    pub fn message(&self) -> String {
+        match self {
+            Progress::Started { stage, kernel, rounds } => format!("{stage} on {kernel} (up to {rounds} rounds)"),
+            Progress::Generating { round } => format!("round {round}: generating"),
+            Progress::Rejected { round, rejection } => format!("round {round}: rejected by the guard: {rejection}"),
+            Progress::Evaluating { round, what } => format!("round {round}: verifying {what}"),
+            Progress::Evaluated { round, verdict, speedup } => match speedup {
+                Some(s) => format!("round {round}: {verdict} ({s:.2}×)"),
+                None => format!("round {round}: {verdict}"),
+            },
+            Progress::Reverifying => "re-verifying against the original file".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutcomeStatus {
+    /// Verified correct and faster.
+    Accepted,
+    /// Verified correct; accepted because the stage is about correctness or the device is the CPU interpreter.
+    CorrectOnly,
+    /// Nothing verified better than the input; `new_text` is None.
+    NoImprovement,
+}
+
+impl OutcomeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeStatus::Accepted => "accepted",
+            OutcomeStatus::CorrectOnly => "correct-only",
+            OutcomeStatus::NoImprovement => "no-improvement",
+        }
+    }
+}
+
+/// The result; what the LSP needs to apply (or rebase) the edit.
+#[derive(Debug, Clone)]
+pub struct StageOutcome {
+    pub status: OutcomeStatus,
+    /// The whole new file text, when the stage changed it.
+    pub new_text: Option<String>,
+    /// One line for the edit label and the CLI.
+    pub summary: String,
+    pub record_path: Option<PathBuf>,
+    pub kernel: String,
+    /// sha256 of `StageRequest::text`: the document must still hash to this for a plain apply.
+    pub original_sha256: String,
+    /// The kernel's byte range in the request text and in `new_text`, to rebase onto an edited document.
+    pub kernel_range_before: TextRange,
+    pub kernel_range_after: Option<TextRange>,
+    pub evaluation: Option<Evaluation>,
+    pub rounds: Vec<RoundRecord>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StageError {
+    #[error("unknown stage `{name}`; stages: {}", .known.join(", "))]
+    UnknownStage { name: String, known: Vec<String> },
+    #[error("the file does not parse (line {line}); fix the syntax first")]
+    OriginalDoesNotParse { line: usize },
+    #[error(transparent)]
+    Target(#[from] crate::analysis::AnalysisError),
+    #[error(transparent)]
+    Autotune(#[from] autotune::AutotuneError),
+    #[error("stage `{0}` needs a language model: set [tool.xeforge.llm] url and model, or --llm-url and --llm-model")]
+    NoGenerator(String),
+    #[error(transparent)]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Harness(#[from] HarnessError),
+    #[error("the harness could not run: {0}")]
+    HarnessVerdictError(String),
+    #[error("{context}: {source}")]
+    Io { context: String, source: std::io::Error },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+pub struct StageRunner {
+    pub kb: Arc<Knowledge>,
+    pub harness: Arc<Harness>,
+    pub llm: Option<Arc<LlmClient>>,
+}
+
+/// The best verified candidate so far.
+struct Best {
+    text: String,
+    evaluation: Evaluation,
+    status: OutcomeStatus,
+}
+
+struct Ctx<'a> {
+    req: &'a StageRequest,
+    stage: &'a Stage,
+    work: PathBuf,
+    original_path: PathBuf,
+    spec: Option<PathBuf>,
+    cancel: &'a CancellationToken,
+    policy: GuardPolicy,
+}
+
+impl StageRunner {
+    pub async fn run(&self, req: StageRequest, mut progress: impl FnMut(Progress), cancel: CancellationToken) -> Result<StageOutcome, StageError> {
+        let started = evidence::now_unix();
+        let stage = self.kb.stage(&req.stage).cloned().ok_or_else(|| StageError::UnknownStage {
+            name: req.stage.clone(),
+            known: self.kb.stages.iter().map(|s| s.name.clone()).collect(),
+        })?;
+        let outline = Outline::build(&req.text);
+        if let Some(r) = outline.syntax_errors.first() {
+            return Err(StageError::OriginalDoesNotParse { line: crate::text::LineIndex::new(&req.text).line_of(r.start) + 1 });
+        }
+        let mut opts = LintOptions { device: req.target_device.clone(), toolchain: req.target_toolchain.clone(), ..Default::default() };
+        if req.device == DeviceKind::Cuda && opts.toolchain.is_empty() {
+            // Measuring on NVIDIA: generate and check for the CUDA toolchain, not the Intel default.
+            opts.toolchain = "cuda".into();
+            if opts.device.is_empty() {
+                opts.device = "h200".into();
+            }
+        }
+        let target = crate::analysis::resolve_target(&self.kb, &opts)?;
+        let (kernel_name, kernel_range) = match autotune::pick_kernel(&outline, req.kernel.as_deref()) {
+            Ok(k) => (k.name.clone(), k.range),
+            Err(e) if stage.deterministic.as_deref() == Some("autotune") || req.kernel.is_some() => return Err(e.into()),
+            // An LLM stage over a file with several kernels works on the whole file.
+            Err(_) => ("*".to_string(), TextRange::new(0, req.text.len())),
+        };
+        progress(Progress::Started { stage: stage.name.clone(), kernel: kernel_name.clone(), rounds: req.rounds });
+
+        let work = req.workspace.join(".xeforge").join("work").join(format!("{}-{}-{}", evidence::timestamp(started), stage.name, std::process::id()));
+        std::fs::create_dir_all(&work).map_err(|e| io(&work, e))?;
+        let original_path = work.join("original.py");
+        std::fs::write(&original_path, &req.text).map_err(|e| io(&original_path, e))?;
+        let spec = req.spec.clone().or_else(|| spec_beside(&req.path));
+        let policy = GuardPolicy {
+            scope: if stage.deterministic.as_deref() == Some("autotune") { Scope::KernelsAndLaunch } else { Scope::parse(&stage.scope) },
+            allow_fusion: stage.name.contains("fusion"),
+        };
+        let ctx = Ctx { req: &req, stage: &stage, work: work.clone(), original_path, spec, cancel: &cancel, policy };
+
+        let mut rounds = Vec::new();
+        let best = match stage.deterministic.as_deref() {
+            Some("autotune") => self.autotune(&ctx, &outline, &kernel_name, target, &mut rounds, &mut progress).await?,
+            other => {
+                let fixes = if other == Some("fixes") { self.fix_round(&ctx, target, &mut rounds, &mut progress).await? } else { None };
+                match fixes {
+                    Some(b) if b.status == OutcomeStatus::Accepted => Some(b),
+                    first => {
+                        let llm = match &self.llm {
+                            Some(l) => Some(l.clone()),
+                            None if first.is_some() || !rounds.is_empty() => None,
+                            None => return Err(StageError::NoGenerator(stage.name.clone())),
+                        };
+                        match llm {
+                            Some(llm) => {
+                                let b = self.llm_rounds(&ctx, &llm, target, &mut rounds, &mut progress).await?;
+                                better(first, b)
+                            }
+                            None => first,
+                        }
+                    }
+                }
+            }
+        };
+
+        // Re-verify against the pristine original when this stage's input was already rewritten.
+        let mut reverification = None;
+        let mut best = best;
+        if let (Some(b), Some(pristine)) = (&best, req.pristine.as_ref().filter(|p| **p != req.text)) {
+            progress(Progress::Reverifying);
+            let p = work.join("pristine.py");
+            std::fs::write(&p, pristine).map_err(|e| io(&p, e))?;
+            let c = work.join("final.py");
+            std::fs::write(&c, &b.text).map_err(|e| io(&c, e))?;
+            let e = self.evaluate(&ctx, &p, &c).await?;
+            let ok = e.verdict.is_correct();
+            reverification = Some(e);
+            if !ok {
+                best = None;
+            }
+        }
+
+        let status = best.as_ref().map(|b| b.status).unwrap_or(OutcomeStatus::NoImprovement);
+        let evaluation = best.as_ref().map(|b| b.evaluation.clone());
+        let summary = evidence::summary_line(&stage.name, evaluation.as_ref().filter(|_| best.is_some()), status.as_str(), rounds.len());
+        let new_text = best.map(|b| b.text);
+        let kernel_range_after = new_text.as_deref().map(|t| {
+            let o = Outline::build(t);
+            o.kernel(&kernel_name).map(|k| k.range).unwrap_or(TextRange::new(0, t.len()))
+        });
+        let record = Record {
+            xeforge: env!("CARGO_PKG_VERSION"),
+            stage: stage.name.clone(),
+            file: req.path.display().to_string(),
+            kernel: kernel_name.clone(),
+            started_unix: started,
+            finished_unix: evidence::now_unix(),
+            kernel_sha256_before: evidence::sha256(slice(&req.text, kernel_range)),
+            kernel_sha256_after: new_text.as_deref().zip(kernel_range_after).map(|(t, r)| evidence::sha256(slice(t, r))),
+            file_sha256_before: evidence::sha256(&req.text),
+            file_sha256_after: new_text.as_deref().map(evidence::sha256),
+            target_device: target.device.id.clone(),
+            target_toolchain: target.toolchain.id.clone(),
+            device: rounds_device(&evaluation, &reverification),
+            harness: self.harness.describe(),
+            spec: ctx.spec.as_ref().map(|s| s.display().to_string()),
+            family: req.family.clone(),
+            seeds: req.seeds,
+            rounds: rounds.clone(),
+            outcome: status.as_str().into(),
+            summary: summary.clone(),
+            evaluation: evaluation.clone(),
+            reverification,
+            llm_model: self.llm.as_ref().map(|l| l.settings().model.clone()),
+            llm_tokens: self.llm.as_ref().map(|l| l.tokens_used()),
+        };
+        let record_path = record.write(&req.workspace).ok();
+        let _ = std::fs::remove_dir_all(&work);
+        Ok(StageOutcome {
+            status,
+            new_text,
+            summary,
+            record_path,
+            kernel: kernel_name,
+            original_sha256: evidence::sha256(&req.text),
+            kernel_range_before: kernel_range,
+            kernel_range_after,
+            evaluation,
+            rounds,
+        })
+    }
+
+    async fn evaluate(&self, ctx: &Ctx<'_>, kernel: &Path, candidate: &Path) -> Result<Evaluation, StageError> {
+        let mut args = EvaluateArgs::new(kernel.to_path_buf(), candidate.to_path_buf());
+        args.spec = ctx.spec.clone();
+        args.device = ctx.req.device;
+        args.family = ctx.req.family.clone();
+        args.seeds = ctx.req.seeds.max(3);
+        args.timeout = ctx.req.timeout;
+        let e = tokio::select! {
+            _ = ctx.cancel.cancelled() => return Err(StageError::Cancelled),
+            r = self.harness.evaluate(&args) => r?,
+        };
+        if e.verdict == Verdict::Error {
+            // The harness itself could not run (bad spec, no device): no candidate can fix that.
+            return Err(StageError::HarnessVerdictError(e.message.clone().unwrap_or_else(|| e.failure_text(400))));
+        }
+        Ok(e)
+    }
+
+    /// Guard, then verify one candidate; `None` when the guard rejected it.
+    async fn try_candidate(&self, ctx: &Ctx<'_>, round: u32, text: &str, rec: &mut RoundRecord, progress: &mut impl FnMut(Progress)) -> Result<Option<Evaluation>, StageError> {
+        rec.candidate_sha256 = Some(evidence::sha256(text));
+        if let Err(r) = guard::check(&ctx.req.text, text, ctx.policy) {
+            progress(Progress::Rejected { round, rejection: r.clone() });
+            rec.rejected = Some(r);
+            return Ok(None);
+        }
+        let path = ctx.work.join(format!("candidate_{round}.py"));
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+        progress(Progress::Evaluating { round, what: rec.detail.clone() });
+        let e = self.evaluate(ctx, &ctx.original_path, &path).await?;
+        rec.record_evaluation(&e);
+        progress(Progress::Evaluated { round, verdict: e.verdict, speedup: e.speedup() });
+        Ok(Some(e))
+    }
+
+    fn acceptable(&self, ctx: &Ctx<'_>, e: &Evaluation) -> Option<OutcomeStatus> {
+        match e.verdict {
+            Verdict::Accepted => Some(OutcomeStatus::Accepted),
+            Verdict::Correct if ctx.stage.correctness_only || e.device.is_cpu() => Some(OutcomeStatus::CorrectOnly),
+            _ => None,
+        }
+    }
+
+    async fn autotune(
+        &self,
+        ctx: &Ctx<'_>,
+        outline: &Outline,
+        kernel: &str,
+        target: Target<'_>,
+        rounds: &mut Vec<RoundRecord>,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<Option<Best>, StageError> {
+        let text = &ctx.req.text;
+        let tt = if ctx.req.device == DeviceKind::Cuda { space::TuneTarget::cuda() } else { space::TuneTarget::from_knowledge(&target) };
+        let f = autotune::pick_kernel(outline, Some(kernel))?;
+        let plan = autotune::plan(text, outline, f, tt.backend)?;
+        let configs = space::build(&plan.input, &tt, ctx.req.max_configs.max(2));
+        let mut on_cpu = ctx.req.device == DeviceKind::Cpu;
+        let mut measured: Vec<(space::TuneConfig, f64)> = Vec::new();
+        let mut round = 0;
+        if !on_cpu {
+            for c in &configs {
+                if ctx.cancel.is_cancelled() {
+                    return Err(StageError::Cancelled);
+                }
+                round += 1;
+                let mut rec = RoundRecord::new(round, "autotune", c.label());
+                let cand = plan.render(text, std::slice::from_ref(c))?;
+                let e = self.try_candidate(ctx, round, &cand, &mut rec, progress).await?;
+                rounds.push(rec);
+                let Some(e) = e else { continue };
+                if e.device.is_cpu() {
+                    on_cpu = true; // the interpreter cannot rank configs
+                    break;
+                }
+                if let (true, Some(s)) = (e.verdict.is_correct(), e.speedup()) {
+                    measured.push((c.clone(), s));
+                }
+            }
+        }
+        // The final list: the fastest measured configs (at most 4, only those that beat the start), or on
+        // the CPU interpreter the first configs of the space, checked for correctness only.
+        let chosen: Vec<space::TuneConfig> = if on_cpu {
+            configs.iter().take(4).cloned().collect()
+        } else {
+            measured.sort_by(|a, b| b.1.total_cmp(&a.1));
+            measured.iter().filter(|(_, s)| *s > 1.0).take(4).map(|(c, _)| c.clone()).collect()
+        };
+        if chosen.is_empty() || (!on_cpu && chosen.len() == 1 && chosen[0] == plan.input.start) {
+            return Ok(None);
+        }
+        round += 1;
+        let label = format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" });
+        let mut rec = RoundRecord::new(round, "autotune", label);
+        let cand = plan.render(text, &chosen)?;
+        let e = self.try_candidate(ctx, round, &cand, &mut rec, progress).await?;
+        rounds.push(rec);
+        Ok(e.and_then(|e| self.acceptable(ctx, &e).map(|status| Best { text: cand, evaluation: e, status })))
+    }
+
+    /// `device-tuning`'s first round: the rule engine's own fixes for the stage's rules.
+    async fn fix_round(&self, ctx: &Ctx<'_>, target: Target<'_>, rounds: &mut Vec<RoundRecord>, progress: &mut impl FnMut(Progress)) -> Result<Option<Best>, StageError> {
+        let opts = LintOptions { device: target.device.id.clone(), toolchain: target.toolchain.id.clone(), ..Default::default() };
+        let analysis = crate::analysis::analyze(&ctx.req.text, &self.kb, &opts)?;
+        let mut edits: Vec<(TextRange, String)> = analysis
+            .diagnostics
+            .iter()
+            .filter(|d| ctx.stage.rules.iter().any(|r| r == d.code))
+            .filter_map(|d| d.fix.as_ref())
+            .flat_map(|f| f.edits.iter().map(|e| (e.range, e.content.clone())))
+            .collect();
+        if edits.is_empty() {
+            return Ok(None);
+        }
+        edits.sort_by_key(|(r, _)| (r.start, r.end));
+        let mut text = String::new();
+        let mut at = 0;
+        for (r, s) in &edits {
+            if r.start < at || r.end > ctx.req.text.len() {
+                continue;
+            }
+            text.push_str(&ctx.req.text[at..r.start]);
+            text.push_str(s);
+            at = r.end;
+        }
+        text.push_str(&ctx.req.text[at..]);
+        let mut rec = RoundRecord::new(1, "fixes", format!("{} rule-engine edit{}", edits.len(), if edits.len() == 1 { "" } else { "s" }));
+        let e = self.try_candidate(ctx, 1, &text, &mut rec, progress).await?;
+        rounds.push(rec);
+        Ok(e.and_then(|e| self.acceptable(ctx, &e).map(|status| Best { text, evaluation: e, status })))
+    }
+
+    async fn llm_rounds(
+        &self,
+        ctx: &Ctx<'_>,
+        llm: &LlmClient,
+        target: Target<'_>,
+        rounds: &mut Vec<RoundRecord>,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<Option<Best>, StageError> {
+        let opts = LintOptions { device: target.device.id.clone(), toolchain: target.toolchain.id.clone(), ..Default::default() };
+        let diagnostics = crate::analysis::analyze(&ctx.req.text, &self.kb, &opts).map(|a| a.diagnostics).unwrap_or_default();
+        let mut history: Vec<ChatMessage> = vec![prompt::system(&target), prompt::first(ctx.stage, &self.kb, &diagnostics, &ctx.req.text)];
+        let mut best: Option<Best> = None;
+        let first_round = rounds.len() as u32 + 1;
+        for round in first_round..first_round + ctx.req.rounds.max(1) {
+            if ctx.cancel.is_cancelled() {
+                return Err(StageError::Cancelled);
+            }
+            progress(Progress::Generating { round });
+            let mut rec = RoundRecord::new(round, "llm", llm.settings().model.clone());
+            let reply = match llm.chat(&prompt::trimmed(&history), ctx.cancel).await {
+                Ok(r) => r,
+                Err(LlmError::Cancelled) => return Err(StageError::Cancelled),
+                Err(e @ LlmError::BudgetExhausted { .. }) => {
+                    rec.generator_error = Some(e.to_string());
+                    rounds.push(rec);
+                    break;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            history.push(ChatMessage::assistant(reply.content.clone()));
+            let code = match extract_code_block(&reply.content) {
+                Ok(c) => c,
+                Err(e) => {
+                    rec.generator_error = Some(e.to_string());
+                    rounds.push(rec);
+                    history.push(prompt::no_code_block());
+                    continue;
+                }
+            };
+            let e = self.try_candidate(ctx, round, &code, &mut rec, progress).await?;
+            let feedback = match (&e, &rec.rejected) {
+                (_, Some(r)) => prompt::rejected(r),
+                (Some(e), None) => prompt::evaluated(e),
+                (None, None) => prompt::no_code_block(),
+            };
+            rounds.push(rec);
+            if let Some(e) = e {
+                if let Some(status) = self.acceptable(ctx, &e) {
+                    best = better(best, Some(Best { text: code, evaluation: e, status }));
+                    break; // verified: CoVeR stops at the first success
+                }
+            }
+            history.push(feedback);
+        }
+        Ok(best)
+    }
+}
+
+fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let rank = |x: &Best| (x.status == OutcomeStatus::Accepted, x.evaluation.speedup_interval().map(|i| i[0]).unwrap_or(0.0));
+            let (ra, rb) = (rank(&a), rank(&b));
+            if rb.0 && !ra.0 || rb.0 == ra.0 && rb.1 > ra.1 { Some(b) } else { Some(a) }
+        }
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+fn rounds_device(e: &Option<Evaluation>, r: &Option<Evaluation>) -> crate::harness::DeviceInfo {
+    e.as_ref().or(r.as_ref()).map(|e| e.device.clone()).unwrap_or_default()
+}
+
+fn spec_beside(path: &Path) -> Option<PathBuf> {
+    let stem = path.file_stem()?;
+    let p = path.with_file_name(format!("{}.yaml", stem.to_string_lossy()));
+    p.is_file().then_some(p)
+}
+
+fn io(path: &Path, e: std::io::Error) -> StageError {
+    StageError::Io { context: path.display().to_string(), source: e }
+}

@@ -1,0 +1,390 @@
+//! The JSON of `/work/shared/harness.md`, typed. Parsing is lenient about *missing* fields (an older or
+//! newer harness may omit some) but strict about the verdict, which is the one thing callers act on.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// `verdict` of an evaluation, exactly the harness's vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Correct and faster (interval's lower end above 1.02).
+    Accepted,
+    /// Correct; no timing, or not faster.
+    Correct,
+    Slower,
+    Incorrect,
+    CompileError,
+    RuntimeError,
+    Timeout,
+    Crashed,
+    /// The harness's own guard (new torch ops) rejected the candidate.
+    Rejected,
+    /// The harness itself could not run (bad spec, missing file, no such device).
+    Error,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Accepted => "accepted",
+            Verdict::Correct => "correct",
+            Verdict::Slower => "slower",
+            Verdict::Incorrect => "incorrect",
+            Verdict::CompileError => "compile_error",
+            Verdict::RuntimeError => "runtime_error",
+            Verdict::Timeout => "timeout",
+            Verdict::Crashed => "crashed",
+            Verdict::Rejected => "rejected",
+            Verdict::Error => "error",
+        }
+    }
+
+    /// The candidate computes what the reference computes (whatever its speed).
+    pub fn is_correct(self) -> bool {
+        matches!(self, Verdict::Accepted | Verdict::Correct | Verdict::Slower)
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which device the harness should use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    #[default]
+    Auto,
+    Xpu,
+    Cuda,
+    Cpu,
+}
+
+impl DeviceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviceKind::Auto => "auto",
+            DeviceKind::Xpu => "xpu",
+            DeviceKind::Cuda => "cuda",
+            DeviceKind::Cpu => "cpu",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Some(DeviceKind::Auto),
+            "xpu" => Some(DeviceKind::Xpu),
+            "cuda" => Some(DeviceKind::Cuda),
+            "cpu" => Some(DeviceKind::Cpu),
+            _ => None,
+        }
+    }
+}
+
+/// Arguments of `evaluate` (the command-line flags of harness.md, as JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluateArgs {
+    pub kernel: PathBuf,
+    pub candidate: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<PathBuf>,
+    pub device: DeviceKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    pub seeds: u32,
+    /// Wall-clock limit for the candidate's process, seconds.
+    pub timeout: u64,
+    pub no_timing: bool,
+}
+
+impl EvaluateArgs {
+    pub fn new(kernel: PathBuf, candidate: PathBuf) -> Self {
+        Self {
+            kernel,
+            candidate,
+            spec: None,
+            reference: None,
+            device: DeviceKind::Auto,
+            family: None,
+            seeds: 3,
+            timeout: 120,
+            no_timing: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub torch: String,
+    #[serde(default)]
+    pub triton: String,
+}
+
+impl DeviceInfo {
+    /// The CPU interpreter: timing means nothing there.
+    pub fn is_cpu(&self) -> bool {
+        self.kind.eq_ignore_ascii_case("cpu")
+    }
+}
+
+/// Compile metadata of one config, where the backend reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConfigMetadata {
+    #[serde(default)]
+    pub config: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    pub shared_bytes: Option<u64>,
+    #[serde(default)]
+    pub registers: Option<u64>,
+    #[serde(default)]
+    pub spills: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompileReport {
+    #[serde(default)]
+    pub ok: bool,
+    #[serde(default)]
+    pub configs: Vec<ConfigMetadata>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VariantResult {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub seeds: u32,
+    #[serde(default)]
+    pub max_abs: Option<f64>,
+    #[serde(default)]
+    pub rel_err: Option<f64>,
+    #[serde(default)]
+    pub rtol: Option<f64>,
+    #[serde(default)]
+    pub atol: Option<f64>,
+    #[serde(default)]
+    pub ok: Option<bool>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CorrectnessReport {
+    #[serde(default)]
+    pub ok: bool,
+    #[serde(default)]
+    pub variants: Vec<VariantResult>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuardReport {
+    #[serde(default = "yes")]
+    pub ok: bool,
+    #[serde(default)]
+    pub new_torch_ops: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimingReport {
+    #[serde(default)]
+    pub meaningful: bool,
+    #[serde(default)]
+    pub baseline_us: Option<f64>,
+    #[serde(default)]
+    pub candidate_us: Option<f64>,
+    #[serde(default)]
+    pub speedup: Option<f64>,
+    #[serde(default)]
+    pub speedup_ci95: Option<[f64; 2]>,
+    #[serde(default)]
+    pub runs: Option<u64>,
+    /// Why timing is not meaningful ("CPU interpreter"), where the harness says.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// The result object of `evaluate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    pub verdict: Verdict,
+    #[serde(default)]
+    pub device: DeviceInfo,
+    #[serde(default)]
+    pub compile: Option<CompileReport>,
+    #[serde(default)]
+    pub correctness: Option<CorrectnessReport>,
+    #[serde(default)]
+    pub guard: Option<GuardReport>,
+    #[serde(default)]
+    pub timing: Option<TimingReport>,
+    #[serde(default)]
+    pub log: String,
+    /// Set with `verdict: error` (and sometimes with other failures).
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+impl Evaluation {
+    /// The speedup interval when timing was meaningful.
+    pub fn speedup_interval(&self) -> Option<[f64; 2]> {
+        self.timing.as_ref().filter(|t| t.meaningful).and_then(|t| t.speedup_ci95)
+    }
+
+    pub fn speedup(&self) -> Option<f64> {
+        self.timing.as_ref().filter(|t| t.meaningful).and_then(|t| t.speedup)
+    }
+
+    /// The most telling failure text, for feedback to a generator: the message, else the last lines of the log.
+    pub fn failure_text(&self, max_chars: usize) -> String {
+        let mut parts = Vec::new();
+        if let Some(m) = &self.message {
+            parts.push(m.clone());
+        }
+        if let Some(e) = self.compile.as_ref().and_then(|c| c.error.clone()) {
+            parts.push(format!("compile: {e}"));
+        }
+        if let Some(c) = &self.correctness {
+            if let Some(e) = &c.error {
+                parts.push(format!("correctness: {e}"));
+            }
+            for v in c.variants.iter().filter(|v| v.ok == Some(false) || v.error.is_some()) {
+                parts.push(format!(
+                    "variant {}: max_abs={} rel_err={} (rtol={}, atol={}){}",
+                    v.name,
+                    opt(v.max_abs),
+                    opt(v.rel_err),
+                    opt(v.rtol),
+                    opt(v.atol),
+                    v.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+                ));
+            }
+        }
+        if let Some(g) = &self.guard {
+            if !g.new_torch_ops.is_empty() {
+                parts.push(format!("calls PyTorch operators the original did not: {}", g.new_torch_ops.join(", ")));
+            }
+        }
+        if parts.is_empty() && !self.log.is_empty() {
+            parts.push(tail_chars(&self.log, max_chars));
+        }
+        let joined = parts.join("\n");
+        tail_chars(&joined, max_chars)
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.3e}")).unwrap_or_else(|| "?".into())
+}
+
+/// The last `max` characters of `s`, on a char boundary.
+pub fn tail_chars(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let skip = n - max;
+    let tail: String = s.chars().skip(skip).collect();
+    format!("…{tail}")
+}
+
+/// The result object of `probe`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub torch: String,
+    #[serde(default)]
+    pub triton: String,
+    /// Everything else the harness reports (device properties).
+    #[serde(flatten)]
+    pub properties: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One request line of `serve` (stdio) or one HTTP request body.
+#[derive(Debug, Clone, Serialize)]
+pub struct Request<'a> {
+    pub id: u64,
+    pub command: &'a str,
+    pub args: serde_json::Value,
+}
+
+/// Pull the payload out of a response object. Accepted shapes: `{"id", "result": {...}}`,
+/// `{"id", "ok": false, "error": "..."}` / `{"id", "error": {...}}`, or the payload fields inline.
+pub fn response_payload(mut v: serde_json::Value) -> Result<serde_json::Value, String> {
+    let Some(obj) = v.as_object_mut() else {
+        return Err(format!("harness answered a non-object: {v}"));
+    };
+    if let Some(result) = obj.remove("result") {
+        if !result.is_null() {
+            return Ok(result);
+        }
+    }
+    if obj.get("ok").and_then(|o| o.as_bool()) == Some(false) || obj.contains_key("error") && !obj.contains_key("verdict") {
+        let msg = match obj.get("error") {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(serde_json::Value::Object(e)) => {
+                e.get("message").and_then(|m| m.as_str()).map(str::to_string).unwrap_or_else(|| serde_json::Value::Object(e.clone()).to_string())
+            }
+            Some(other) => other.to_string(),
+            None => obj.get("message").and_then(|m| m.as_str()).unwrap_or("unspecified error").to_string(),
+        };
+        return Err(msg);
+    }
+    obj.remove("id");
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_contract_example() {
+        let j = r#"{"verdict": "accepted", "device": {"kind": "cuda", "name": "NVIDIA H200", "torch": "2.11.0", "triton": "3.6.0"},
+ "compile": {"ok": true, "configs": [{"config": {"BLOCK_M": 128, "num_warps": 8}, "shared_bytes": 98304, "registers": 128, "spills": 0}]},
+ "correctness": {"ok": true, "variants": [{"name": "ci[0]", "seeds": 3, "max_abs": 1.2e-5, "rel_err": 3.1e-6, "rtol": 1e-4, "atol": 1e-4}]},
+ "guard": {"ok": true, "new_torch_ops": []},
+ "timing": {"meaningful": true, "baseline_us": 41.2, "candidate_us": 22.9, "speedup": 1.80, "speedup_ci95": [1.76, 1.83], "runs": 100},
+ "log": "..."}"#;
+        let e: Evaluation = serde_json::from_str(j).unwrap();
+        assert_eq!(e.verdict, Verdict::Accepted);
+        assert_eq!(e.speedup_interval(), Some([1.76, 1.83]));
+        assert_eq!(e.compile.unwrap().configs[0].shared_bytes, Some(98304));
+    }
+
+    #[test]
+    fn payload_shapes() {
+        let wrapped = serde_json::json!({"id": 1, "result": {"verdict": "correct"}});
+        assert_eq!(response_payload(wrapped).unwrap()["verdict"], "correct");
+        let inline = serde_json::json!({"id": 1, "verdict": "error", "message": "bad spec"});
+        assert_eq!(response_payload(inline).unwrap()["message"], "bad spec");
+        let failed = serde_json::json!({"id": 1, "ok": false, "error": "unknown command"});
+        assert_eq!(response_payload(failed).unwrap_err(), "unknown command");
+    }
+
+    #[test]
+    fn unknown_verdict_is_an_error_not_a_guess() {
+        assert!(serde_json::from_str::<Evaluation>(r#"{"verdict": "great"}"#).is_err());
+    }
+}

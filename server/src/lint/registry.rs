@@ -1,0 +1,122 @@
+//! The rule table: code → name → the function that checks it.
+//!
+//! Codes and names are the contract of /work/shared/rules.md; severities live with the checks
+//! (they depend on the target) and in the knowledge base for `xeforge rules`.
+
+use super::context::Ctx;
+use super::{dtypes, memory, options, resources, security, shapes, tuning, warps};
+use crate::lint::Diagnostic;
+
+/// A rule's stable identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleId {
+    pub code: &'static str,
+    pub name: &'static str,
+}
+
+/// A rule: its identity and the check. A check pushes every finding for the whole file;
+/// the engine sorts, dedupes, filters and suppresses afterwards.
+#[derive(Clone, Copy)]
+pub struct Rule {
+    pub id: RuleId,
+    pub check: fn(&Ctx, &mut Vec<Diagnostic>),
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.id.code, self.id.name)
+    }
+}
+
+macro_rules! rule_ids {
+    ($($c:ident = $name:literal;)*) => {
+        $(pub const $c: RuleId = RuleId { code: stringify!($c), name: $name };)*
+    };
+}
+
+rule_ids! {
+    XF101 = "num-warps-power-of-two";
+    XF102 = "work-group-too-large";
+    XF103 = "large-grf-warp-limit";
+    XF104 = "grf-mode-value";
+    XF105 = "subgroup-option-name";
+    XF106 = "subgroup-size-value";
+    XF107 = "foreign-backend-option";
+    XF108 = "arange-power-of-two";
+    XF109 = "autotune-conflicting-launch-arg";
+    XF110 = "dot-min-shape";
+    XF201 = "slm-capacity";
+    XF202 = "grf-pressure";
+    XF203 = "int32-offset-overflow";
+    XF301 = "fp64-unsupported";
+    XF302 = "fp64-slow";
+    XF303 = "dot-ieee-fallback";
+    XF304 = "dot-without-dpas";
+    XF401 = "block-pointer-removed";
+    XF402 = "tensor-descriptor-unavailable";
+    XF403 = "boundary-check-bools";
+    XF404 = "dot-accumulate-inplace";
+    XF501 = "hardcoded-launch-config";
+    XF502 = "grf-mode-not-swept";
+    XF503 = "config-num-stages-default";
+    XF505 = "hardcoded-program-count";
+    XF901 = "obfuscated-call";
+}
+
+/// Every rule, in code order.
+pub static RULES: &[Rule] = &[
+    Rule { id: XF101, check: warps::num_warps_power_of_two },
+    Rule { id: XF102, check: warps::work_group_too_large },
+    Rule { id: XF103, check: warps::large_grf_warp_limit },
+    Rule { id: XF104, check: options::grf_mode_value },
+    Rule { id: XF105, check: options::subgroup_option_name },
+    Rule { id: XF106, check: options::subgroup_size_value },
+    Rule { id: XF107, check: options::foreign_backend_option },
+    Rule { id: XF108, check: shapes::arange_power_of_two },
+    Rule { id: XF109, check: options::autotune_conflicting_launch_arg },
+    Rule { id: XF110, check: shapes::dot_min_shape },
+    Rule { id: XF201, check: resources::slm_capacity },
+    Rule { id: XF202, check: resources::grf_pressure },
+    Rule { id: XF203, check: resources::int32_offset_overflow },
+    Rule { id: XF301, check: dtypes::fp64_unsupported },
+    Rule { id: XF302, check: dtypes::fp64_slow },
+    Rule { id: XF303, check: dtypes::dot_ieee_fallback },
+    Rule { id: XF304, check: dtypes::dot_without_dpas },
+    Rule { id: XF401, check: memory::block_pointer_removed },
+    Rule { id: XF402, check: memory::tensor_descriptor_unavailable },
+    Rule { id: XF403, check: memory::boundary_check_bools },
+    Rule { id: XF404, check: memory::dot_accumulate_inplace },
+    Rule { id: XF501, check: tuning::hardcoded_launch_config },
+    Rule { id: XF502, check: tuning::grf_mode_not_swept },
+    Rule { id: XF503, check: tuning::config_num_stages_default },
+    Rule { id: XF505, check: tuning::hardcoded_program_count },
+    Rule { id: XF901, check: security::obfuscated_call },
+];
+
+/// The rule with this code (case-insensitive) or name.
+pub fn rule(code_or_name: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id.code.eq_ignore_ascii_case(code_or_name) || r.id.name == code_or_name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_sorted_and_unique() {
+        for pair in RULES.windows(2) {
+            assert!(pair[0].id.code < pair[1].id.code, "{:?} before {:?}", pair[0], pair[1]);
+        }
+        let mut names: Vec<_> = RULES.iter().map(|r| r.id.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), RULES.len());
+    }
+
+    #[test]
+    fn lookup_by_code_or_name() {
+        assert_eq!(rule("xf101").map(|r| r.id), Some(XF101));
+        assert_eq!(rule("grf-pressure").map(|r| r.id), Some(XF202));
+        assert!(rule("XF504").is_none());
+    }
+}

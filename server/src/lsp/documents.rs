@@ -1,0 +1,315 @@
+//! Open documents: text as a rope, the version the client gave it, and a tree-sitter tree kept in
+//! step with the text by `Tree::edit`.
+//!
+//! Applying a change is cheap (a rope edit and `tree.edit`, both O(log n)) so it runs on the ordered
+//! ingress path; the reparse is done later by the document's worker, on a snapshot, and installed
+//! only if no wholesale replacement happened meanwhile (edits that arrived during the parse are
+//! replayed onto the new tree from `edit_log`).
+
+use ropey::Rope;
+use std::ops::ControlFlow;
+use tower_lsp::lsp_types::TextDocumentContentChangeEvent;
+use tree_sitter::{InputEdit, Parser, Point, Tree};
+
+use super::encoding::{Encoding, position_to_byte};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ChangeError {
+    #[error("version {got} is not newer than the document's version {current}")]
+    StaleVersion { got: i32, current: i32 },
+}
+
+#[derive(Debug, Clone)]
+pub struct Document {
+    rope: Rope,
+    version: i32,
+    /// The last parsed tree with every later edit applied (`None` until the first parse or after a
+    /// full-text replacement).
+    tree: Option<Tree>,
+    /// Edits applied to `tree` since it was parsed; replayed onto a tree parsed from an older snapshot.
+    edit_log: Vec<InputEdit>,
+    /// Bumped whenever `tree` is replaced (dropped by a full-text change, or a parse installed), so a
+    /// parse of an older snapshot is discarded instead of replaying edits that do not belong to it.
+    epoch: u64,
+    /// Whether `tree` was parsed from exactly the current text.
+    tree_current: bool,
+    /// First byte changed since the last save or open: diagnostics before it are still placed right.
+    dirty_from: Option<usize>,
+}
+
+/// Everything a worker needs to parse and analyse one version, without holding the document lock.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub rope: Rope,
+    pub version: i32,
+    pub tree: Option<Tree>,
+    pub tree_current: bool,
+    pub epoch: u64,
+    pub log_len: usize,
+}
+
+impl Document {
+    pub fn new(text: &str, version: i32) -> Document {
+        Document {
+            rope: Rope::from_str(text),
+            version,
+            tree: None,
+            edit_log: Vec::new(),
+            epoch: 0,
+            tree_current: false,
+            dirty_from: None,
+        }
+    }
+
+    pub fn version(&self) -> i32 {
+        self.version
+    }
+    pub fn rope(&self) -> &Rope {
+        &self.rope
+    }
+    pub fn text(&self) -> String {
+        self.rope.to_string()
+    }
+    pub fn dirty_from(&self) -> Option<usize> {
+        self.dirty_from
+    }
+    pub fn mark_saved(&mut self) {
+        self.dirty_from = None;
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            rope: self.rope.clone(),
+            version: self.version,
+            tree: self.tree.clone(),
+            tree_current: self.tree_current,
+            epoch: self.epoch,
+            log_len: self.edit_log.len(),
+        }
+    }
+
+    /// Apply one didChange notification: its changes in array order, each against the text the
+    /// previous one produced. Versions must increase (not necessarily by one); an older or equal
+    /// version is refused and nothing is applied.
+    pub fn apply_changes(
+        &mut self,
+        version: i32,
+        changes: &[TextDocumentContentChangeEvent],
+        enc: Encoding,
+    ) -> Result<(), ChangeError> {
+        if version <= self.version {
+            return Err(ChangeError::StaleVersion { got: version, current: self.version });
+        }
+        for change in changes {
+            match change.range {
+                None => self.replace_all(&change.text),
+                Some(range) => {
+                    let a = position_to_byte(&self.rope, range.start, enc);
+                    let b = position_to_byte(&self.rope, range.end, enc);
+                    self.edit_bytes(a.min(b), a.max(b), &change.text);
+                }
+            }
+        }
+        self.version = version;
+        Ok(())
+    }
+
+    fn replace_all(&mut self, text: &str) {
+        self.rope = Rope::from_str(text);
+        self.tree = None;
+        self.edit_log.clear();
+        self.epoch += 1;
+        self.tree_current = false;
+        self.dirty_from = Some(0);
+    }
+
+    /// Replace bytes `[start, end)` (char boundaries) with `text`, keeping the tree in step.
+    fn edit_bytes(&mut self, start: usize, end: usize, text: &str) {
+        let start_position = byte_point(&self.rope, start);
+        let old_end_position = byte_point(&self.rope, end);
+        let sc = self.rope.byte_to_char(start);
+        let ec = self.rope.byte_to_char(end);
+        self.rope.remove(sc..ec);
+        self.rope.insert(sc, text);
+        let edit = InputEdit {
+            start_byte: start,
+            old_end_byte: end,
+            new_end_byte: start + text.len(),
+            start_position,
+            old_end_position,
+            new_end_position: advance_point(start_position, text),
+        };
+        if let Some(tree) = self.tree.as_mut() {
+            tree.edit(&edit);
+            self.edit_log.push(edit);
+        }
+        self.tree_current = false;
+        self.dirty_from = Some(self.dirty_from.map_or(start, |d| d.min(start)));
+    }
+
+    /// Install a tree parsed from `snap`. Returns false (and drops it) when another tree was installed
+    /// or the text replaced wholesale since the snapshot; otherwise later edits are replayed onto it.
+    pub fn install_tree(&mut self, snap: &Snapshot, mut tree: Tree) -> bool {
+        if snap.epoch != self.epoch || snap.log_len > self.edit_log.len() {
+            return false;
+        }
+        for edit in &self.edit_log[snap.log_len..] {
+            tree.edit(edit);
+        }
+        self.tree_current = snap.log_len == self.edit_log.len();
+        self.edit_log.clear();
+        self.tree = Some(tree);
+        self.epoch += 1;
+        true
+    }
+}
+
+/// Tree-sitter point of a byte offset. Rows follow the rope's line breaks, which equal tree-sitter's
+/// ('\n' only) for LF and CRLF text; only byte offsets are ever read back from the tree.
+fn byte_point(rope: &Rope, byte: usize) -> Point {
+    let row = rope.byte_to_line(byte);
+    Point { row, column: byte - rope.line_to_byte(row) }
+}
+
+/// Where an insertion of `text` starting at `start` ends, computed from the text alone.
+fn advance_point(start: Point, text: &str) -> Point {
+    match text.rfind('\n') {
+        None => Point { row: start.row, column: start.column + text.len() },
+        Some(i) => Point { row: start.row + text.matches('\n').count(), column: text.len() - i - 1 },
+    }
+}
+
+thread_local! {
+    static PARSER: std::cell::RefCell<Option<Parser>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Parse a rope, reusing `old` (already edited to match) when given. `cancelled` is polled during the
+/// parse; when it returns true the parse stops and `None` comes back, so a newer version can start.
+pub fn parse_rope(rope: &Rope, old: Option<&Tree>, cancelled: &dyn Fn() -> bool) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut p = Parser::new();
+            p.set_language(&crate::syntax::language()).ok()?;
+            *slot = Some(p);
+        }
+        let parser = slot.as_mut()?;
+        let len = rope.len_bytes();
+        let mut read = |b: usize, _: Point| -> &[u8] {
+            if b >= len {
+                return &[];
+            }
+            let (chunk, chunk_byte, _, _) = rope.chunk_at_byte(b);
+            &chunk.as_bytes()[b - chunk_byte..]
+        };
+        let mut progress = |_: &tree_sitter::ParseState| {
+            if cancelled() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        };
+        let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
+        let tree = parser.parse_with_options(&mut read, old, Some(options));
+        if tree.is_none() {
+            // A cancelled parse leaves resumable state behind; the next parse is of other text.
+            parser.reset();
+        }
+        tree
+    })
+}
+
+/// The tree for a snapshot, equal to what a fresh parse of its text gives.
+///
+/// Incremental reparse is used for error-free results. When the result has syntax errors it is
+/// replaced by a fresh parse: tree-sitter's error recovery can differ between the two, and rules
+/// must see the same tree `xeforge check` sees. While the old tree is already broken, the
+/// incremental attempt is skipped (it costs about twice a fresh parse on broken code).
+pub fn parse_snapshot(snap: &Snapshot, cancelled: &dyn Fn() -> bool) -> Option<Tree> {
+    let reusable = snap.tree.as_ref().filter(|t| !t.root_node().has_error());
+    if let Some(old) = reusable {
+        let tree = parse_rope(&snap.rope, Some(old), cancelled)?;
+        if !tree.root_node().has_error() {
+            return Some(tree);
+        }
+    }
+    parse_rope(&snap.rope, None, cancelled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower_lsp::lsp_types::{Position, Range};
+
+    fn change(l0: u32, c0: u32, l1: u32, c1: u32, text: &str) -> TextDocumentContentChangeEvent {
+        TextDocumentContentChangeEvent {
+            range: Some(Range { start: Position::new(l0, c0), end: Position::new(l1, c1) }),
+            range_length: None,
+            text: text.into(),
+        }
+    }
+
+    fn sexp(t: &Tree) -> String {
+        t.root_node().to_sexp()
+    }
+
+    #[test]
+    fn changes_apply_in_array_order_against_the_previous_result() {
+        let mut d = Document::new("x = 1\n", 0);
+        d.apply_changes(3, &[change(0, 4, 0, 5, "22"), change(0, 6, 0, 6, " # 🚀")], Encoding::Utf16).unwrap();
+        assert_eq!(d.text(), "x = 22 # 🚀\n");
+        assert_eq!(d.version(), 3);
+    }
+
+    #[test]
+    fn older_or_equal_versions_are_refused_without_effect() {
+        let mut d = Document::new("abc", 5);
+        let err = d.apply_changes(5, &[change(0, 0, 0, 0, "z")], Encoding::Utf8).unwrap_err();
+        assert_eq!(err, ChangeError::StaleVersion { got: 5, current: 5 });
+        assert!(d.apply_changes(4, &[change(0, 0, 0, 0, "z")], Encoding::Utf8).is_err());
+        assert_eq!(d.text(), "abc");
+    }
+
+    #[test]
+    fn incremental_tree_matches_a_fresh_parse_after_edits() {
+        let mut d = Document::new("def f(a):\n    return a + 1\n", 0);
+        let snap = d.snapshot();
+        let tree = parse_snapshot(&snap, &|| false).unwrap();
+        assert!(d.install_tree(&snap, tree));
+        d.apply_changes(1, &[change(1, 15, 1, 16, "b * 2")], Encoding::Utf16).unwrap();
+        let snap = d.snapshot();
+        let incremental = parse_snapshot(&snap, &|| false).unwrap();
+        let fresh = parse_rope(&Rope::from_str(&d.text()), None, &|| false).unwrap();
+        assert_eq!(sexp(&incremental), sexp(&fresh));
+    }
+
+    #[test]
+    fn edits_arriving_during_a_parse_are_replayed_onto_the_new_tree() {
+        let mut d = Document::new("a = 1\n", 0);
+        let snap = d.snapshot();
+        let tree = parse_snapshot(&snap, &|| false).unwrap();
+        d.apply_changes(1, &[change(1, 0, 1, 0, "b = 2\n")], Encoding::Utf16).unwrap();
+        assert!(d.install_tree(&snap, tree));
+        let snap = d.snapshot();
+        let tree = parse_snapshot(&snap, &|| false).unwrap();
+        assert_eq!(tree.root_node().named_child_count(), 2);
+    }
+
+    #[test]
+    fn a_full_replacement_discards_trees_parsed_before_it() {
+        let mut d = Document::new("a = 1\n", 0);
+        let snap = d.snapshot();
+        let tree = parse_snapshot(&snap, &|| false).unwrap();
+        d.apply_changes(
+            1,
+            &[TextDocumentContentChangeEvent { range: None, range_length: None, text: "b = 2\n".into() }],
+            Encoding::Utf16,
+        )
+        .unwrap();
+        assert!(!d.install_tree(&snap, tree));
+    }
+
+    #[test]
+    fn a_cancelled_parse_returns_none_and_the_parser_recovers() {
+        let big = "x = [1, 2, 3]\n".repeat(20_000);
+        let rope = Rope::from_str(&big);
+        assert!(parse_rope(&rope, None, &|| true).is_none());
+        assert!(parse_rope(&Rope::from_str("y = 2\n"), None, &|| false).is_some());
+    }
+}

@@ -1,0 +1,69 @@
+//! The bridge from a document snapshot to the checker's results, converted once to LSP form.
+//! The only place the server calls the analyser, so `xeforge check` and the editor agree.
+
+use ropey::Rope;
+use std::sync::Arc;
+use tower_lsp::lsp_types::{self as lsp, Url};
+use tree_sitter::Tree;
+
+use super::convert;
+use super::encoding::Encoding;
+use crate::knowledge::Knowledge;
+use crate::lint::{Diagnostic, LintOptions};
+use crate::model::FileModel;
+
+/// One version of a document, analysed. Everything a handler needs, immutable and shareable.
+#[derive(Debug)]
+pub struct Computed {
+    pub version: i32,
+    /// Bumped by configuration changes; a result from an older generation is re-linted.
+    pub config_gen: u64,
+    pub rope: Rope,
+    pub text: String,
+    pub tree: Tree,
+    pub model: FileModel,
+    pub diagnostics: Vec<Diagnostic>,
+    pub lsp: Vec<lsp::Diagnostic>,
+    pub encoding: Encoding,
+    pub kb: Arc<Knowledge>,
+    pub options: LintOptions,
+    /// Why there are no diagnostics when the analysis could not run (unknown device, ...).
+    pub error: Option<String>,
+}
+
+pub struct Inputs<'a> {
+    pub uri: &'a Url,
+    pub version: i32,
+    pub config_gen: u64,
+    pub rope: Rope,
+    pub tree: Tree,
+    pub encoding: Encoding,
+    pub kb: Arc<Knowledge>,
+    pub options: LintOptions,
+}
+
+pub fn compute(inp: Inputs<'_>) -> Computed {
+    let text = inp.rope.to_string();
+    let (model, diagnostics, error) = match crate::analysis::analyze_with_tree(&text, &inp.tree, &inp.kb, &inp.options) {
+        Ok(a) => (a.model, a.diagnostics, None),
+        Err(e) => (FileModel::default(), Vec::new(), Some(e.to_string())),
+    };
+    let lsp = diagnostics
+        .iter()
+        .map(|d| convert::diagnostic(d, inp.uri, &inp.rope, inp.encoding, inp.version))
+        .collect();
+    Computed {
+        version: inp.version,
+        config_gen: inp.config_gen,
+        rope: inp.rope,
+        text,
+        tree: inp.tree,
+        model,
+        diagnostics,
+        lsp,
+        encoding: inp.encoding,
+        kb: inp.kb,
+        options: inp.options,
+        error,
+    }
+}

@@ -1,0 +1,91 @@
+//! Text synchronisation, applied on the ordered ingress path (see `transport`): didOpen, didChange,
+//! didSave and didClose mutate documents here, in wire order, before any handler runs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tower_lsp::lsp_types::{
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
+    MessageType,
+};
+
+use super::documents::Document;
+use super::session::{DocEntry, Session, lock, uri_path};
+use super::transport::Ingress;
+use super::worker;
+
+impl Ingress for Arc<Session> {
+    fn notification(&self, method: &str, params: Option<&Value>) {
+        match method {
+            "textDocument/didOpen" => with(self, params, did_open),
+            "textDocument/didChange" => with(self, params, did_change),
+            "textDocument/didSave" => with(self, params, did_save),
+            "textDocument/didClose" => with(self, params, did_close),
+            _ => {}
+        }
+    }
+}
+
+fn with<P: DeserializeOwned>(s: &Arc<Session>, params: Option<&Value>, f: fn(&Arc<Session>, P)) {
+    match params.map(|p| P::deserialize(p)) {
+        Some(Ok(p)) => f(s, p),
+        Some(Err(e)) => s.log(MessageType::WARNING, format!("xeforge: ignoring malformed notification: {e}")),
+        None => s.log(MessageType::WARNING, "xeforge: ignoring a text notification without params"),
+    }
+}
+
+fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
+    let td = p.text_document;
+    let entry = Arc::new(DocEntry {
+        path: uri_path(&td.uri),
+        uri: td.uri.clone(),
+        doc: std::sync::Mutex::new(Document::new(&td.text, td.version)),
+        latest: AtomicI32::new(td.version),
+        wake: tokio::sync::Notify::new(),
+        force: AtomicBool::new(true),
+        closed: AtomicBool::new(false),
+        result: tokio::sync::watch::channel(None).0,
+        saved: std::sync::Mutex::new(None),
+    });
+    // Reopening without a close replaces the document; the old worker stops.
+    if let Some(old) = lock(&s.docs).insert(td.uri, entry.clone()) {
+        old.closed.store(true, Ordering::SeqCst);
+        old.wake.notify_one();
+    }
+    worker::spawn(s.clone(), entry.clone());
+    entry.wake.notify_one();
+}
+
+fn did_change(s: &Arc<Session>, p: DidChangeTextDocumentParams) {
+    let Some(entry) = s.entry(&p.text_document.uri) else {
+        s.log(MessageType::WARNING, format!("xeforge: didChange for unknown document {}", p.text_document.uri));
+        return;
+    };
+    let version = p.text_document.version;
+    let applied = lock(&entry.doc).apply_changes(version, &p.content_changes, s.encoding());
+    match applied {
+        Ok(()) => {
+            entry.latest.store(version, Ordering::SeqCst);
+            entry.wake.notify_one();
+        }
+        Err(e) => s.log(MessageType::WARNING, format!("xeforge: {}: change refused: {e}", p.text_document.uri)),
+    }
+}
+
+fn did_save(s: &Arc<Session>, p: DidSaveTextDocumentParams) {
+    if let Some(entry) = s.entry(&p.text_document.uri) {
+        lock(&entry.doc).mark_saved();
+        entry.force.store(true, Ordering::SeqCst);
+        entry.wake.notify_one();
+    }
+}
+
+fn did_close(s: &Arc<Session>, p: DidCloseTextDocumentParams) {
+    let removed = lock(&s.docs).remove(&p.text_document.uri);
+    if let Some(entry) = removed {
+        entry.closed.store(true, Ordering::SeqCst);
+        entry.wake.notify_one();
+    }
+}

@@ -1,0 +1,131 @@
+//! `xeforge.runStage`: a long job (LLM + GPU harness) run by the [`StageActionProvider`] in a detached
+//! task. The command returns at once; progress goes out as `$/progress` on a token the server creates;
+//! `window/workDoneProgress/cancel` stops it; the result comes back as a `workspace/applyEdit` carrying
+//! the version it was computed for, sent only if the document is still at that version.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tower_lsp::jsonrpc::{Error, Result};
+use tower_lsp::lsp_types::notification::Progress;
+use tower_lsp::lsp_types::request::{ApplyWorkspaceEdit, WorkDoneProgressCreate};
+use tower_lsp::lsp_types::{
+    ApplyWorkspaceEditParams, MessageType, NumberOrString, ProgressParams, ProgressParamsValue, TextEdit, Url,
+    WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressCancelParams, WorkDoneProgressCreateParams,
+    WorkDoneProgressEnd, WorkDoneProgressReport,
+};
+
+use super::encoding::range_to_lsp;
+use super::handlers::{minimal_replacement, versioned_edit};
+use super::session::{Session, lock};
+use super::stage::{StageCommand, StageRun};
+use super::transport::{client_request, spawn_notification};
+use crate::text::TextRange;
+
+/// Start a run; answers `null` at once (the edit arrives later through applyEdit).
+pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
+    let Some(provider) = session.stage_provider() else {
+        return Err(Error::invalid_params("no stage runner is available in this build"));
+    };
+    let cmd: StageCommand = args
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::invalid_params("xeforge.runStage needs one argument"))
+        .and_then(|v| serde_json::from_value(v).map_err(|e| Error::invalid_params(e.to_string())))?;
+    let uri = Url::parse(&cmd.uri).map_err(|e| Error::invalid_params(e.to_string()))?;
+    let entry = session.entry(&uri).ok_or_else(|| Error::invalid_params(format!("document not open: {uri}")))?;
+    let (text, version) = {
+        let doc = lock(&entry.doc);
+        (doc.text(), doc.version())
+    };
+    if version != cmd.version {
+        return Err(Error::content_modified());
+    }
+    let run = StageRun { command: cmd.clone(), path: entry.path.clone(), text: text.clone(), settings: session.settings_for(entry.path.as_deref()) };
+    let token = format!("xeforge-stage-{}-{}", cmd.stage, uuid_like());
+    let cancel = CancellationToken::new();
+    lock(&session.jobs).insert(token.clone(), cancel.clone());
+    let s = session.clone();
+    tokio::spawn(async move {
+        let ptoken = NumberOrString::String(token.clone());
+        let progress_on = s.caps().work_done_progress
+            && match s.client() {
+                Some(c) => client_request::<WorkDoneProgressCreate>(c, WorkDoneProgressCreateParams { token: ptoken.clone() }, Duration::from_secs(10)).await.is_ok(),
+                None => false,
+            };
+        let send = {
+            let s = s.clone();
+            let ptoken = ptoken.clone();
+            move |value: WorkDoneProgress| {
+                if progress_on && let Some(c) = s.client() {
+                    spawn_notification::<Progress>(c, ProgressParams { token: ptoken.clone(), value: ProgressParamsValue::WorkDone(value) });
+                }
+            }
+        };
+        send(WorkDoneProgress::Begin(WorkDoneProgressBegin {
+            title: format!("xeforge: {} on {}", cmd.stage, cmd.kernel),
+            cancellable: Some(true),
+            message: None,
+            percentage: None,
+        }));
+        let report = send.clone();
+        let progress = Box::new(move |message: String, percentage: Option<u32>| {
+            report(WorkDoneProgress::Report(WorkDoneProgressReport { cancellable: Some(true), message: Some(message), percentage }));
+        });
+        let outcome = provider.run(run, progress, cancel.clone()).await;
+        lock(&s.jobs).remove(&token);
+        let message = match outcome {
+            Err(e) => format!("{} failed: {e}", cmd.stage),
+            Ok(r) => match r.new_text {
+                None => r.summary,
+                Some(new_text) => apply(&s, &uri, version, &text, &new_text, &r.summary).await,
+            },
+        };
+        send(WorkDoneProgress::End(WorkDoneProgressEnd { message: Some(message.clone()) }));
+        s.log(MessageType::INFO, format!("xeforge: {message}"));
+    });
+    Ok(None)
+}
+
+async fn apply(s: &Arc<Session>, uri: &Url, version: i32, old: &str, new: &str, summary: &str) -> String {
+    let Some(entry) = s.entry(uri) else { return format!("{summary} — not applied: the document was closed") };
+    let rope = {
+        let doc = lock(&entry.doc);
+        if doc.version() != version {
+            return format!("{summary} — not applied: the document changed while the stage ran");
+        }
+        doc.rope().clone()
+    };
+    let Some((a, b, text)) = minimal_replacement(old, new) else { return format!("{summary} — no change") };
+    let edit = TextEdit { range: range_to_lsp(&rope, TextRange::new(a, b), s.encoding()), new_text: text.to_string() };
+    let params = ApplyWorkspaceEditParams { label: Some(summary.to_string()), edit: versioned_edit(uri, version, vec![edit]) };
+    let Some(client) = s.client() else { return summary.to_string() };
+    match client_request::<ApplyWorkspaceEdit>(client, params, Duration::from_secs(60)).await {
+        Ok(r) if r.applied => summary.to_string(),
+        Ok(r) => {
+            let why = r.failure_reason.unwrap_or_else(|| "the editor refused it".into());
+            client.show_message(MessageType::WARNING, format!("xeforge: {summary} — not applied: {why}")).await;
+            format!("{summary} — not applied: {why}")
+        }
+        Err(e) => format!("{summary} — not applied: {e}"),
+    }
+}
+
+/// `window/workDoneProgress/cancel` (a custom method in tower-lsp 0.20).
+pub fn cancel(session: &Session, p: WorkDoneProgressCancelParams) {
+    let key = match p.token {
+        NumberOrString::String(s) => s,
+        NumberOrString::Number(n) => n.to_string(),
+    };
+    if let Some(t) = lock(&session.jobs).get(&key) {
+        t.cancel();
+    }
+}
+
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(1);
+    format!("{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}

@@ -1,0 +1,256 @@
+//! The `LanguageServer` implementation: capabilities, life cycle and request routing. Text sync is
+//! applied by the ingress (`ingress.rs`); the notification handlers here only exist to silence
+//! tower-lsp's "not implemented" warnings.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tower_lsp::jsonrpc::{Error, Result};
+use tower_lsp::lsp_types::*;
+use tower_lsp::{Client, LanguageServer};
+
+use super::encoding::Encoding;
+use super::handlers::{self, code_actions, code_lens, configuration, diagnostics, hover, inlay_hints};
+use super::session::{Caps, Session, uri_path};
+use super::stage::RUN_STAGE_COMMAND;
+
+pub const SELECT_DEVICE_COMMAND: &str = "xeforge.selectDevice";
+
+pub struct Backend {
+    pub session: Arc<Session>,
+    folders: std::sync::Mutex<Vec<PathBuf>>,
+}
+
+impl Backend {
+    pub fn new(session: Arc<Session>, client: Client) -> Backend {
+        session.set_client(client);
+        Backend { session, folders: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    fn folders(&self) -> Vec<PathBuf> {
+        super::session::lock(&self.folders).clone()
+    }
+
+    /// `xeforge/devices`.
+    pub async fn devices(&self, _: Value) -> Result<configuration::DevicesResult> {
+        Ok(configuration::devices(&self.session))
+    }
+
+    /// `xeforge/debugDocument` (tests only; enabled by initializationOptions `{"debug": true}`): the
+    /// server's text, version and the diagnostics it would publish for that version.
+    pub async fn debug_document(&self, p: DebugDocumentParams) -> Result<DebugDocument> {
+        if !self.session.debug.load(Ordering::SeqCst) {
+            return Err(Error::method_not_found());
+        }
+        let Some(c) = handlers::current(&self.session, &p.text_document.uri).await else {
+            return Err(Error::invalid_params(format!("document not open: {}", p.text_document.uri)));
+        };
+        Ok(DebugDocument { version: c.version, text: c.text.clone(), diagnostics: c.lsp.clone() })
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DebugDocumentParams {
+    pub text_document: TextDocumentIdentifier,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct DebugDocument {
+    pub version: i32,
+    pub text: String,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The non-settings part of initializationOptions.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct InitExtras {
+    debug: bool,
+    lint: InitLint,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct InitLint {
+    debounce_ms: Option<u64>,
+}
+
+#[tower_lsp::async_trait]
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let s = &self.session;
+        let enc = Encoding::negotiate(
+            params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()),
+        );
+        s.set_encoding(enc);
+        let caps = Caps::from_client(&params.capabilities);
+        s.set_caps(caps.clone());
+        if let Some(opts) = &params.initialization_options {
+            let extras: InitExtras = serde_json::from_value(opts.clone()).unwrap_or_default();
+            s.debug.store(extras.debug, Ordering::SeqCst);
+            let init = s.parse_editor_settings(opts);
+            s.update_editor(|e| {
+                e.init = init;
+                e.debounce_ms = extras.lint.debounce_ms.unwrap_or(0).min(2_000);
+            });
+        }
+        let mut folders: Vec<PathBuf> = params
+            .workspace_folders
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|f| uri_path(&f.uri))
+            .collect();
+        #[allow(deprecated)]
+        if folders.is_empty() && let Some(root) = params.root_uri.as_ref().and_then(uri_path) {
+            folders.push(root);
+        }
+        *super::session::lock(&self.folders) = folders;
+
+        let mut commands = vec![SELECT_DEVICE_COMMAND.to_string()];
+        if s.stage_provider().is_some() {
+            commands.push(RUN_STAGE_COMMAND.to_string());
+        }
+        let code_action_provider = if caps.code_action_literals {
+            CodeActionProviderCapability::Options(CodeActionOptions {
+                code_action_kinds: Some(code_actions::kinds()),
+                work_done_progress_options: WorkDoneProgressOptions::default(),
+                resolve_provider: Some(false),
+            })
+        } else {
+            CodeActionProviderCapability::Simple(true)
+        };
+        let capabilities = ServerCapabilities {
+            position_encoding: Some(enc.kind()),
+            text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(TextDocumentSyncKind::INCREMENTAL),
+                save: Some(TextDocumentSyncSaveOptions::SaveOptions(SaveOptions { include_text: Some(false) })),
+                ..TextDocumentSyncOptions::default()
+            })),
+            hover_provider: Some(HoverProviderCapability::Simple(true)),
+            code_action_provider: Some(code_action_provider),
+            code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+            inlay_hint_provider: Some(OneOf::Left(true)),
+            execute_command_provider: Some(ExecuteCommandOptions {
+                commands,
+                work_done_progress_options: WorkDoneProgressOptions::default(),
+            }),
+            diagnostic_provider: caps.pull_diagnostics.then(|| {
+                DiagnosticServerCapabilities::Options(DiagnosticOptions {
+                    identifier: Some("xeforge".into()),
+                    inter_file_dependencies: false,
+                    workspace_diagnostics: false,
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                })
+            }),
+            workspace: Some(WorkspaceServerCapabilities {
+                workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                    supported: Some(true),
+                    change_notifications: Some(OneOf::Left(true)),
+                }),
+                file_operations: None,
+            }),
+            ..ServerCapabilities::default()
+        };
+        Ok(InitializeResult {
+            capabilities,
+            server_info: Some(ServerInfo { name: "xeforge".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        let s = self.session.clone();
+        let folders = self.folders();
+        s.log(MessageType::INFO, format!("xeforge {} ready (positions in {:?})", env!("CARGO_PKG_VERSION"), s.encoding()));
+        // Detached: the client may answer late, and this handler must not hold a slot meanwhile.
+        tokio::spawn(async move {
+            configuration::register_watchers(&s).await;
+            configuration::pull(&s, &folders).await;
+        });
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.session.shutting_down.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    // Applied on the ingress path (ingress.rs); nothing left to do here.
+    async fn did_open(&self, _: DidOpenTextDocumentParams) {}
+    async fn did_change(&self, _: DidChangeTextDocumentParams) {}
+    async fn did_save(&self, _: DidSaveTextDocumentParams) {}
+    async fn did_close(&self, _: DidCloseTextDocumentParams) {}
+
+    async fn did_change_configuration(&self, p: DidChangeConfigurationParams) {
+        let s = self.session.clone();
+        let folders = self.folders();
+        tokio::spawn(async move { configuration::changed(&s, p.settings, &folders).await });
+    }
+
+    async fn did_change_watched_files(&self, p: DidChangeWatchedFilesParams) {
+        configuration::watched_files_changed(&self.session, p.changes.into_iter().map(|c| c.uri));
+    }
+
+    async fn did_change_workspace_folders(&self, p: DidChangeWorkspaceFoldersParams) {
+        let folders = {
+            let mut f = super::session::lock(&self.folders);
+            let removed: Vec<PathBuf> = p.event.removed.iter().filter_map(|w| uri_path(&w.uri)).collect();
+            f.retain(|x| !removed.contains(x));
+            f.extend(p.event.added.iter().filter_map(|w| uri_path(&w.uri)));
+            f.clone()
+        };
+        let s = self.session.clone();
+        tokio::spawn(async move { configuration::pull(&s, &folders).await });
+    }
+
+    async fn diagnostic(&self, p: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
+        diagnostics::pull(&self.session, p).await
+    }
+
+    async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = p.text_document.uri;
+        let Some(c) = handlers::current(&self.session, &uri).await else { return Ok(None) };
+        let entry = self.session.entry(&uri);
+        let settings = self.session.settings_for(entry.as_ref().and_then(|e| e.path.as_deref()));
+        let provider = self.session.stage_provider();
+        let req = code_actions::Request {
+            uri: &uri,
+            range: p.range,
+            only: p.context.only.as_deref(),
+            settings: &settings,
+            stage: provider.as_deref(),
+        };
+        Ok(Some(code_actions::code_actions(&c, &req)))
+    }
+
+    async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
+        let pp = p.text_document_position_params;
+        let Some(c) = handlers::current(&self.session, &pp.text_document.uri).await else { return Ok(None) };
+        Ok(hover::hover(&c, pp.position))
+    }
+
+    async fn inlay_hint(&self, p: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let Some(c) = handlers::current(&self.session, &p.text_document.uri).await else { return Ok(None) };
+        Ok(Some(inlay_hints::inlay_hints(&c, p.range)))
+    }
+
+    async fn code_lens(&self, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let uri = p.text_document.uri;
+        let Some(c) = handlers::current(&self.session, &uri).await else { return Ok(None) };
+        let entry = self.session.entry(&uri);
+        let settings = self.session.settings_for(entry.as_ref().and_then(|e| e.path.as_deref()));
+        let provider = self.session.stage_provider();
+        Ok(Some(code_lens::code_lenses(&c, &uri, &settings, provider.as_deref())))
+    }
+
+    async fn execute_command(&self, p: ExecuteCommandParams) -> Result<Option<Value>> {
+        match p.command.as_str() {
+            SELECT_DEVICE_COMMAND => configuration::select_device(&self.session, &p.arguments),
+            RUN_STAGE_COMMAND => super::run_stage::start(&self.session, &p.arguments),
+            other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
+        }
+    }
+}

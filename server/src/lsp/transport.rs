@@ -1,0 +1,174 @@
+//! Every workaround for tower-lsp 0.20 lives here (see lsp-anchors.md §1), so that moving to
+//! tower-lsp-server later touches one file.
+//!
+//! 1. **Ordering.** `Server` polls up to four handler futures at once, so an `.await` in `did_change`
+//!    could reorder edits. [`OrderedIngress`] applies `didOpen`/`didChange`/`didClose` synchronously
+//!    in `Service::call`, which `Server::serve` invokes strictly in wire order.
+//! 2. **Exit.** 0.20 keeps reading stdin after `exit`; a client that waits for the process before
+//!    closing the pipe hangs. `exit` ends the process (0 after `shutdown`, 1 otherwise).
+//! 3. **Panics.** A panic while polling a handler becomes an `InternalError` reply and a log line
+//!    instead of tearing down the serve loop.
+//! 4. **Server→client requests.** Dropping a future that awaits a client reply makes 0.20 panic
+//!    ("receiver already dropped", tower-lsp#417) when the reply arrives, and four handlers blocked on
+//!    client replies wedge stdio. [`client_request`] runs the request in a detached task that always
+//!    awaits to completion; the timeout is on the caller's receiver.
+
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use serde_json::Value;
+use tower::Service;
+use tower_lsp::jsonrpc::{Error, ErrorCode, Id, Request, Response};
+use tower_lsp::{Client, ExitedError};
+
+/// What the ingress hands text-sync notifications to. Must be cheap: it runs on the read loop.
+pub trait Ingress: Send + Sync + 'static {
+    fn notification(&self, method: &str, params: Option<&Value>);
+}
+
+pub struct OrderedIngress<S> {
+    inner: S,
+    ingress: Arc<dyn Ingress>,
+    /// Off in in-process tests, where ending the process would end the test runner.
+    exit_process: bool,
+    shutdown_seen: bool,
+}
+
+impl<S> OrderedIngress<S> {
+    pub fn new(inner: S, ingress: Arc<dyn Ingress>, exit_process: bool) -> Self {
+        OrderedIngress { inner, ingress, exit_process, shutdown_seen: false }
+    }
+}
+
+impl<S> Service<Request> for OrderedIngress<S>
+where
+    S: Service<Request, Response = Option<Response>, Error = ExitedError>,
+    S::Future: Unpin + Send + 'static,
+{
+    type Response = Option<Response>;
+    type Error = ExitedError;
+    type Future = CatchPanic<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), ExitedError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        match req.method() {
+            "shutdown" => self.shutdown_seen = true,
+            "exit" if self.exit_process => {
+                let code = if self.shutdown_seen { 0 } else { 1 };
+                tracing::info!("exit received; ending the process with status {code}");
+                // Give the writer a moment to flush anything already queued.
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(30));
+                    std::process::exit(code)
+                });
+            }
+            _ => {}
+        }
+        if req.id().is_none() {
+            let method = req.method().to_string();
+            let ingress = &self.ingress;
+            let applied = std::panic::catch_unwind(AssertUnwindSafe(|| ingress.notification(&method, req.params())));
+            if let Err(p) = applied {
+                tracing::error!("panic while applying {method}: {}", panic_message(&p));
+            }
+        }
+        let id = req.id().cloned();
+        let method = req.method().to_string();
+        CatchPanic { inner: self.inner.call(req), id, method }
+    }
+}
+
+/// Turns a panic inside a handler future into an `InternalError` reply (or nothing, for a notification).
+pub struct CatchPanic<F> {
+    inner: F,
+    id: Option<Id>,
+    method: String,
+}
+
+impl<F> Future for CatchPanic<F>
+where
+    F: Future<Output = Result<Option<Response>, ExitedError>> + Unpin,
+{
+    type Output = Result<Option<Response>, ExitedError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut this.inner).poll(cx))) {
+            Ok(p) => p,
+            Err(payload) => {
+                let msg = panic_message(&payload);
+                tracing::error!("handler for {} panicked: {msg}", this.method);
+                Poll::Ready(Ok(this.id.take().map(|id| {
+                    let err = Error {
+                        code: ErrorCode::InternalError,
+                        message: format!("xeforge: internal error in {}: {msg}", this.method).into(),
+                        data: None,
+                    };
+                    Response::from_error(id, err)
+                })))
+            }
+        }
+    }
+}
+
+pub fn panic_message(p: &Box<dyn Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientRequestError {
+    #[error("the client did not answer {0} within {1:?}")]
+    Timeout(&'static str, Duration),
+    #[error("the client answered {0} with an error: {1}")]
+    Client(&'static str, Error),
+    #[error("the server's runtime dropped the {0} request")]
+    Dropped(&'static str),
+}
+
+/// Send a request to the client from a detached task that always awaits the reply, and wait for it
+/// here for at most `timeout`. Dropping the returned future is safe (see the module docs).
+pub async fn client_request<R>(client: &Client, params: R::Params, timeout: Duration) -> Result<R::Result, ClientRequestError>
+where
+    R: tower_lsp::lsp_types::request::Request,
+    R::Params: Send + 'static,
+    R::Result: Send + 'static,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let client = client.clone();
+    tokio::spawn(async move {
+        let res = client.send_request::<R>(params).await;
+        let _ = tx.send(res);
+    });
+    match tokio::time::timeout(timeout, rx).await {
+        Err(_) => Err(ClientRequestError::Timeout(R::METHOD, timeout)),
+        Ok(Err(_)) => Err(ClientRequestError::Dropped(R::METHOD)),
+        Ok(Ok(Err(e))) => Err(ClientRequestError::Client(R::METHOD, e)),
+        Ok(Ok(Ok(v))) => Ok(v),
+    }
+}
+
+/// Fire-and-forget notification from sync code (the ingress, workers): queued on the runtime.
+pub fn spawn_notification<N>(client: &Client, params: N::Params)
+where
+    N: tower_lsp::lsp_types::notification::Notification,
+    N::Params: Send + 'static,
+{
+    let client = client.clone();
+    if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        handle.spawn(async move { client.send_notification::<N>(params).await });
+    }
+}

@@ -1,0 +1,169 @@
+//! One worker task per open document: reparse + analyse off the ingress path, "latest version wins".
+//!
+//! The ingress applies a change and wakes the worker. The worker snapshots the newest version, parses
+//! it on the blocking pool (the parse stops early when a newer version arrives), analyses it, stores
+//! the result and, in push mode, publishes it stamped with its version — unless the document moved on
+//! meanwhile, in which case the next turn publishes the newer one. Wake-ups that arrive while it works
+//! collapse into one, which is the debounce: no fixed delay unless `lint.debounceMs` asks for one.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tower_lsp::lsp_types::{MessageType, notification::PublishDiagnostics, PublishDiagnosticsParams};
+
+use super::convert;
+use super::documents::parse_snapshot;
+use super::engine::{self, Computed, Inputs};
+use super::session::{DocEntry, Session, lock};
+use crate::config::LintRun;
+
+pub fn spawn(session: Arc<Session>, entry: Arc<DocEntry>) {
+    if let Ok(h) = tokio::runtime::Handle::try_current() {
+        h.spawn(run(session, entry));
+    }
+}
+
+async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
+    loop {
+        entry.wake.notified().await;
+        if entry.closed.load(Ordering::SeqCst) {
+            // Cleared here, after any publish of this worker, so the clear is the last word — unless
+            // the document was reopened and a new worker owns its diagnostics now.
+            let reopened = session.entry(&entry.uri).is_some();
+            if !session.caps().pull_diagnostics && !reopened {
+                publish(&session, &entry, Vec::new(), None).await;
+            }
+            break;
+        }
+        let debounce = session.editor().debounce_ms;
+        if debounce > 0 {
+            tokio::time::sleep(Duration::from_millis(debounce)).await;
+        }
+        let forced = entry.force.swap(false, Ordering::SeqCst);
+        let mode = session.lint_run(entry.path.as_deref());
+        if mode == LintRun::OnSave && !forced {
+            publish_while_dirty(&session, &entry).await;
+            continue;
+        }
+        let (s, e) = (session.clone(), entry.clone());
+        let computed = match tokio::task::spawn_blocking(move || compute(&s, &e, true)).await {
+            Ok(c) => c,
+            Err(err) => {
+                session.log(MessageType::ERROR, format!("xeforge: analysis of {} failed: {err}", entry.uri));
+                None
+            }
+        };
+        let Some(c) = computed else {
+            // Superseded by a newer version: its wake-up is already pending.
+            if forced {
+                entry.force.store(true, Ordering::SeqCst);
+            }
+            continue;
+        };
+        if mode == LintRun::OnSave {
+            *lock(&entry.saved) = Some(c.clone());
+        }
+        if let Some(err) = &c.error {
+            session.report_once(format!("xeforge: {err}"));
+        }
+        let current = lock(&entry.doc).version() == c.version;
+        if current && !session.caps().pull_diagnostics && !entry.closed.load(Ordering::SeqCst) {
+            publish(&session, &entry, c.lsp.clone(), Some(c.version)).await;
+        }
+    }
+}
+
+/// The analysed current version, reusing the stored result when it is still valid.
+/// `cancellable`: stop (None) when a newer version arrives — workers only; handlers need an answer.
+pub fn compute(session: &Session, entry: &DocEntry, cancellable: bool) -> Option<Arc<Computed>> {
+    let snap = lock(&entry.doc).snapshot();
+    let config_gen = session.config_gen.load(Ordering::SeqCst);
+    if let Some(c) = entry.current()
+        && c.version == snap.version
+        && c.config_gen == config_gen
+    {
+        return Some(c);
+    }
+    let cancelled = || cancellable && entry.latest.load(Ordering::SeqCst) != snap.version;
+    let tree = match (&snap.tree, snap.tree_current) {
+        (Some(t), true) => t.clone(),
+        _ => {
+            let t = parse_snapshot(&snap, &cancelled)?;
+            lock(&entry.doc).install_tree(&snap, t.clone());
+            t
+        }
+    };
+    if cancelled() {
+        return None;
+    }
+    let settings = session.settings_for(entry.path.as_deref());
+    let kb = session.knowledge_for(&settings);
+    let options = settings.lint_options(entry.path.as_deref().unwrap_or(Path::new("")));
+    let c = Arc::new(engine::compute(Inputs {
+        uri: &entry.uri,
+        version: snap.version,
+        config_gen,
+        rope: snap.rope,
+        tree,
+        encoding: session.encoding(),
+        kb,
+        options,
+    }));
+    entry.result.send_if_modified(|cur| {
+        let newer = cur.as_ref().is_none_or(|old| {
+            (old.version, old.config_gen) < (c.version, c.config_gen)
+        });
+        if newer {
+            *cur = Some(c.clone());
+        }
+        newer
+    });
+    Some(c)
+}
+
+/// onSave mode while the text differs from the last lint: keep only the diagnostics that lie wholly
+/// before the first changed byte (their positions are unchanged), so nothing stale is ever shown.
+pub fn dirty_diagnostics(entry: &DocEntry) -> Option<(Vec<tower_lsp::lsp_types::Diagnostic>, i32)> {
+    let saved = lock(&entry.saved).clone()?;
+    let (dirty_from, version) = {
+        let doc = lock(&entry.doc);
+        (doc.dirty_from(), doc.version())
+    };
+    if version == saved.version {
+        return Some((saved.lsp.clone(), version));
+    }
+    // Saved but not linted yet: the save's lint is on its way and will publish.
+    let cut = dirty_from?;
+    let kept = saved
+        .diagnostics
+        .iter()
+        .filter(|d| d.range.end <= cut)
+        .map(|d| {
+            let mut d = d.clone();
+            d.related.retain(|r| r.range.end <= cut);
+            if d.fix.as_ref().is_some_and(|f| f.edits.iter().any(|e| e.range.end > cut)) {
+                d.fix = None;
+            }
+            convert::diagnostic(&d, &entry.uri, &saved.rope, saved.encoding, version)
+        })
+        .collect();
+    Some((kept, version))
+}
+
+async fn publish_while_dirty(session: &Session, entry: &DocEntry) {
+    if session.caps().pull_diagnostics {
+        return;
+    }
+    if let Some((diags, version)) = dirty_diagnostics(entry) {
+        publish(session, entry, diags, Some(version)).await;
+    }
+}
+
+pub async fn publish(session: &Session, entry: &DocEntry, diagnostics: Vec<tower_lsp::lsp_types::Diagnostic>, version: Option<i32>) {
+    if let Some(client) = session.client() {
+        let params = PublishDiagnosticsParams { uri: entry.uri.clone(), diagnostics, version };
+        client.send_notification::<PublishDiagnostics>(params).await;
+    }
+}

@@ -1,0 +1,153 @@
+//! Kernels: functions decorated with `@triton.jit` (or `@jit` bound by `from triton import jit`),
+//! with their parameters, jit options, and the autotune/heuristics decorators stacked above.
+//! `@cute.jit`, `@gluon.jit`, `@torch.jit.script` resolve to other paths and are not kernels.
+
+use super::config;
+use super::cx::Cx;
+use super::ops;
+use super::types::{Heuristics, Kernel, Param};
+use crate::syntax::{named_children, range};
+use tree_sitter::Node;
+
+/// Where a kernel sits in the tree, kept beside `FileModel::kernels` while building.
+#[derive(Clone, Copy)]
+pub struct KernelSite<'t> {
+    /// Innermost enclosing function or class of the definition (None at module level).
+    pub scope: Option<Node<'t>>,
+}
+
+/// What a decorator expression is, by its canonical callee.
+enum Decorator<'t> {
+    Jit { options: Option<Node<'t>> },
+    Autotune(Node<'t>),
+    Heuristics(Node<'t>),
+    Other,
+}
+
+fn classify<'t>(cx: &Cx<'t>, decorator: Node<'t>) -> Decorator<'t> {
+    let Some(expr) = named_children(decorator).next() else { return Decorator::Other };
+    let (callee, call) = if expr.kind() == "call" {
+        match expr.child_by_field_name("function") {
+            Some(f) => (f, Some(expr)),
+            None => return Decorator::Other,
+        }
+    } else {
+        (expr, None)
+    };
+    match (cx.canonical(callee).as_deref(), call) {
+        (Some("triton.jit"), c) => Decorator::Jit { options: c.and_then(|c| c.child_by_field_name("arguments")) },
+        (Some("triton.autotune"), Some(c)) => Decorator::Autotune(c),
+        (Some("triton.heuristics"), Some(c)) => Decorator::Heuristics(c),
+        _ => Decorator::Other,
+    }
+}
+
+/// Builds a kernel from a `decorated_definition`, or None when no decorator is Triton's jit.
+pub fn build<'t>(cx: &Cx<'t>, decorated: Node<'t>) -> Option<(Kernel, KernelSite<'t>)> {
+    let def = decorated.child_by_field_name("definition")?;
+    if def.kind() != "function_definition" {
+        return None;
+    }
+    let name_node = def.child_by_field_name("name")?;
+    let mut jit = None;
+    let mut autotune = None;
+    let mut heuristics = Vec::new();
+    for d in named_children(decorated).filter(|n| n.kind() == "decorator") {
+        match classify(cx, d) {
+            Decorator::Jit { options } => jit = Some((d, options)),
+            Decorator::Autotune(call) if autotune.is_none() => {
+                autotune = Some(config::autotune(cx, call, false, super::cx::enclosing_function(decorated)));
+            }
+            Decorator::Heuristics(call) => heuristics.push(Heuristics { range: range(d), names: config::heuristic_names(cx, call) }),
+            _ => {}
+        }
+    }
+    let (jit_decorator, jit_args) = jit?;
+    let jit_options = jit_args
+        .map(|args| {
+            named_children(args)
+                .filter(|a| a.kind() == "keyword_argument")
+                .filter_map(|kw| {
+                    let key = kw.child_by_field_name("name")?;
+                    let value = kw.child_by_field_name("value")?;
+                    Some(cx.binding(cx.text_of(key), value, range(kw), range(key), &[]))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let params = params(cx, def);
+    let (ops, is_persistent) = ops::collect(cx, def, &params);
+    let name = cx.text_of(name_node).to_string();
+    let (qualified_name, scope) = qualify(cx, decorated, &name);
+    let body = def.child_by_field_name("body");
+    let kernel = Kernel {
+        name,
+        qualified_name,
+        range: range(decorated),
+        def_range: range(def),
+        name_range: range(name_node),
+        body_range: body.map_or(range(def), range),
+        jit_range: range(jit_decorator),
+        jit_options,
+        params,
+        autotune,
+        heuristics,
+        ops,
+        is_persistent,
+        has_syntax_errors: decorated.has_error(),
+    };
+    Some((kernel, KernelSite { scope }))
+}
+
+/// Dotted path of enclosing classes/functions, and the innermost enclosing scope node.
+fn qualify<'t>(cx: &Cx<'t>, node: Node<'t>, name: &str) -> (String, Option<Node<'t>>) {
+    let mut parts = vec![name.to_string()];
+    let mut scope = None;
+    let mut cur = node.parent();
+    while let Some(n) = cur {
+        if matches!(n.kind(), "function_definition" | "class_definition") {
+            if scope.is_none() {
+                scope = Some(n);
+            }
+            if let Some(nm) = n.child_by_field_name("name") {
+                parts.push(cx.text_of(nm).to_string());
+            }
+        }
+        cur = n.parent();
+    }
+    parts.reverse();
+    (parts.join("."), scope)
+}
+
+fn is_constexpr_annotation(ann: &str) -> bool {
+    let a = ann.trim();
+    a == "constexpr" || a.ends_with(".constexpr") || a.starts_with("tl.constexpr[") || a.contains("constexpr[")
+}
+
+fn params(cx: &Cx, def: Node) -> Vec<Param> {
+    let Some(list) = def.child_by_field_name("parameters") else { return Vec::new() };
+    let mut out = Vec::new();
+    for p in named_children(list) {
+        let (name, ann, default) = match p.kind() {
+            "identifier" => (Some(p), None, None),
+            "typed_parameter" => (named_children(p).find(|c| c.kind() == "identifier"), p.child_by_field_name("type"), None),
+            "default_parameter" => (p.child_by_field_name("name"), None, p.child_by_field_name("value")),
+            "typed_default_parameter" => {
+                (p.child_by_field_name("name"), p.child_by_field_name("type"), p.child_by_field_name("value"))
+            }
+            _ => continue, // *args, **kwargs, `*`, `/`
+        };
+        let Some(name) = name else { continue };
+        let annotation = ann.map(|a| cx.text_of(a).to_string());
+        let pname = cx.text_of(name).to_string();
+        out.push(Param {
+            is_constexpr: annotation.as_deref().is_some_and(is_constexpr_annotation),
+            default: default.map(|d| cx.binding(&pname, d, range(p), range(name), &[])),
+            name: pname,
+            range: range(p),
+            annotation,
+            annotation_range: ann.map(range),
+        });
+    }
+    out
+}

@@ -1,0 +1,156 @@
+-- Headless end-to-end test of editors/nvim against the real xeforge server.
+-- Steps are written to $XEFORGE_TEST_OUT as "ok ..." / "FAIL ..." lines, then "RESULT PASS|FAIL".
+local plugin = assert(vim.env.XEFORGE_PLUGIN, 'XEFORGE_PLUGIN unset')
+vim.opt.runtimepath:prepend(plugin)
+vim.cmd.runtime('plugin/xeforge.lua')
+vim.opt.swapfile = false
+vim.lsp.log.set_level(vim.log.levels.WARN)
+
+require('xeforge').setup({ server_path = vim.env.XEFORGE_BIN })
+
+local out = assert(io.open(vim.env.XEFORGE_TEST_OUT, 'w'))
+local failed = false
+local function log(line)
+  out:write(line, '\n')
+  out:flush()
+end
+local function check(ok, what, detail)
+  if ok then
+    log('ok   ' .. what)
+  else
+    failed = true
+    log('FAIL ' .. what .. (detail and (': ' .. detail) or ''))
+  end
+  return ok
+end
+
+local function codes(bufnr)
+  local seen = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if d.code then
+      table.insert(seen, ('%s@%d:%d'):format(d.code, d.lnum + 1, d.col + 1))
+    end
+  end
+  table.sort(seen)
+  return seen
+end
+
+local function find(bufnr, code)
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if d.code == code then
+      return d
+    end
+  end
+end
+
+local function line_with(bufnr, pattern)
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
+    if l:find(pattern, 1, true) then
+      return i - 1, l
+    end
+  end
+end
+
+local function finish()
+  log(failed and 'RESULT FAIL' or 'RESULT PASS')
+  out:close()
+  vim.cmd('qall!')
+end
+
+local function run()
+  local buf = vim.api.nvim_get_current_buf()
+
+  -- 1. The server attaches and the buffer-local commands exist.
+  local attached = vim.wait(20000, function()
+    return #vim.lsp.get_clients({ bufnr = buf, name = 'xeforge' }) > 0
+  end, 50)
+  if not check(attached, 'xeforge attached to the fixture') then
+    return
+  end
+  local client = vim.lsp.get_clients({ bufnr = buf, name = 'xeforge' })[1]
+  log('     offset encoding ' .. client.offset_encoding)
+  vim.wait(2000, function()
+    return vim.api.nvim_buf_get_commands(buf, {}).XeForgeStage ~= nil
+  end, 20)
+  local cmds = vim.api.nvim_buf_get_commands(buf, {})
+  check(cmds.XeForgeStage and cmds.XeForgeDevice and cmds.XeForgeRestart, 'buffer-local :XeForgeStage/:XeForgeDevice/:XeForgeRestart')
+
+  -- 2. Diagnostics arrive: XF104 on grf_mode='large' (xpu-3.7 spells it '256').
+  local got = vim.wait(20000, function()
+    return find(buf, 'XF104') ~= nil
+  end, 50)
+  if not check(got, 'XF104 diagnostic shown', table.concat(codes(buf), ' ')) then
+    return
+  end
+  local d = find(buf, 'XF104')
+  local row, text = line_with(buf, "grf_mode='large'")
+  check(d.lnum == row and text:sub(d.col + 1, d.end_col) == "'large'", 'XF104 sits on the value',
+    ('%d:%d-%d in %q'):format(d.lnum, d.col, d.end_col, tostring(text)))
+  log('     diagnostics: ' .. table.concat(codes(buf), ' '))
+
+  -- 3. The preferred quick fix, through vim.lsp.buf.code_action, renames it to '256'.
+  vim.api.nvim_win_set_cursor(0, { d.lnum + 1, d.col })
+  local offered = {}
+  vim.lsp.buf.code_action({
+    apply = true,
+    filter = function(action)
+      table.insert(offered, action.title)
+      return action.isPreferred == true and action.kind == 'quickfix'
+        and vim.iter(action.diagnostics or {}):any(function(x)
+          return x.code == 'XF104'
+        end)
+    end,
+  })
+  local fixed = vim.wait(10000, function()
+    return line_with(buf, "grf_mode='256'") ~= nil
+  end, 50)
+  check(fixed, "quick fix applied: grf_mode='256'", 'offered: ' .. table.concat(offered, ' | '))
+  local cleared = vim.wait(10000, function()
+    return find(buf, 'XF104') == nil
+  end, 50)
+  check(cleared, 'XF104 cleared after the fix', table.concat(codes(buf), ' '))
+
+  -- 4. Typing a bad value brings XF101, typing a good one clears it.
+  local r, l = line_with(buf, 'num_warps=8')
+  if check(r ~= nil, 'launch line found') then
+    local c = l:find('num_warps=8', 1, true) + #'num_warps='
+    vim.api.nvim_buf_set_text(buf, r, c - 1, r, c, { '6' })
+    check(vim.wait(10000, function()
+      return find(buf, 'XF101') ~= nil
+    end, 50), 'XF101 appears for num_warps=6', table.concat(codes(buf), ' '))
+    vim.api.nvim_buf_set_text(buf, r, c - 1, r, c, { '4' })
+    check(vim.wait(10000, function()
+      return find(buf, 'XF101') == nil
+    end, 50), 'XF101 clears for num_warps=4', table.concat(codes(buf), ' '))
+  end
+
+  -- 5. The device list the pickers use.
+  local reply = client:request_sync('xeforge/devices', {}, 5000, buf)
+  local devices = reply and not reply.err and require('xeforge.commands').parse_devices(reply.result) or {}
+  local ids = vim.tbl_map(function(x)
+    return x.id
+  end, devices)
+  check(vim.tbl_contains(ids, 'arc-pro-b70') and vim.tbl_contains(ids, 'max-1550'), 'xeforge/devices lists the devices',
+    vim.inspect(reply))
+
+  -- 6. :checkhealth xeforge reports the binary with its version and the Python it found.
+  vim.cmd('checkhealth xeforge')
+  local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  check(report:find('xeforge: language server', 1, true) ~= nil, 'checkhealth has the server section')
+  check(report:find('OK binary: ' .. vim.fn.exepath(vim.env.XEFORGE_BIN), 1, true) ~= nil
+    and report:find('xeforge %d+%.%d+') ~= nil, 'checkhealth shows the binary and its version', report)
+  check(report:find('OK python %d') ~= nil, 'checkhealth found a Python for the harness', report)
+  check(report:find('torch', 1, true) ~= nil and report:find('triton', 1, true) ~= nil, 'checkhealth reports torch and triton')
+  check(report:find('ERROR', 1, true) == nil, 'checkhealth has no error', report)
+  for line in vim.gsplit(report, '\n') do
+    if line:match('^%s*- ') then
+      log('     health' .. line)
+    end
+  end
+end
+
+function _G.XeForgeE2E()
+  local ok, err = xpcall(run, debug.traceback)
+  check(ok, 'test ran without a Lua error', err)
+  finish()
+end

@@ -1,0 +1,137 @@
+// Drives code-server in headless Chromium: opens the fixture, reads the Problems panel, applies
+// the preferred quick fix through the lightbulb menu, takes the README screenshot, and picks a
+// device with "XeForge: Select Device". Usage: node e2e.js URL WORKDIR SCREENSHOT
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const [url, work, shot] = process.argv.slice(2);
+const fixture = path.join(work, 'project', 'add_kernel.py');
+let failed = false;
+function check(ok, what, detail) {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}${!ok && detail !== undefined ? `: ${detail}` : ''}`);
+  if (!ok) failed = true;
+  return ok;
+}
+
+async function poll(fn, timeoutMs, stepMs = 250) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < end) {
+    last = await fn();
+    if (last) return last;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  return last;
+}
+
+async function problems(page) {
+  const rows = page.locator('.markers-panel .monaco-tl-row');
+  const n = await rows.count();
+  const out = [];
+  for (let i = 0; i < n; i++) out.push((await rows.nth(i).innerText()).replace(/\s+/g, ' ').trim());
+  return out;
+}
+
+async function editorText(page) {
+  return (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+}
+
+async function command(page, title) {
+  await page.keyboard.press('F1');
+  await page.waitForSelector('.quick-input-widget', { state: 'visible' });
+  await page.keyboard.type(title);
+  await page.waitForTimeout(800);
+  await page.keyboard.press('Enter');
+}
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run'],
+  });
+  let page;
+  try {
+    page = await browser.newPage({ viewport: { width: 1360, height: 820 } });
+    await page.goto(url);
+    await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+    // Keyboard shortcuts work once the explorer has rendered the folder.
+    await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 60000 });
+    check(true, 'workbench loaded');
+
+    // Open the fixture from the explorer (keeps the file open as a normal editor).
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'add_kernel.py' }).dblclick();
+    await page.waitForSelector('.editor-instance .view-lines', { timeout: 20000 });
+
+    // The server's diagnostics reach the status bar and the Problems panel.
+    const label = await poll(async () => {
+      const l = await page.locator('[id="status.problems"]').getAttribute('aria-label').catch(() => null);
+      return l && /Errors: [1-9]/.test(l) ? l : null;
+    }, 60000);
+    if (!check(Boolean(label), 'status bar counts the errors', label)) throw new Error('no diagnostics');
+    await page.keyboard.press('Control+Shift+M');
+    const rows = await poll(async () => {
+      const r = await problems(page);
+      return r.some((x) => x.includes('XF104')) ? r : null;
+    }, 20000);
+    check(Boolean(rows), 'Problems panel lists XF104', JSON.stringify(await problems(page)));
+    for (const r of rows || []) console.log(`     problem: ${r}`);
+
+    // Code lenses over the kernel (verdict and stage commands).
+    const lenses = await poll(async () => {
+      const t = await page.locator('.codelens-decoration').allInnerTexts();
+      return t.length ? t : null;
+    }, 20000);
+    check(Boolean(lenses), 'code lens shown over the kernel', 'none');
+    for (const l of lenses || []) console.log(`     lens: ${l.replace(/\s+/g, ' ')}`);
+
+    // Cursor onto 'large', then the lightbulb menu (Ctrl+.) and the fix that renames it.
+    const lines = fs.readFileSync(fixture, 'utf8').split('\n');
+    const row = lines.findIndex((l) => l.includes("grf_mode='large'"));
+    const col = lines[row].indexOf("'large'") + 2;
+    await page.keyboard.press('Control+G');
+    await page.keyboard.type(`${row + 1}:${col}`);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(1500);
+    if (shot) {
+      // README screenshot: diagnostics in the editor and the Problems panel, and the kernel's lens.
+      await page.mouse.move(5, 5);
+      await page.screenshot({ path: shot });
+      console.log(`     screenshot: ${shot}`);
+    }
+    await page.keyboard.press('Control+.');
+    const item = page.locator('.action-widget .monaco-list-row', { hasText: '256' }).first();
+    const shown = await item.waitFor({ state: 'visible', timeout: 15000 }).then(() => true, () => false);
+    const offered = await page.locator('.action-widget .monaco-list-row').allInnerTexts().catch(() => []);
+    if (check(shown, 'quick fix to 256 offered', JSON.stringify(offered))) {
+      console.log(`     actions: ${offered.map((t) => t.replace(/\s+/g, ' ')).join(' | ')}`);
+      await item.click();
+      const fixed = await poll(async () => (await editorText(page)).includes("grf_mode='256'"), 15000);
+      check(fixed, "the fix edits the buffer to grf_mode='256'", await editorText(page));
+      const cleared = await poll(async () => !(await problems(page)).some((x) => x.includes('XF104')), 20000);
+      check(cleared, 'XF104 leaves the Problems panel', JSON.stringify(await problems(page)));
+    }
+
+    // XeForge: Select Device — quick pick from the server's list; the choice lands in settings.
+    await command(page, 'XeForge: Select Device');
+    const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'max-1550' }).first();
+    if (check(await pick.waitFor({ state: 'visible', timeout: 15000 }).then(() => true, () => false), 'device picker lists max-1550')) {
+      await pick.click();
+      const settingsFile = path.join(work, 'project', '.vscode', 'settings.json');
+      const saved = await poll(() => fs.existsSync(settingsFile) && /"xeforge\.device":\s*"max-1550"/.test(fs.readFileSync(settingsFile, 'utf8')), 15000);
+      check(saved, 'the chosen device is saved in the workspace settings');
+    }
+  } catch (e) {
+    check(false, 'driver', e && e.stack);
+    const dir = process.env.XEFORGE_E2E_DEBUG_DIR;
+    if (page && dir) {
+      await page.screenshot({ path: path.join(dir, 'failure.png') }).catch(() => undefined);
+      console.log(`     failure screenshot: ${path.join(dir, 'failure.png')}`);
+    }
+  } finally {
+    await browser.close();
+  }
+  process.exit(failed ? 1 : 0);
+})();

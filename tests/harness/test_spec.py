@@ -1,0 +1,114 @@
+"""AI Bench specs: what loads, and how a bad spec is named."""
+
+import pytest
+
+from conftest import FIXTURES, PROBLEMS
+from xeforge_harness.spec import SpecError, eval_formula, find_spec_for, load_spec, parse_spec_text
+
+
+def test_every_example_problem_has_a_loadable_spec():
+    for kernel in sorted(PROBLEMS.glob("*.py")):
+        if kernel.stem.endswith("_reference"):
+            continue
+        spec_path = find_spec_for(str(kernel))
+        assert spec_path is not None, kernel.name
+        spec = load_spec(spec_path)
+        assert spec.resolve_family(None) == "ci"
+        assert spec.variants("ci")
+
+
+def test_dims_list_expands_into_one_variant_each():
+    spec = load_spec(str(PROBLEMS / "softmax.yaml"))
+    names = [v.name for v in spec.variants("ci")]
+    assert names == ["ci[0]", "ci[1]"]
+    assert spec.variants("ci")[1].dims == {"ROWS": 3, "COLS": 64}
+
+
+def test_inherit_dtype_takes_the_variant_dtype():
+    spec = load_spec(str(PROBLEMS / "softmax.yaml"))
+    v = spec.variants("ci")[0]
+    assert spec.input_dtype(v, "x") == "float32"
+    assert spec.input_shape(v, "x") == (8, 100)
+
+
+def test_inits_resolve_from_the_variant_dims():
+    spec = load_spec(str(PROBLEMS / "conv2d.yaml"))
+    assert spec.init_args(spec.variants("ci")[0]) == [2, 2, 3]
+
+
+def test_xe_forge_extensions_named_families_default_variant_and_tolerances():
+    spec = parse_spec_text(
+        """
+inputs: {X: {shape: [N], dtype: float16}}
+bench-gpu-old:
+  - params: [X]
+    dims: {N: 64}
+    rtol: 1e-3          # YAML 1.1 reads this as a string; it is still a number
+    atol: 0.5
+default_variant: bench-gpu-old
+"""
+    )
+    assert spec.resolve_family(None) == "bench-gpu-old"
+    v = spec.variants("bench-gpu-old")[0]
+    assert (v.rtol, v.atol) == (1e-3, 0.5)
+
+
+def test_formulas_are_arithmetic_over_dims_only():
+    assert eval_formula("2*M*N*K", {"M": 2, "N": 3, "K": 4}) == 48
+    assert eval_formula("(M + 1) // 2", {"M": 7}) == 4
+    with pytest.raises(ValueError):
+        eval_formula("__import__('os').getcwd()", {})
+    with pytest.raises(ValueError):
+        eval_formula("Q * 2", {"M": 1})
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("inputs: {x: {shape: [N], dtype: float33}}\nci: [{params: [x], dims: {N: 4}}]", "inputs.x.dtype"),
+        ("inputs: {x: {shape: [N], dtype: float32}}\nci: [{params: [x], dims: {M: 4}}]", "ci[0].dims"),
+        ("inputs: {x: {shape: [N], dtype: float32}}\nci: [{params: [y], dims: {N: 4}}]", "ci[0].params[0]"),
+        ("inputs: {x: {shape: [N], dtype: float32}}\nci: [{params: [x], dims: {N: four}}]", "ci[0].dims.N"),
+        ("inputs: {x: {shape: [N], dtype: float32}}\nci: [{params: [x], dims: {N: 4}, rtol: loose}]", "ci[0].rtol"),
+        ("inputs: {x: {shape: [N], dtype: float32}}\nci: [{params: [x], dims: {N: 4}, flop: 'N*Q'}]", "ci[0].flop"),
+        ("inputs: {x: {shape: [N], dtype: inherit}}\nci: [{params: [x], dims: {N: 4}}]", "ci[0].dtype"),
+        ("inputs: {x: {shape: [N], dtype: float32}}\nci: [{params: [x], dims: {N: 4}}]\ndefault_variant: bench", "default_variant"),
+        ("inputs: {x: {shape: [N], dtype: float32}}\nci: {params: [x]}", "ci"),
+        ("inputs: {x: {shape: [N], dtype: float32}}", "<root>"),
+        ("inputs: {x: {shape: [N], dtype: float32}}\ninits: [{dim: C}]\nci: [{params: [x], dims: {N: 4}}]", "inits[0].dim"),
+        ("inputs: [x, y]\nci: []", "inputs"),
+        ("ci: [\n  - oops", "<file>"),
+    ],
+)
+def test_a_bad_spec_names_the_field(text, field):
+    with pytest.raises(SpecError) as info:
+        parse_spec_text(text, "p.yaml")
+    assert info.value.field == field
+    assert f"'{field}'" in str(info.value)
+
+
+def test_invalid_yaml_reports_the_line():
+    with pytest.raises(SpecError) as info:
+        parse_spec_text("ci:\n  - params: [x\n  - dims: {}\n")
+    assert "line" in str(info.value)
+
+
+def test_asking_for_a_missing_family_names_the_families_there_are():
+    spec = load_spec(str(PROBLEMS / "vector_add.yaml"))
+    with pytest.raises(SpecError) as info:
+        spec.resolve_family("bench-xpu")
+    assert info.value.field == "family"
+    assert "ci, bench-gpu" in str(info.value)
+
+
+def test_fixture_specs_are_bad_in_the_way_their_names_say():
+    for name, field in (("bad_dtype.yaml", "inputs.x.dtype"), ("bad_dims.yaml", "ci[0].dims")):
+        with pytest.raises(SpecError) as info:
+            load_spec(str(FIXTURES / name))
+        assert info.value.field == field
+
+
+def test_a_missing_spec_file_is_a_spec_error():
+    with pytest.raises(SpecError) as info:
+        load_spec(str(FIXTURES / "no_such.yaml"))
+    assert info.value.field == "<file>"

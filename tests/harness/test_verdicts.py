@@ -1,0 +1,109 @@
+"""Each kind of candidate gets its verdict, through one long-lived `serve` that must survive them all."""
+
+import pytest
+
+from conftest import DEVICE, ON_GPU, evaluate_args
+
+# (candidate, problem, verdict, words the message must contain)
+CASES = [
+    ("fixtures/add_correct.py", "vector_add", "correct", "correct"),
+    ("fixtures/add_off_by_one.py", "vector_add", "incorrect", "outside rtol"),
+    ("fixtures/add_zeros.py", "vector_add", "incorrect", "elements outside"),
+    ("fixtures/add_in_place.py", "vector_add", "incorrect", "shares its memory"),
+    ("fixtures/add_cached.py", "vector_add", "incorrect", "seed"),
+    ("fixtures/add_torch.py", "vector_add", "rejected", "aten.add"),
+    ("fixtures/conv2d_reflection.py", "conv2d", "rejected", "aten.convolution"),
+    ("fixtures/add_hang.py", "vector_add", "timeout", "did not finish"),
+    ("fixtures/add_segfault.py", "vector_add", "crashed", "SIGSEGV"),
+    ("fixtures/add_syntax_error.py", "vector_add", "compile_error", "syntax error at line 7"),
+    ("fixtures/add_raises.py", "vector_add", "runtime_error", "deliberate failure"),
+    ("problems/softmax.py", "softmax", "correct", "correct"),
+    ("problems/matmul.py", "matmul", "correct", "correct"),
+]
+HANG_TIMEOUT_S = 30 if ON_GPU else 8
+
+
+@pytest.fixture(scope="module")
+def worker_pid(serve):
+    """The warm worker's pid before any candidate ran: it must be the same one after all of them."""
+    reply = serve.request("ping")
+    assert reply["ok"] and reply["id"]
+    return {name: info.get("pid") for name, info in reply["workers"].items()}
+
+
+@pytest.mark.parametrize(("candidate", "problem", "verdict", "words"), CASES, ids=[c[0].split("/")[-1] for c in CASES])
+def test_verdict(serve, worker_pid, candidate, problem, verdict, words):
+    extra = {"timeout": HANG_TIMEOUT_S} if "hang" in candidate else {}
+    reply = serve.request("evaluate", evaluate_args(candidate, problem, **extra))
+    assert reply["id"].startswith("req-")
+    assert reply["verdict"] == verdict, reply
+    assert words in reply["message"], reply["message"]
+    assert serve.alive()
+
+
+def test_serve_and_its_warm_worker_outlive_every_candidate(serve, worker_pid):
+    reply = serve.request("ping")
+    assert reply["ok"]
+    now = {name: info.get("pid") for name, info in reply["workers"].items()}
+    for name, pid in worker_pid.items():
+        assert now.get(name) == pid, f"the {name} worker was restarted: {worker_pid} -> {now}"
+    again = serve.request("evaluate", evaluate_args("fixtures/add_correct.py"))
+    assert again["verdict"] == "correct"
+
+
+def test_correct_candidate_reports_every_variant_and_seed(serve):
+    reply = serve.request("evaluate", evaluate_args("fixtures/add_correct.py"))
+    variants = reply["correctness"]["variants"]
+    assert [v["name"] for v in variants] == ["ci[0]", "ci[1]"]
+    assert all(v["seeds"] == 3 and v["ok"] for v in variants)
+    assert all(v["rtol"] == 1e-4 and v["atol"] == 1e-4 for v in variants)
+    assert reply["guard"] == {"ok": True, "new_torch_ops": []}
+    assert reply["device"]["kind"] == DEVICE
+    if not ON_GPU:
+        assert reply["timing"]["meaningful"] is False
+        assert "speedup" not in reply["timing"]
+
+
+def test_a_pytorch_reference_file_can_stand_in_for_the_original(serve):
+    args = evaluate_args("problems/matmul.py", "matmul", reference=str(evaluate_args("problems/matmul_reference.py")["candidate"]))
+    reply = serve.request("evaluate", args)
+    assert reply["verdict"] == "correct", reply
+    assert reply["correctness"]["variants"][0]["rel_err"] < 1e-5
+
+
+def test_more_seeds_are_honoured(serve):
+    reply = serve.request("evaluate", evaluate_args("fixtures/add_correct.py", seeds=5))
+    assert all(v["seeds"] == 5 for v in reply["correctness"]["variants"])
+
+
+def test_a_bad_spec_is_an_error_naming_the_field(serve):
+    reply = serve.request("evaluate", evaluate_args("fixtures/add_correct.py", spec=evaluate_args("fixtures/bad_dtype.yaml")["candidate"]))
+    assert reply["verdict"] == "error"
+    assert "'inputs.x.dtype'" in reply["error"]
+    assert reply["field"] == "spec.inputs.x.dtype"
+
+
+def test_a_missing_file_is_an_error_naming_the_argument(serve):
+    reply = serve.request("evaluate", evaluate_args("fixtures/no_such_candidate.py"))
+    assert reply["verdict"] == "error" and reply["field"] == "candidate"
+
+
+def test_an_unknown_family_is_an_error(serve):
+    reply = serve.request("evaluate", evaluate_args("fixtures/add_correct.py", family="bench-xpu"))
+    assert reply["verdict"] == "error" and "bench-xpu" in reply["error"]
+
+
+def test_protocol_errors_are_answered_not_fatal(serve):
+    assert serve.send("this is not json")["verdict"] == "error"
+    unknown = serve.send({"id": 41, "command": "compile"})
+    assert unknown["id"] == 41 and unknown["verdict"] == "error" and unknown["field"] == "command"
+    bad_args = serve.send({"id": 42, "command": "evaluate", "args": {"kernel": "x.py"}})
+    assert bad_args["id"] == 42 and bad_args["field"] == "candidate"
+    assert serve.request("ping")["ok"]
+
+
+def test_probe_describes_the_device(serve):
+    reply = serve.request("probe", {"device": DEVICE})
+    assert reply["ok"] and reply["device"]["kind"] == DEVICE
+    assert reply["device"]["torch"] and reply["device"]["triton"]
+    assert isinstance(reply["properties"], dict) and reply["properties"]

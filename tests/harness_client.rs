@@ -1,0 +1,119 @@
+//! The harness client against a scripted `serve` (tests/fixtures/cover/harness/fake_harness) and a
+//! scripted HTTP harness: typed results, restarts of a dead process, timeouts, no secrets passed on.
+
+#[path = "common/openai_stub.rs"]
+mod openai_stub;
+
+use openai_stub::{Reply, Stub};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use xeforge::harness::stdio::{SpawnSpec, StdioHarness};
+use xeforge::harness::{EvaluateArgs, Harness, HarnessError, HarnessSettings, Verdict};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cover")
+}
+
+fn fake(env: Vec<(String, String)>) -> StdioHarness {
+    StdioHarness::new(SpawnSpec {
+        python: "python3".into(),
+        harness_path: fixtures().join("harness"),
+        cwd: fixtures(),
+        module: "fake_harness".into(),
+        scrub_env: vec!["XEFORGE_TEST_SECRET".into()],
+        env,
+    })
+}
+
+fn with_candidate(dir: &Path, marker: &str) -> EvaluateArgs {
+    let kernel = fixtures().join("kernel.py");
+    let cand = dir.join("cand.py");
+    std::fs::write(&cand, format!("{}\n# fake-verdict: {marker}\n", std::fs::read_to_string(&kernel).unwrap())).unwrap();
+    EvaluateArgs::new(kernel, cand)
+}
+
+#[tokio::test]
+async fn evaluate_returns_a_typed_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = Harness::Stdio(fake(vec![]));
+    let e = h.evaluate(&with_candidate(dir.path(), "accepted speedup=2.0")).await.unwrap();
+    assert_eq!(e.verdict, Verdict::Accepted);
+    assert_eq!(e.speedup_interval(), Some([1.96, 2.04]));
+    assert_eq!(e.device.name, "Fake GPU");
+    let p = h.probe().await.unwrap();
+    assert_eq!(p.kind, "cuda");
+    assert_eq!(p.properties["multiprocessor_count"], 1);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_dead_harness_is_restarted_on_the_next_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = fake(vec![]);
+    let args = serde_json::to_value(with_candidate(dir.path(), "die")).unwrap();
+    let err = h.call("evaluate", args, Duration::from_secs(30)).await.unwrap_err();
+    assert!(matches!(err, HarnessError::Died(_)), "{err}");
+    let ok = h.call("ping", serde_json::json!({}), Duration::from_secs(30)).await.unwrap();
+    assert_eq!(ok["pong"], true);
+    assert_eq!(h.starts(), 3, "the first child, its one retry, and a fresh one for the ping");
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hung_request_times_out_and_the_next_one_gets_a_new_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = fake(vec![]);
+    let args = serde_json::to_value(with_candidate(dir.path(), "hang")).unwrap();
+    let t = Instant::now();
+    let err = h.call("evaluate", args, Duration::from_millis(1500)).await.unwrap_err();
+    assert!(matches!(err, HarnessError::Timeout { .. }), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let ok = h.call("ping", serde_json::json!({}), Duration::from_secs(30)).await.unwrap();
+    assert_eq!(ok["pong"], true);
+    assert_eq!(h.starts(), 2);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn secrets_do_not_reach_the_harness() {
+    // SAFETY: a variable only this test reads or writes.
+    unsafe { std::env::set_var("XEFORGE_TEST_SECRET", "sk-do-not-leak") };
+    let h = fake(vec![]);
+    let ok = h.call("ping", serde_json::json!({}), Duration::from_secs(30)).await.unwrap();
+    assert_eq!(ok["env_has_secret"], false);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn unknown_commands_are_harness_errors() {
+    let h = fake(vec![]);
+    let err = h.call("frobnicate", serde_json::json!({}), Duration::from_secs(30)).await.unwrap_err();
+    assert!(matches!(&err, HarnessError::Harness(m) if m.contains("unknown command")), "{err}");
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_interpreter_is_a_spawn_error() {
+    let settings = HarnessSettings { python: Some("/nonexistent/python".into()), ..Default::default() };
+    let h = Harness::new(&settings, &fixtures()).unwrap();
+    assert!(matches!(h.ping().await, Err(HarnessError::Spawn { .. })));
+}
+
+#[tokio::test]
+async fn the_http_harness_speaks_the_same_json() {
+    let body = r#"{"id": 1, "verdict": "slower", "device": {"kind": "xpu", "name": "Intel Arc Pro B70"},
+      "timing": {"meaningful": true, "speedup": 0.91, "speedup_ci95": [0.88, 0.95], "runs": 100}, "log": ""}"#;
+    let stub = Stub::start(vec![Reply::Raw(200, body.into()), Reply::Raw(400, r#"{"verdict": "error", "error": "bad spec", "message": "bad spec"}"#.into())]).await;
+    let h = Harness::new(&HarnessSettings { url: Some(stub.url.clone()), ..Default::default() }, &fixtures()).unwrap();
+    let args = EvaluateArgs::new("/k.py".into(), "/c.py".into());
+    let e = h.evaluate(&args).await.unwrap();
+    assert_eq!(e.verdict, Verdict::Slower);
+    assert_eq!(e.speedup(), Some(0.91));
+    // An `error` verdict is a result, even on a 4xx status.
+    let e = h.evaluate(&args).await.unwrap();
+    assert_eq!(e.verdict, Verdict::Error);
+    let sent = stub.requests.lock().unwrap()[0].clone();
+    assert_eq!(sent["command"], "evaluate");
+    assert_eq!(sent["args"]["kernel"], "/k.py");
+    assert_eq!(sent["args"]["seeds"], 3);
+}

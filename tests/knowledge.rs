@@ -1,0 +1,357 @@
+//! The knowledge base against its contract (rules.md), overlays, target resolution, stage
+//! ordering, and the `rules` / `explain` / `devices` / `stages` subcommands.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use xeforge::knowledge::{Knowledge, Severity, Target, TargetKind};
+
+/// The rule table of rules.md: code -> (name, severity letter). Reads the shared contract when it
+/// is present, else the checked-in copy.
+fn contract_rules() -> BTreeMap<String, (String, char)> {
+    let shared = Path::new("/work/shared/rules.md");
+    let path = if shared.is_file() { shared.to_path_buf() } else { Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules.md") };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut rules = BTreeMap::new();
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // | code | name | detects | severity | research id |
+        if cells.len() < 6 || !cells[1].starts_with("XF") {
+            continue;
+        }
+        let severity = cells[4].chars().next().unwrap_or('?');
+        let previous = rules.insert(cells[1].to_string(), (cells[2].to_string(), severity));
+        assert!(previous.is_none(), "rules.md lists {} twice", cells[1]);
+    }
+    assert!(rules.len() >= 20, "parsed only {} rules from {}", rules.len(), path.display());
+    rules
+}
+
+fn overlay(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (path, text) in files {
+        let full = dir.path().join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        std::fs::write(full, text).expect("write");
+    }
+    dir
+}
+
+// ---- the contract -------------------------------------------------------------------------
+
+#[test]
+fn every_contract_rule_is_in_the_knowledge_base_exactly_once() {
+    let kb = Knowledge::embedded();
+    let contract = contract_rules();
+    for (code, (name, _)) in &contract {
+        let matching: Vec<_> = kb.rules.iter().filter(|r| &r.code == code).collect();
+        assert_eq!(matching.len(), 1, "{code} appears {} times", matching.len());
+        assert_eq!(&matching[0].name, name, "{code} has the wrong name");
+    }
+    let extra: Vec<_> = kb.rules.iter().filter(|r| !contract.contains_key(&r.code)).map(|r| &r.code).collect();
+    assert!(extra.is_empty(), "rules not in rules.md: {extra:?}");
+}
+
+#[test]
+fn default_severities_follow_the_contract() {
+    let kb = Knowledge::embedded();
+    for (code, (_, letter)) in contract_rules() {
+        let rule = kb.rule(&code).expect("present");
+        let expected = match letter {
+            'E' => Severity::Error,
+            'W' => Severity::Warning,
+            'I' => Severity::Info,
+            other => panic!("{code}: unexpected severity letter {other}"),
+        };
+        assert_eq!(rule.severity, expected, "{code}");
+    }
+}
+
+#[test]
+fn every_rule_documents_why_with_an_example_and_sources() {
+    for rule in &Knowledge::embedded().rules {
+        for section in ["## What it detects", "## Why", "## Example", "## Sources"] {
+            assert!(rule.docs.contains(section), "{} docs lack `{section}`", rule.code);
+        }
+        assert!(!rule.sources.is_empty(), "{} has no sources", rule.code);
+    }
+}
+
+#[test]
+fn a_rules_fix_stage_lists_the_rule() {
+    let kb = Knowledge::embedded();
+    for rule in &kb.rules {
+        if let Some(stage) = &rule.fix_stage {
+            let stage = kb.stage(stage).expect("validated");
+            assert!(stage.rules.contains(&rule.code), "stage {} does not list {}", stage.name, rule.code);
+        }
+    }
+}
+
+#[test]
+fn targets_of_the_contract_exist() {
+    let kb = Knowledge::embedded();
+    for id in ["arc-pro-b70", "arc-pro-b60", "arc-b580", "arc-a770", "max-1550", "max-1100", "lnl-arc-140v", "h100", "h200"] {
+        assert!(kb.device(id).is_some(), "device {id}");
+    }
+    for id in ["xpu-3.3", "xpu-3.5", "xpu-3.6", "xpu-3.7", "xpu-main", "cuda"] {
+        assert!(kb.toolchain(id).is_some(), "toolchain {id}");
+    }
+    assert_eq!((kb.default_device.as_str(), kb.default_toolchain.as_str()), ("arc-pro-b70", "xpu-3.7"));
+}
+
+#[test]
+fn unverified_values_always_name_a_source() {
+    for d in &Knowledge::embedded().devices {
+        let facts = [
+            (&d.slm_bytes.source, d.slm_bytes.verified),
+            (&d.max_work_group_size.source, d.max_work_group_size.verified),
+            (&d.has_fp64.source, d.has_fp64.verified),
+        ];
+        for (source, _) in facts {
+            assert!(!source.is_empty(), "{}: a fact without a source", d.id);
+        }
+    }
+}
+
+// ---- overlays -----------------------------------------------------------------------------
+
+#[test]
+fn overlay_overrides_only_the_keys_it_writes() {
+    let dir = overlay(&[(
+        "devices/arc-pro-b70.toml",
+        "slm_bytes = { value = 65536, verified = true, source = \"measured on our B70\" }\n",
+    )]);
+    let kb = Knowledge::embedded().with_overlay(dir.path()).expect("valid overlay");
+    let b70 = kb.device("arc-pro-b70").expect("still there");
+    assert_eq!(b70.slm_bytes.get(), Some(&65536));
+    assert!(b70.slm_bytes.verified);
+    assert_eq!(b70.name, "Intel Arc Pro B70", "untouched keys are inherited");
+    assert_eq!(b70.sub_group_sizes.get(), Some(&vec![16, 32]));
+    assert_eq!(kb.devices.len(), Knowledge::embedded().devices.len());
+}
+
+#[test]
+fn overlay_adds_new_entries_and_defaults() {
+    let dir = overlay(&[
+        (
+            "devices/arc-b570.toml",
+            "name = \"Intel Arc B570\"\nvendor = \"intel\"\narch = \"bmg\"\ngeneration = \"Xe2-HPG\"\n\
+             sub_group_sizes = { value = [16, 32], source = \"gpu_info.json\" }\n",
+        ),
+        ("defaults.toml", "device = \"arc-b570\"\n"),
+    ]);
+    let kb = Knowledge::embedded().with_overlay(dir.path()).expect("valid overlay");
+    let b570 = kb.device("arc-b570").expect("added");
+    assert_eq!(b570.slm_bytes.get(), None, "facts left out are unknown");
+    let target = Target::default_for(&kb).expect("default resolves");
+    assert_eq!(target.device.id, "arc-b570");
+    assert_eq!(target.toolchain.id, "xpu-3.7", "defaults not overridden are kept");
+}
+
+#[test]
+fn overlay_rule_docs_show_in_explain() {
+    let dir = overlay(&[("rules/XF302.toml", "docs = '''\nOur cluster forbids fp64 entirely.\n'''\n")]);
+    let out = xeforge(&["explain", "XF302", "--knowledge", &dir.path().to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("Our cluster forbids fp64 entirely."));
+}
+
+#[test]
+fn malformed_overlay_names_file_line_and_field() {
+    let dir = overlay(&[(
+        "toolchains/xpu-3.7.toml",
+        "# local build\nreleased = \"ours\"\ndot_min_m = \"eight\"\n",
+    )]);
+    let err = Knowledge::embedded().with_overlay(dir.path()).expect_err("a string is not a number");
+    assert!(err.file.ends_with("toolchains/xpu-3.7.toml"), "{err}");
+    assert_eq!(err.line, 3, "{err}");
+    assert_eq!(err.field, "dot_min_m", "{err}");
+    assert!(err.to_string().contains("xpu-3.7.toml:3: dot_min_m:"), "{err}");
+}
+
+#[test]
+fn new_entry_missing_a_required_field_names_it() {
+    let dir = overlay(&[("stages/vectorise.toml", "title = \"Vectorise\"\nsummary = \"s\"\ninstructions = \"i\"\nrules = []\nafter = []\ncorrectness_only = false\n")]);
+    let err = Knowledge::embedded().with_overlay(dir.path()).expect_err("scope is required");
+    assert_eq!(err.field, "scope", "{err}");
+    assert!(err.file.ends_with("stages/vectorise.toml"), "{err}");
+}
+
+#[test]
+fn misspelled_key_is_rejected_not_ignored() {
+    let dir = overlay(&[("devices/arc-a770.toml", "\nslm_byte = { value = 1 }\n")]);
+    let err = Knowledge::embedded().with_overlay(dir.path()).expect_err("unknown key");
+    assert_eq!((err.line, err.field.as_str()), (2, "slm_byte"), "{err}");
+}
+
+#[test]
+fn dangling_fix_stage_is_reported_with_a_suggestion() {
+    let dir = overlay(&[("rules/XF101.toml", "\n\nfix_stage = \"device-tunning\"\n")]);
+    let err = Knowledge::embedded().with_overlay(dir.path()).expect_err("no such stage");
+    assert_eq!((err.line, err.field.as_str()), (3, "fix_stage"), "{err}");
+    assert!(err.message.contains("did you mean `device-tuning`"), "{err}");
+}
+
+#[test]
+fn stage_cycle_is_reported() {
+    let dir = overlay(&[("stages/algorithmic.toml", "after = [\"autotune\"]\n")]);
+    let err = Knowledge::embedded().with_overlay(dir.path()).expect_err("cycle");
+    assert_eq!(err.field, "after", "{err}");
+    assert!(err.message.contains("cycle"), "{err}");
+}
+
+#[test]
+fn missing_overlay_directory_is_an_error() {
+    let err = Knowledge::embedded().with_overlay(Path::new("/nonexistent/xeforge-kb")).expect_err("no dir");
+    assert!(err.to_string().starts_with("/nonexistent/xeforge-kb: "), "{err}");
+}
+
+// ---- targets ------------------------------------------------------------------------------
+
+#[test]
+fn unknown_device_suggests_the_closest_id() {
+    let err = Target::resolve(Knowledge::embedded(), "b70", "").expect_err("not an id");
+    assert_eq!(err.kind, TargetKind::Device);
+    assert_eq!(err.suggestion.as_deref(), Some("arc-pro-b70"));
+    let message = err.to_string();
+    assert!(message.contains("did you mean `arc-pro-b70`?"), "{message}");
+    assert!(message.contains("max-1550"), "lists the known devices: {message}");
+}
+
+#[test]
+fn unknown_toolchain_suggests_the_closest_id() {
+    let err = Target::resolve(Knowledge::embedded(), "", "xpu-3.8").expect_err("no 3.8");
+    assert_eq!(err.kind, TargetKind::Toolchain);
+    assert!(err.suggestion.is_some(), "{err}");
+}
+
+#[test]
+fn ids_resolve_case_insensitively() {
+    let t = Target::resolve(Knowledge::embedded(), "Max-1550", "XPU-3.3").expect("resolves");
+    assert_eq!(t.label(), "max-1550 / xpu-3.3");
+    assert_eq!(t.dot_min_shape(16), Some((8, 16, 16)));
+}
+
+// ---- stage order --------------------------------------------------------------------------
+
+#[test]
+fn stage_order_respects_every_after_for_every_subset() {
+    let kb = Knowledge::embedded();
+    let names: Vec<&str> = kb.stages.iter().map(|s| s.name.as_str()).collect();
+    let mut rng = fastrand::Rng::with_seed(7);
+    for round in 0..300 {
+        let mut subset: Vec<&str> = names.iter().copied().filter(|_| round == 0 || rng.bool()).collect();
+        rng.shuffle(&mut subset);
+        let order = kb.stage_order(&subset);
+        assert_eq!(order.len(), subset.len());
+        for (i, later) in order.iter().enumerate() {
+            for earlier in &order[i + 1..] {
+                assert!(
+                    !kb.must_precede(&earlier.name, &later.name),
+                    "{} placed before {} in {:?}",
+                    later.name,
+                    earlier.name,
+                    order.iter().map(|s| &s.name).collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn full_stage_order_is_the_xe_forge_pipeline() {
+    let kb = Knowledge::embedded();
+    let all: Vec<&str> = kb.stages.iter().rev().map(|s| s.name.as_str()).collect();
+    let order: Vec<&str> = kb.stage_order(&all).iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        order,
+        ["analysis", "algorithmic", "discovery", "dtype", "fusion", "memory-access", "block-pointers", "persistent", "device-tuning", "autotune"]
+    );
+}
+
+// ---- command line -------------------------------------------------------------------------
+
+fn xeforge(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_xeforge")).args(args).output().expect("run xeforge")
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn rules_table_snapshot() {
+    let out = xeforge(&["rules"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("rules_text", stdout(&out));
+}
+
+#[test]
+fn rules_json_has_one_row_per_rule() {
+    let out = xeforge(&["rules", "--format", "json"]);
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(rows.len(), contract_rules().len());
+    assert_eq!(rows[0]["code"], "XF101");
+    assert_eq!(rows[0]["severity"], "error");
+}
+
+#[test]
+fn devices_table_snapshot() {
+    let out = xeforge(&["devices"]);
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!("devices_text", stdout(&out));
+}
+
+#[test]
+fn devices_json_carries_sources() {
+    let out = xeforge(&["devices", "--format", "json"]);
+    let devices: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("json");
+    let a770 = devices.iter().find(|d| d["id"] == "arc-a770").expect("a770");
+    assert_eq!(a770["has_fp64"]["value"], false);
+    assert!(a770["has_fp64"]["source"].as_str().is_some_and(|s| s.contains("#1084")));
+}
+
+#[test]
+fn explain_accepts_code_in_any_case_and_name() {
+    let by_code = stdout(&xeforge(&["explain", "xf104"]));
+    let by_name = stdout(&xeforge(&["explain", "grf-mode-value"]));
+    assert!(by_code.starts_with("# XF104 grf-mode-value\n"), "{by_code}");
+    assert_eq!(by_code, by_name);
+    assert!(by_code.contains("Unknown grf_mode"), "quotes the backend's error");
+}
+
+#[test]
+fn explain_unknown_rule_exits_2_with_a_suggestion() {
+    let out = xeforge(&["explain", "XF10"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown rule `XF10`; did you mean `XF1"), "{err}");
+}
+
+#[test]
+fn stages_lists_every_stage_in_order() {
+    let out = stdout(&xeforge(&["stages"]));
+    let names: Vec<&str> = out.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(names.first(), Some(&"analysis"));
+    assert_eq!(names.last(), Some(&"autotune"));
+    assert_eq!(names.len(), Knowledge::embedded().stages.len());
+}
+
+#[test]
+fn stage_detail_shows_its_instructions() {
+    let out = stdout(&xeforge(&["stages", "block-pointers"]));
+    assert!(out.contains("after: memory-access"), "{out}");
+    assert!(out.contains("tl.make_tensor_descriptor"), "{out}");
+    assert_eq!(xeforge(&["stages", "blockpointers"]).status.code(), Some(2));
+}
+
+#[test]
+fn broken_overlay_fails_the_command_with_exit_2() {
+    let dir = overlay(&[("devices/h100.toml", "arch = 90\n")]);
+    let out = xeforge(&["devices", "--knowledge", &dir.path().to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("h100.toml:1: arch:"), "{err}");
+}
