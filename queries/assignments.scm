@@ -8,3 +8,7 @@
 ; a name updated this way has no single static value.
 (augmented_assignment
   left: (identifier) @mutation)
+
+; `global X` in a function: X is rebound at run time, so its module-level value is not static.
+(global_statement
+  (identifier) @mutation)

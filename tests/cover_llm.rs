@@ -73,7 +73,7 @@ fn evaluations_logged(s: &Setup) -> usize {
     std::fs::read_to_string(&s.log).unwrap_or_default().lines().filter(|l| l.contains("\"evaluate\"")).count()
 }
 
-async fn run(s: &Setup, r: &StageRunner, req: StageRequest) -> Result<xeforge::cover::StageOutcome, StageError> {
+async fn run(_s: &Setup, r: &StageRunner, req: StageRequest) -> Result<xeforge::cover::StageOutcome, StageError> {
     let out = r.run(req, |_| {}, CancellationToken::new()).await;
     r.harness.shutdown().await;
     out

@@ -477,7 +477,7 @@ fn comprehension_helper_range_and_concatenation() {
     let text = fixture("comprehension_forms.py");
     let bn = at.configs[2].get("BLOCK_N").expect("BLOCK_N");
     assert_eq!(&text[bn.range.start..bn.range.end], "64");
-    assert_eq!(&text[bn.range.start - 5..bn.range.end], "(128, 64");
+    assert_eq!(&text[bn.range.start - 6..bn.range.end], "(128, 64");
     // The helper's parameter is bound from the call site's literal.
     let stages = at.configs[0].get("num_stages").expect("num_stages");
     assert_eq!(&text[stages.range.start..stages.range.end], "3");

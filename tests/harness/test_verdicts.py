@@ -2,25 +2,11 @@
 
 import pytest
 
+from cases import VERDICT_CASES, hang_timeout
 from conftest import DEVICE, ON_GPU, evaluate_args
 
-# (candidate, problem, verdict, words the message must contain)
-CASES = [
-    ("fixtures/add_correct.py", "vector_add", "correct", "correct"),
-    ("fixtures/add_off_by_one.py", "vector_add", "incorrect", "outside rtol"),
-    ("fixtures/add_zeros.py", "vector_add", "incorrect", "elements outside"),
-    ("fixtures/add_in_place.py", "vector_add", "incorrect", "shares its memory"),
-    ("fixtures/add_cached.py", "vector_add", "incorrect", "seed"),
-    ("fixtures/add_torch.py", "vector_add", "rejected", "aten.add"),
-    ("fixtures/conv2d_reflection.py", "conv2d", "rejected", "aten.convolution"),
-    ("fixtures/add_hang.py", "vector_add", "timeout", "did not finish"),
-    ("fixtures/add_segfault.py", "vector_add", "crashed", "SIGSEGV"),
-    ("fixtures/add_syntax_error.py", "vector_add", "compile_error", "syntax error at line 7"),
-    ("fixtures/add_raises.py", "vector_add", "runtime_error", "deliberate failure"),
-    ("problems/softmax.py", "softmax", "correct", "correct"),
-    ("problems/matmul.py", "matmul", "correct", "correct"),
-]
-HANG_TIMEOUT_S = 30 if ON_GPU else 8
+CASES = VERDICT_CASES
+HANG_TIMEOUT_S = hang_timeout(ON_GPU)
 
 
 @pytest.fixture(scope="module")

@@ -70,5 +70,5 @@ fn yes_no(b: &bool) -> String {
 }
 
 fn kib(bytes: u64) -> String {
-    if bytes % 1024 == 0 { format!("{} KiB", bytes / 1024) } else { format!("{bytes} B") }
+    if bytes.is_multiple_of(1024) { format!("{} KiB", bytes / 1024) } else { format!("{bytes} B") }
 }

@@ -126,10 +126,10 @@ impl Knowledge {
     pub fn stage_order(&self, names: &[&str]) -> Vec<&Stage> {
         let mut wanted: Vec<usize> = Vec::new();
         for name in names {
-            if let Some(i) = self.stages.iter().position(|s| s.name == *name) {
-                if !wanted.contains(&i) {
-                    wanted.push(i);
-                }
+            if let Some(i) = self.stages.iter().position(|s| s.name == *name)
+                && !wanted.contains(&i)
+            {
+                wanted.push(i);
             }
         }
         wanted.sort_unstable();

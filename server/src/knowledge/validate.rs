@@ -49,15 +49,15 @@ fn defaults(kb: &Knowledge, origins: &Origins) -> Result<(), KnowledgeError> {
 fn devices(kb: &Knowledge, origins: &Origins) -> Result<(), KnowledgeError> {
     for d in &kb.devices {
         let e = |field: &str, message: String| err(origins, Kind::Device, &d.id, field, message);
-        if let Some(sizes) = d.sub_group_sizes.get() {
-            if sizes.is_empty() || sizes.iter().any(|s| !s.is_power_of_two()) {
-                return Err(e("sub_group_sizes", format!("sub-group sizes must be non-empty powers of two, got {sizes:?}")));
-            }
+        if let Some(sizes) = d.sub_group_sizes.get()
+            && (sizes.is_empty() || sizes.iter().any(|s| !s.is_power_of_two()))
+        {
+            return Err(e("sub_group_sizes", format!("sub-group sizes must be non-empty powers of two, got {sizes:?}")));
         }
-        if let (Some(large), Some(normal)) = (d.max_work_group_size_large_grf.get(), d.max_work_group_size.get()) {
-            if large > normal {
-                return Err(e("max_work_group_size_large_grf", format!("{large} exceeds max_work_group_size {normal}")));
-            }
+        if let (Some(large), Some(normal)) = (d.max_work_group_size_large_grf.get(), d.max_work_group_size.get())
+            && large > normal
+        {
+            return Err(e("max_work_group_size_large_grf", format!("{large} exceeds max_work_group_size {normal}")));
         }
     }
     Ok(())
@@ -72,10 +72,10 @@ fn toolchains(kb: &Knowledge, origins: &Origins) -> Result<(), KnowledgeError> {
         if let Some((from, to)) = t.grf_renames.iter().find(|(_, to)| !t.grf_mode_values.contains(to)) {
             return Err(e("grf_renames", format!("renames `{from}` to `{to}`, which is not one of grf_mode_values")));
         }
-        if let Some(opt) = &t.subgroup_option {
-            if !t.options.contains(opt) {
-                return Err(e("subgroup_option", format!("`{opt}` is not listed in options")));
-            }
+        if let Some(opt) = &t.subgroup_option
+            && !t.options.contains(opt)
+        {
+            return Err(e("subgroup_option", format!("`{opt}` is not listed in options")));
         }
         if let Some(opt) = t.options.iter().find(|o| t.foreign_options.contains(o)) {
             return Err(e("foreign_options", format!("`{opt}` is listed both as accepted and as foreign")));
@@ -101,15 +101,15 @@ fn rules(kb: &Knowledge, origins: &Origins) -> Result<(), KnowledgeError> {
         if let Some(other) = names.insert(r.name.as_str(), r.code.as_str()) {
             return Err(e("name", format!("`{}` is already the name of {other}", r.name)));
         }
-        if let Some(stage) = &r.fix_stage {
-            if kb.stage(stage).is_none() {
-                return Err(e("fix_stage", missing("stage", stage, kb.stages.iter().map(|s| &s.name))));
-            }
+        if let Some(stage) = &r.fix_stage
+            && kb.stage(stage).is_none()
+        {
+            return Err(e("fix_stage", missing("stage", stage, kb.stages.iter().map(|s| &s.name))));
         }
-        if let Some(fix) = &r.fix {
-            if !APPLICABILITIES.contains(&fix.as_str()) {
-                return Err(e("fix", format!("`{fix}` is not one of {APPLICABILITIES:?}")));
-            }
+        if let Some(fix) = &r.fix
+            && !APPLICABILITIES.contains(&fix.as_str())
+        {
+            return Err(e("fix", format!("`{fix}` is not one of {APPLICABILITIES:?}")));
         }
         if r.summary.trim().is_empty() || r.docs.trim().is_empty() {
             return Err(e(if r.summary.trim().is_empty() { "summary" } else { "docs" }, "must not be empty".into()));
@@ -124,10 +124,10 @@ fn stages(kb: &Knowledge, origins: &Origins) -> Result<(), KnowledgeError> {
         if !SCOPES.contains(&s.scope.as_str()) {
             return Err(e("scope", format!("`{}` is not one of {SCOPES:?}", s.scope)));
         }
-        if let Some(g) = &s.deterministic {
-            if !GENERATORS.contains(&g.as_str()) {
-                return Err(e("deterministic", format!("`{g}` is not one of {GENERATORS:?}")));
-            }
+        if let Some(g) = &s.deterministic
+            && !GENERATORS.contains(&g.as_str())
+        {
+            return Err(e("deterministic", format!("`{g}` is not one of {GENERATORS:?}")));
         }
         if let Some(code) = s.rules.iter().find(|c| kb.rule(c).is_none()) {
             return Err(e("rules", missing("rule", code, kb.rules.iter().map(|r| &r.code))));
@@ -141,9 +141,15 @@ fn stages(kb: &Knowledge, origins: &Origins) -> Result<(), KnowledgeError> {
             }
         }
     }
-    if let Some(cycle) = find_cycle(kb) {
-        let last = &cycle[cycle.len() - 2];
-        return Err(err(origins, Kind::Stage, last, "after", format!("stage ordering has a cycle: {} (each runs after the next)", cycle.join(" -> "))));
+    if let Some(mut cycle) = find_cycle(kb) {
+        // Blame a stage of the layer being loaded (an overlay's edit closed the cycle), and start
+        // the printed cycle there.
+        cycle.pop();
+        let blamed = cycle.iter().position(|n| origins.entries.contains_key(&(Kind::Stage, n.clone()))).unwrap_or(0);
+        cycle.rotate_left(blamed);
+        cycle.push(cycle[0].clone());
+        let message = format!("stage ordering has a cycle: {} (each runs after the next)", cycle.join(" -> "));
+        return Err(err(origins, Kind::Stage, &cycle[0], "after", message));
     }
     Ok(())
 }

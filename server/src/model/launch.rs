@@ -161,7 +161,8 @@ impl<'a, 't> Resolver<'a, 't> {
             (Some(a), Some(b)) => range(*a).cover(range(*b)),
             _ => range(sub),
         };
-        let (grid, grid_texts) = self.grid(&grid_nodes, scope);
+        // `k[grid, num_warps=4](...)` (invalid) recovers with ERROR nodes inside the brackets.
+        let (grid, grid_texts) = if sub.has_error() { (None, Vec::new()) } else { self.grid(&grid_nodes, scope) };
         let grid_uses_device_count = grid_texts.iter().any(|t| DEVICE_COUNT_MARKERS.iter().any(|m| t.contains(m)))
             || grid.as_ref().is_some_and(|dims| {
                 dims.iter().any(|d| matches!(d.eval_const(), Value::Int(n) if CUDA_SM_COUNTS.contains(&n)))

@@ -27,11 +27,9 @@ async function poll(fn, timeoutMs, stepMs = 250) {
 }
 
 async function problems(page) {
-  const rows = page.locator('.markers-panel .monaco-tl-row');
-  const n = await rows.count();
-  const out = [];
-  for (let i = 0; i < n; i++) out.push((await rows.nth(i).innerText()).replace(/\s+/g, ' ').trim());
-  return out;
+  // One snapshot of the rows (they re-render while diagnostics change).
+  const texts = await page.locator('.markers-panel .monaco-tl-row').allInnerTexts().catch(() => []);
+  return texts.map((t) => t.replace(/\s+/g, ' ').trim());
 }
 
 async function editorText(page) {
@@ -86,6 +84,12 @@ async function command(page, title) {
     }, 20000);
     check(Boolean(lenses), 'code lens shown over the kernel', 'none');
     for (const l of lenses || []) console.log(`     lens: ${l.replace(/\s+/g, ' ')}`);
+    if (shot) {
+      // README screenshot: the whole file with its diagnostics, the kernel's lens and the Problems panel.
+      await page.mouse.move(5, 5);
+      await page.screenshot({ path: shot });
+      console.log(`     screenshot: ${shot}`);
+    }
 
     // Cursor onto 'large', then the lightbulb menu (Ctrl+.) and the fix that renames it.
     const lines = fs.readFileSync(fixture, 'utf8').split('\n');
@@ -95,12 +99,6 @@ async function command(page, title) {
     await page.keyboard.type(`${row + 1}:${col}`);
     await page.keyboard.press('Enter');
     await page.waitForTimeout(1500);
-    if (shot) {
-      // README screenshot: diagnostics in the editor and the Problems panel, and the kernel's lens.
-      await page.mouse.move(5, 5);
-      await page.screenshot({ path: shot });
-      console.log(`     screenshot: ${shot}`);
-    }
     await page.keyboard.press('Control+.');
     const item = page.locator('.action-widget .monaco-list-row', { hasText: '256' }).first();
     const shown = await item.waitFor({ state: 'visible', timeout: 15000 }).then(() => true, () => false);
@@ -116,12 +114,17 @@ async function command(page, title) {
 
     // XeForge: Select Device — quick pick from the server's list; the choice lands in settings.
     await command(page, 'XeForge: Select Device');
+    // The list is virtualised: filter it so the row is rendered.
+    await page.waitForSelector('.quick-input-widget >> text=target device', { timeout: 15000 }).catch(() => undefined);
+    await page.keyboard.type('max-1550');
     const pick = page.locator('.quick-input-list .monaco-list-row', { hasText: 'max-1550' }).first();
     if (check(await pick.waitFor({ state: 'visible', timeout: 15000 }).then(() => true, () => false), 'device picker lists max-1550')) {
       await pick.click();
       const settingsFile = path.join(work, 'project', '.vscode', 'settings.json');
       const saved = await poll(() => fs.existsSync(settingsFile) && /"xeforge\.device":\s*"max-1550"/.test(fs.readFileSync(settingsFile, 'utf8')), 15000);
       check(saved, 'the chosen device is saved in the workspace settings');
+    } else {
+      throw new Error('device picker');
     }
   } catch (e) {
     check(false, 'driver', e && e.stack);

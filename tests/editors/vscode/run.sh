@@ -71,7 +71,10 @@ WORK=$(mktemp -d)
 CS_PID=
 cleanup() { [ -n "$CS_PID" ] && kill "$CS_PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
-mkdir -p "$WORK/project" "$WORK/user/User" "$WORK/ext"
+mkdir -p "$WORK/project" "$WORK/user/User" "$WORK/ext" "$WORK/bin"
+# The setting names the binary; PATH has it too, because code-server has been seen (once) to
+# activate the extension before the user settings were readable.
+ln -s "$BIN" "$WORK/bin/xeforge"
 cp "$ROOT/tests/editors/fixtures/add_kernel.py" "$WORK/project/"
 printf '[tool.xeforge]\ntoolchain = "xpu-3.7"\ndevice = "arc-pro-b70"\n' >"$WORK/project/pyproject.toml"
 cat >"$WORK/user/User/settings.json" <<JSON
@@ -82,6 +85,7 @@ cat >"$WORK/user/User/settings.json" <<JSON
   "extensions.ignoreRecommendations": true,
   "telemetry.telemetryLevel": "off",
   "editor.minimap.enabled": false,
+  "editor.stickyScroll.enabled": false,
   "window.commandCenter": false,
   "workbench.secondarySideBar.defaultVisibility": "hidden",
   "chat.disableAIFeatures": true,
@@ -95,7 +99,7 @@ CODE_SERVER=( "$NODE24/bin/node" "$CS/out/node/entry.js" )
   || { cat "$WORK/install.log"; echo "FAIL: code-server --install-extension"; exit 1; }
 
 PORT=$("$NODE24/bin/node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-"${CODE_SERVER[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry --disable-update-check \
+PATH="$WORK/bin:$PATH" "${CODE_SERVER[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry --disable-update-check \
   --disable-workspace-trust --user-data-dir "$WORK/user" --extensions-dir "$WORK/ext" "$WORK/project" >"$WORK/code-server.log" 2>&1 &
 CS_PID=$!
 for _ in $(seq 1 60); do

@@ -40,9 +40,6 @@ impl<'a> Site<'a> {
             Site::Launch(l) => l.get(name).map(|b| &b.value),
         }
     }
-    pub fn int(&self, name: &str) -> Option<i64> {
-        self.value(name).and_then(Value::as_int)
-    }
 }
 
 /// Sub-group size in effect and why (rules.md XF102): the explicit option, else 16 for a `tl.dot`

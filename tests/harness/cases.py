@@ -1,0 +1,23 @@
+"""The verdict matrix, shared by the pytest suite and the pytest-free GPU driver (no pytest import)."""
+
+# (candidate relative to tests/harness, problem, expected verdict, words the message must contain)
+VERDICT_CASES = [
+    ("fixtures/add_correct.py", "vector_add", "correct", "correct"),
+    ("fixtures/add_off_by_one.py", "vector_add", "incorrect", "outside rtol"),
+    ("fixtures/add_zeros.py", "vector_add", "incorrect", "elements outside"),
+    ("fixtures/add_in_place.py", "vector_add", "incorrect", "shares its memory"),
+    ("fixtures/add_cached.py", "vector_add", "incorrect", "seed"),
+    ("fixtures/add_torch.py", "vector_add", "rejected", "aten.add"),
+    ("fixtures/conv2d_reflection.py", "conv2d", "rejected", "aten.convolution"),
+    ("fixtures/add_hang.py", "vector_add", "timeout", "did not finish"),
+    ("fixtures/add_segfault.py", "vector_add", "crashed", "SIGSEGV"),
+    ("fixtures/add_syntax_error.py", "vector_add", "compile_error", "syntax error at line 7"),
+    ("fixtures/add_raises.py", "vector_add", "runtime_error", "deliberate failure"),
+    ("problems/softmax.py", "softmax", "correct", "correct"),
+    ("problems/matmul.py", "matmul", "correct", "correct"),
+]
+
+
+def hang_timeout(on_gpu: bool) -> float:
+    # long enough for the reference to compile and run first; the candidate then never returns
+    return 30.0 if on_gpu else 8.0

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The harness suite on a GPU machine, in one call:
+#
+#   OUT=/some/dir tests/harness/gpu/run_gpu_suite.sh                          # device cuda
+#   OUT=/tmp/dry XEFORGE_TEST_DEVICE=cpu tests/harness/gpu/run_gpu_suite.sh   # dry run here
+#
+# Uses whatever python3 has (torch, triton; pytest and PyYAML if present). If <repo>/.whl/*.whl exist
+# they are installed into /tmp/site first (for machines without PyYAML or pytest and no network).
+# Writes into $OUT: suite.log (everything printed), probe.json, summary.json (timing and, without
+# pytest, verdict checks), pytest.xml (when pytest is there). Exit status 0 iff every check passed.
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
+device="${XEFORGE_TEST_DEVICE:-cuda}"
+py="${PYTHON:-python3}"
+OUT="${OUT:-/tmp/xeforge-gpu-suite}"
+mkdir -p "$OUT"
+exec > >(tee "$OUT/suite.log") 2>&1
+start=$(date +%s)
+
+echo "== xeforge harness suite, device $device, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; fi
+"$py" --version
+
+if compgen -G "$repo/.whl/*.whl" >/dev/null; then
+    echo "== installing $(ls "$repo"/.whl/*.whl | wc -l) wheel(s) from .whl into /tmp/site"
+    "$py" -m pip install --quiet --no-index --no-deps --target /tmp/site "$repo"/.whl/*.whl || echo "warning: wheel install failed"
+    export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+export PYTHONPATH="$repo/server/harness${PYTHONPATH:+:$PYTHONPATH}"
+"$py" -c 'import torch, triton; print(f"torch {torch.__version__}, triton {triton.__version__}")' || { echo "torch/triton not importable"; exit 1; }
+have_yaml=1; "$py" -c 'import yaml' 2>/dev/null || { have_yaml=0; echo "warning: PyYAML missing: the YAML specs cannot be read (put a PyYAML wheel in .whl/)"; }
+have_pytest=1; "$py" -c 'import pytest' 2>/dev/null || { have_pytest=0; echo "pytest missing: the driver runs the verdict matrix instead"; }
+
+echo "== probe"
+"$py" -m xeforge_harness probe --device "$device" | tee "$OUT/probe.json"
+
+rc_pytest=0
+if [ "$have_pytest" = 1 ]; then
+    echo "== pytest (XEFORGE_TEST_DEVICE=$device)"
+    (cd "$repo" && XEFORGE_TEST_DEVICE="$device" timeout 300 "$py" -m pytest -q -p no:cacheprovider tests/harness --junitxml="$OUT/pytest.xml")
+    rc_pytest=$?
+fi
+
+echo "== driver: timing checks, summary"
+verdict_flag=""; [ "$have_pytest" = 0 ] && verdict_flag="--verdicts"
+timeout 240 "$py" "$here/gpu_suite.py" --device "$device" --out "$OUT" $verdict_flag
+rc_driver=$?
+
+echo "== done in $(( $(date +%s) - start )) s: pytest rc=$rc_pytest, driver rc=$rc_driver (yaml=$have_yaml)"
+[ "$rc_pytest" = 0 ] && [ "$rc_driver" = 0 ]
