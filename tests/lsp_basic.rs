@@ -63,7 +63,7 @@ fn diagnostics_move_with_edits_and_clear(encodings: &[&str]) {
     let xf101 = with_code(&v1, "XF101");
     assert_eq!(xf101.len(), 1, "one XF101 in {v1:#?}");
     let launch = KERNEL.lines().nth(LAUNCH_LINE as usize).unwrap();
-    assert_eq!(xf101[0]["range"]["start"], position(LAUNCH_LINE, column(launch, "6,", utf8)));
+    assert_eq!(xf101[0]["range"]["start"], position(LAUNCH_LINE, column(launch, "num_warps=6", utf8) + 10));
     assert_eq!(xf101[0]["source"], "xeforge");
     assert_eq!(xf101[0]["codeDescription"]["href"], "https://xeforge.dev/rules/XF101");
     assert_eq!(xf101[0]["data"]["version"], 1);
@@ -80,10 +80,10 @@ fn diagnostics_move_with_edits_and_clear(encodings: &[&str]) {
     let moved = with_code(&v2, "XF101");
     assert_eq!(moved.len(), 1);
     let new_launch = launch.replacen("(x, y", &format!("({inserted}x, y"), 1);
-    assert_eq!(moved[0]["range"]["start"], position(LAUNCH_LINE + 1, column(&new_launch, "6,", utf8)));
+    assert_eq!(moved[0]["range"]["start"], position(LAUNCH_LINE + 1, column(&new_launch, "num_warps=6", utf8) + 10));
 
     // Fix it by hand: XF101 disappears, XF104 stays.
-    let six = column(&new_launch, "6,", utf8);
+    let six = column(&new_launch, "num_warps=6", utf8) + 10;
     c.change(URI, 3, json!([{"range": range(LAUNCH_LINE + 1, six, LAUNCH_LINE + 1, six + 1), "text": "8"}]));
     let v3 = c.diagnostics_for_version(URI, 3);
     assert!(with_code(&v3, "XF101").is_empty(), "{v3:#?}");
@@ -186,7 +186,7 @@ fn hover_inlay_hints_and_code_lens_describe_the_target() {
     let md = h["contents"]["value"].as_str().unwrap();
     assert!(md.contains("num_warps") && md.contains("work-group"), "{md}");
 
-    let h = c.request("textDocument/hover", json!({"textDocument": {"uri": URI}, "position": position(LAUNCH_LINE, column(launch, "6,", false))}));
+    let h = c.request("textDocument/hover", json!({"textDocument": {"uri": URI}, "position": position(LAUNCH_LINE, column(launch, "num_warps=6", false) + 10)}));
     let md = h["contents"]["value"].as_str().unwrap();
     assert!(md.contains("XF101"), "{md}");
 
@@ -241,6 +241,7 @@ fn pull_diagnostics_when_the_client_supports_them() {
     c.open(URI, KERNEL, 1);
     let r = c.request("textDocument/diagnostic", json!({"textDocument": {"uri": URI}}));
     assert_eq!(r["kind"], "full");
+    assert_eq!(r["items"][0]["data"]["version"], 1);
     assert!(r["items"].as_array().unwrap().iter().any(|d| d["code"] == "XF101"));
     let id = r["resultId"].clone();
     let again = c.request("textDocument/diagnostic", json!({"textDocument": {"uri": URI}, "previousResultId": id}));
@@ -261,7 +262,7 @@ fn on_save_mode_lints_on_save_and_never_shows_misplaced_diagnostics() {
     // Typing above the launch: its diagnostics would be misplaced, so they are withdrawn until save.
     c.change(URI, 2, json!([{"range": range(12, 0, 12, 0), "text": "# note\n"}]));
     let v2 = c.diagnostics_for_version(URI, 2);
-    assert!(with_code(&v2, "XF101").is_empty());
+    assert!(with_code(&v2, "XF101").is_empty(), "{v2:#?}");
     c.notify("textDocument/didSave", json!({"textDocument": {"uri": URI}}));
     let after_save = c.diagnostics_where(URI, |p| p["diagnostics"].as_array().unwrap().iter().any(|d| d["code"] == "XF101"));
     let d = after_save["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "XF101").unwrap().clone();

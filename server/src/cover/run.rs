@@ -390,10 +390,11 @@ impl StageRunner {
                 }
             }
         }
-        // The final list: the fastest measured configs (at most 4, only those that beat the start), or on
-        // the CPU interpreter the first configs of the space, checked for correctness only.
+        // The final list: the fastest measured configs (at most 4, only those that beat the start). The CPU
+        // interpreter can neither time configs nor run Triton's autotuner over several, so there the
+        // decorator gets the starting config alone: the rewrite is checked, nothing unmeasured is claimed.
         let chosen: Vec<space::TuneConfig> = if on_cpu {
-            configs.iter().take(4).cloned().collect()
+            vec![plan.input.start.clone()]
         } else {
             measured.sort_by(|a, b| b.1.total_cmp(&a.1));
             measured.iter().filter(|(_, s)| *s > 1.0).take(4).map(|(c, _)| c.clone()).collect()
@@ -402,7 +403,11 @@ impl StageRunner {
             return Ok(None);
         }
         round += 1;
-        let label = format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" });
+        let label = if on_cpu {
+            "starting config only (the interpreter cannot time configs)".to_string()
+        } else {
+            format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" })
+        };
         let mut rec = RoundRecord::new(round, "autotune", label);
         let cand = plan.render(text, &chosen)?;
         let e = self.try_candidate(ctx, round, &cand, &mut rec, progress).await?;

@@ -71,11 +71,14 @@ pub fn dot_ieee_fallback(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
             if not_fp32(a_dtype) || not_fp32(b_dtype) {
                 continue;
             }
-            let (range, spelled) = match (input_precision, allow_tf32) {
-                (Some(p), _) if p.value.as_str() == Some("ieee") => (p.site, "input_precision=\"ieee\""),
-                (_, Some(t)) if t.value == Value::Bool(false) => (t.site, "allow_tf32=False"),
+            // `allow_tf32=False` reaches the model as input_precision "ieee": quote what was written.
+            let site = match (input_precision, allow_tf32) {
+                (Some(p), _) if p.value.as_str() == Some("ieee") => p.site,
+                (_, Some(t)) if t.value == Value::Bool(false) => t.site,
                 _ => continue,
             };
+            let range = site;
+            let spelled = ctx.text.get(site.start..site.end).unwrap_or("input_precision=\"ieee\"").to_string();
             out.push(ctx.diag(
                 XF303,
                 Severity::Warning,

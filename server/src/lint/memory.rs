@@ -95,14 +95,22 @@ pub fn boundary_check_bools(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
             if !items.iter().any(|v| matches!(v, Value::Bool(_))) {
                 continue;
             }
+            // Python bools are ints: True is dimension 1, False dimension 0.
+            let mut read: Vec<i64> = items.iter().filter_map(Value::as_int).collect();
+            read.sort_unstable();
+            read.dedup();
+            let written = slice(ctx.text, value.range).unwrap_or("(...)").split_whitespace().collect::<Vec<_>>().join(" ");
             let mut d = ctx.diag(
                 XF403,
                 Severity::Error,
                 value.range,
                 Some(ki),
-                "boundary_check takes dimension indices, not bools: (True, True) means \"dimension 1, twice\" and never \
-                 checks dimension 0"
-                    .to_string(),
+                format!(
+                    "boundary_check={written} lists bools, but Triton reads its entries as dimension indices (False = 0, \
+                     True = 1): this checks dimension{} {}",
+                    if read.len() == 1 { "" } else { "s" },
+                    read.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" and ")
+                ),
             );
             if items.iter().all(|v| matches!(v, Value::Bool(_))) {
                 let dims: Vec<String> =

@@ -21,7 +21,7 @@ pub fn grf_mode_value(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
         for site in ctx.sites(ki, "grf_mode") {
             let Some(value) = grf_text(&site.binding.value) else { continue };
             let is_str = matches!(site.binding.value, Value::Str(_));
-            if is_str && tc.grf_mode_values.iter().any(|v| *v == value) {
+            if is_str && tc.grf_mode_values.contains(&value) {
                 continue;
             }
             let shown = if is_str { format!("'{value}'") } else { value.clone() };
@@ -153,7 +153,7 @@ pub fn foreign_backend_option(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
                 site.binding.key_range,
                 Some(ki),
                 format!(
-                    "`{name}` is a {other}-only option, not an option of {} on {} \
+                    "`{name}` is an option of the {other} backend only; {} on {} rejects it \
                      (Triton raises KeyError \"Keyword argument {name} was specified but unrecognised\")",
                     tc.id,
                     ctx.device().name

@@ -100,7 +100,7 @@ fn num_stages(ctx: &Ctx, ki: usize, set: &crate::model::BindingSet) -> u64 {
 }
 
 fn kib(bytes: u64) -> String {
-    if bytes % 1024 == 0 { format!("{} KiB", bytes / 1024) } else { format!("{:.1} KiB", bytes as f64 / 1024.0) }
+    if bytes.is_multiple_of(1024) { format!("{} KiB", bytes / 1024) } else { format!("{:.1} KiB", bytes as f64 / 1024.0) }
 }
 
 /// XF202: the accumulator alone needs more than half of the registers of the GRF mode in effect.

@@ -175,22 +175,34 @@ pub fn hardcoded_program_count(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
             if !launch.grid_uses_device_count && !literal {
                 continue;
             }
-            let what = if launch.grid_uses_device_count { "a CUDA-derived program count" } else { "a fixed program count" };
-            let count = if ctx.is_intel() {
-                let n = cores.as_ref().map(|c| format!(" ({} on this device{})", c.value, c.note("Xe-core count"))).unwrap_or_default();
-                format!(
-                    "size it from the Xe-core count{n}: torch.xpu.get_device_capability(dev)['gpu_subslice_count'] or \
-                     triton.runtime.driver.active.utils.get_device_properties(dev)[\"multiprocessor_count\"]"
+            let what = match (&launch.grid, literal) {
+                (Some(g), true) => format!(
+                    "a fixed program count ({})",
+                    g.iter().map(|e| match e {
+                        Expr::Const(Value::Int(i)) => i.to_string(),
+                        _ => "?".to_string(),
+                    }).collect::<Vec<_>>().join(", ")
+                ),
+                _ => "a CUDA-derived program count".to_string(),
+            };
+            let (advice, note) = if ctx.is_intel() {
+                let here = cores.as_ref().map(|c| format!(", {} here", c.value)).unwrap_or_default();
+                (
+                    format!(
+                        "size it from the Xe-core count{here}: torch.xpu.get_device_capability(dev)['gpu_subslice_count'] or \
+                         triton.runtime.driver.active.utils.get_device_properties(dev)[\"multiprocessor_count\"]"
+                    ),
+                    cores.as_ref().map(|c| c.note("Xe-core count")).unwrap_or_default(),
                 )
             } else {
-                "size it from the device's multiprocessor count".to_string()
+                ("size it from the device's multiprocessor count".to_string(), String::new())
             };
             out.push(ctx.diag(
                 XF505,
                 Severity::Info,
                 launch.grid_range,
                 Some(ki),
-                format!("persistent kernel {} is launched with {what}; on {} {count}", k.name, ctx.target_label()),
+                format!("persistent kernel {} is launched with {what}; on {} {advice}{note}", k.name, ctx.target_label()),
             ));
         }
     }

@@ -39,9 +39,10 @@ pub struct ServeOptions {
 /// Serve one client over the given streams until it exits or closes the input.
 pub async fn serve<I, O>(input: I, output: O, opts: ServeOptions)
 where
-    I: AsyncRead + Unpin,
+    I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite,
 {
+    let input = transport::sanitized_input(input);
     let session = Session::new();
     if let Some(p) = opts.stage {
         *session.stage.write().unwrap_or_else(|e| e.into_inner()) = Some(p);

@@ -173,9 +173,18 @@ impl Session {
     pub fn editor(&self) -> EditorConfig {
         read(&self.editor).clone()
     }
-    pub fn update_editor(&self, f: impl FnOnce(&mut EditorConfig)) {
-        f(&mut write(&self.editor));
-        self.config_gen.fetch_add(1, Ordering::SeqCst);
+    /// Change the editor settings; returns whether anything that affects results changed.
+    pub fn update_editor(&self, f: impl FnOnce(&mut EditorConfig)) -> bool {
+        let mut ed = write(&self.editor);
+        let before = ed.clone();
+        f(&mut ed);
+        // A folder whose section is empty is the same as no entry for it.
+        ed.folders.retain(|(_, s)| *s != Settings::default());
+        let changed = ed.init != before.init || ed.folders != before.folders || ed.overrides != before.overrides;
+        if changed {
+            self.config_gen.fetch_add(1, Ordering::SeqCst);
+        }
+        changed
     }
     pub fn stage_provider(&self) -> Option<Arc<dyn StageActionProvider>> {
         read(&self.stage).clone()

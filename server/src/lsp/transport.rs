@@ -8,7 +8,9 @@
 //!    closing the pipe hangs. `exit` ends the process (0 after `shutdown`, 1 otherwise).
 //! 3. **Panics.** A panic while polling a handler becomes an `InternalError` reply and a log line
 //!    instead of tearing down the serve loop.
-//! 4. **Server→client requests.** Dropping a future that awaits a client reply makes 0.20 panic
+//! 4. **Null params.** `"params": null` on `shutdown`/`exit` is accepted (0.20 refuses it).
+//! 5. **Malformed input.** One undecodable body ends a 0.20 session; [`sanitized_input`] drops it.
+//! 6. **Server→client requests.** Dropping a future that awaits a client reply makes 0.20 panic
 //!    ("receiver already dropped", tower-lsp#417) when the reply arrives, and four handlers blocked on
 //!    client replies wedge stdio. [`client_request`] runs the request in a detached task that always
 //!    awaits to completion; the timeout is on the caller's receiver.
@@ -59,6 +61,7 @@ where
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
+        let req = without_null_params(req);
         match req.method() {
             "shutdown" => self.shutdown_seen = true,
             "exit" if self.exit_process => {
@@ -83,6 +86,20 @@ where
         let id = req.id().cloned();
         let method = req.method().to_string();
         CatchPanic { inner: self.inner.call(req), id, method }
+    }
+}
+
+/// 0.20 rejects `"params": null` on param-less methods (`shutdown`, `exit`) with InvalidParams;
+/// JSON-RPC allows it and some clients send it. Treat it as absent.
+fn without_null_params(req: Request) -> Request {
+    if !matches!(req.params(), Some(Value::Null)) {
+        return req;
+    }
+    let (method, id, _) = req.into_parts();
+    let builder = Request::build(method);
+    match id {
+        Some(id) => builder.id(id).finish(),
+        None => builder.finish(),
     }
 }
 
@@ -170,5 +187,67 @@ where
     let client = client.clone();
     if let Ok(handle) = tokio::runtime::Handle::try_current() {
         handle.spawn(async move { client.send_notification::<N>(params).await });
+    }
+}
+
+/// tower-lsp 0.20 reads stdin through a `FramedRead`, which ends the stream — and so the whole
+/// session — after the first body it cannot decode. This pump re-frames the input and drops (and
+/// logs) any frame that is not a JSON-RPC 2.0 message, so one malformed message costs one message.
+pub fn sanitized_input<R>(input: R) -> tokio::io::DuplexStream
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let (mut tx, rx) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut r = BufReader::new(input);
+        loop {
+            let mut len: Option<usize> = None;
+            let mut line = String::new();
+            loop {
+                line.clear();
+                match r.read_line(&mut line).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {}
+                }
+                let l = line.trim_end();
+                if l.is_empty() {
+                    if len.is_some() {
+                        break;
+                    }
+                    continue;
+                }
+                if let Some(v) = l.strip_prefix("Content-Length:") {
+                    len = v.trim().parse().ok();
+                }
+            }
+            let Some(n) = len.filter(|n| *n <= 256 << 20) else { continue };
+            let mut body = vec![0; n];
+            if r.read_exact(&mut body).await.is_err() {
+                return;
+            }
+            if !is_jsonrpc_message(&body) {
+                tracing::warn!("dropping a malformed message ({} bytes)", body.len());
+                continue;
+            }
+            let header = format!("Content-Length: {n}\r\n\r\n");
+            if tx.write_all(header.as_bytes()).await.is_err() || tx.write_all(&body).await.is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+fn is_jsonrpc_message(body: &[u8]) -> bool {
+    let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(body) else { return false };
+    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return false;
+    }
+    let id_ok = |v: Option<&Value>| matches!(v, Some(Value::Number(_) | Value::String(_) | Value::Null));
+    match m.get("method") {
+        Some(Value::String(_)) => m.get("id").is_none() || id_ok(m.get("id")),
+        Some(_) => false,
+        None => id_ok(m.get("id")) && (m.contains_key("result") || m.contains_key("error")),
     }
 }

@@ -25,7 +25,7 @@ if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi -L; nvidia-smi --query
 
 if compgen -G "$repo/.whl/*.whl" >/dev/null; then
     echo "== installing $(ls "$repo"/.whl/*.whl | wc -l) wheel(s) from .whl into /tmp/site"
-    "$py" -m pip install --quiet --no-index --no-deps --target /tmp/site "$repo"/.whl/*.whl || echo "warning: wheel install failed"
+    "$py" -m pip install --quiet --no-index --no-deps --upgrade --target /tmp/site "$repo"/.whl/*.whl || echo "warning: wheel install failed"
     export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 export PYTHONPATH="$repo/server/harness${PYTHONPATH:+:$PYTHONPATH}"

@@ -28,7 +28,6 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Ask the client for the `xeforge` section, globally and for each workspace folder, then re-lint.
 pub async fn pull(session: &Arc<Session>, folders: &[PathBuf]) {
     if !session.caps().configuration {
-        relint_all(session);
         return;
     }
     let Some(client) = session.client() else { return };
@@ -44,11 +43,12 @@ pub async fn pull(session: &Arc<Session>, folders: &[PathBuf]) {
         Ok(values) => {
             let parsed: Vec<(PathBuf, Settings)> =
                 roots.into_iter().zip(values.iter()).map(|(r, v)| (r, session.parse_editor_settings(v))).collect();
-            session.update_editor(|e| e.folders = parsed);
+            if session.update_editor(|e| e.folders = parsed) {
+                relint_all(session);
+            }
         }
         Err(e) => session.log(MessageType::WARNING, format!("xeforge: workspace/configuration failed: {e}")),
     }
-    relint_all(session);
 }
 
 /// Settings pushed inside didChangeConfiguration (`{"xeforge": {...}}`) or `null` (pull them).
@@ -58,8 +58,9 @@ pub async fn changed(session: &Arc<Session>, settings: Value, folders: &[PathBuf
         pull(session, folders).await;
     } else {
         let s = session.parse_editor_settings(&section);
-        session.update_editor(|e| e.folders = vec![(PathBuf::new(), s)]);
-        relint_all(session);
+        if session.update_editor(|e| e.folders = vec![(PathBuf::new(), s)]) {
+            relint_all(session);
+        }
     }
 }
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Benchmark: `xeforge check` (release build) against `ruff check` (pinned, from PyPI, in a temp venv) over the
+# same downloaded corpus of third-party Triton libraries (tests/corpus/packages.txt). Median of 5 runs each,
+# measured with hyperfine (`apt-get install -y hyperfine`). Writes tests/bench/results/check_vs_ruff.md.
+#
+# Two workloads:
+#   tree    every package directory: each tool walks and filters the tree itself (what users run);
+#   triton  only the .py files that contain `@triton.jit`, named on the command line (parse + analysis cost).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+RUFF_VERSION="${RUFF_VERSION:-0.17.5}"
+RUNS="${RUNS:-5}"
+
+command -v hyperfine >/dev/null || { echo "hyperfine missing: apt-get install -y hyperfine" >&2; exit 2; }
+corpus="$("$repo/tests/corpus/fetch.sh" | tail -1)"
+(cd "$repo" && cargo build --release --quiet)
+xeforge="$repo/target/release/xeforge"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install -q "ruff==$RUFF_VERSION"
+ruff="$work/venv/bin/ruff"
+
+mapfile -t dirs < <(find "$corpus" -mindepth 1 -maxdepth 1 -type d ! -name _dl | sort)
+grep -rlF --include='*.py' '@triton.jit' "${dirs[@]}" | sort >"$work/triton-files.txt"
+mapfile -t files <"$work/triton-files.txt"
+n_py=$(find "${dirs[@]}" -name '*.py' | wc -l)
+lines_triton=$(cat "${files[@]}" | wc -l)
+
+q() { printf '%q ' "$@"; }
+# Both tools: no cache, exit status ignored, output discarded. ruff --isolated ignores the packages' own configs,
+# as xeforge finds none there; its default rule set is what `ruff check` users get.
+hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$work/tree.json" \
+  -n "xeforge tree" "$(q "$xeforge" check --exit-zero --format json "${dirs[@]}")" \
+  -n "ruff tree" "$(q "$ruff" check --no-cache --isolated --exit-zero --output-format json "${dirs[@]}")" \
+  >/dev/null
+hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$work/triton.json" \
+  -n "xeforge triton" "$(q "$xeforge" check --exit-zero --format json "${files[@]}")" \
+  -n "ruff triton" "$(q "$ruff" check --no-cache --isolated --exit-zero --output-format json "${files[@]}")" \
+  >/dev/null
+
+python3 - "$work" "$here/results/check_vs_ruff.md" "$RUFF_VERSION" "$n_py" "${#files[@]}" "$lines_triton" "$RUNS" <<'PY'
+import json, os, platform, subprocess, sys
+work, out, ruff_v, n_py, n_tri, lines, runs = sys.argv[1:]
+rows = []
+for w in ("tree", "triton"):
+    res = {r["command"].split()[0]: r for r in json.load(open(f"{work}/{w}.json"))["results"]}
+    x, r = res["xeforge"], res["ruff"]
+    rows.append((w, x["median"], r["median"], x["median"] / r["median"]))
+cpu = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+lines_md = [
+    "# `xeforge check` vs `ruff check`", "",
+    f"Corpus: the pinned packages of `tests/corpus/packages.txt` ({n_py} .py files; {n_tri} files with "
+    f"`@triton.jit`, {lines} lines). ruff {ruff_v} from PyPI, default rules, `--no-cache --isolated`. "
+    f"Median of {runs} runs (hyperfine, 1 warm-up), {cpu} CPUs, {platform.machine()}. Goal: ratio ≤ 1.0.", "",
+    "| workload | xeforge median (s) | ruff median (s) | ratio xeforge/ruff |", "|---|---:|---:|---:|",
+]
+for w, x, r, ratio in rows:
+    lines_md.append(f"| {w} | {x:.3f} | {r:.3f} | {ratio:.2f} |")
+lines_md += ["", "`tree`: every package directory (each tool walks and filters). "
+             "`triton`: only files containing `@triton.jit`, named explicitly.", ""]
+open(out, "w").write("\n".join(lines_md))
+print("\n".join(lines_md))
+PY
