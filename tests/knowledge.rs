@@ -202,6 +202,36 @@ fn stage_cycle_is_reported() {
 }
 
 #[test]
+fn toolchain_values_must_agree_with_each_other() {
+    let cases = [
+        ("grf_large_values = [\"huge\"]\n", "grf_large_values"),
+        ("grf_renames = [[\"large\", \"1024\"]]\n", "grf_renames"),
+        ("foreign_options = [\"num_warps\"]\n", "foreign_options"),
+        ("subgroup_option = \"sub_group_size\"\n", "subgroup_option"),
+    ];
+    for (text, field) in cases {
+        let dir = overlay(&[("toolchains/xpu-3.6.toml", text)]);
+        let err = Knowledge::embedded().with_overlay(dir.path()).expect_err(text);
+        assert_eq!((err.line, err.field.as_str()), (1, field), "{err}");
+    }
+}
+
+#[test]
+fn stage_order_in_defaults_must_name_stages() {
+    let dir = overlay(&[("defaults.toml", "# reorder\nstage_order = [\"autotune\", \"autotuning\"]\n")]);
+    let err = Knowledge::embedded().with_overlay(dir.path()).expect_err("unknown stage");
+    assert_eq!((err.line, err.field.as_str()), (2, "stage_order"), "{err}");
+}
+
+#[test]
+fn unknown_default_device_is_reported_with_a_suggestion() {
+    let dir = overlay(&[("defaults.toml", "device = \"arc-pro-b7O\"\n")]);
+    let err = Knowledge::embedded().with_overlay(dir.path()).expect_err("no such device");
+    assert_eq!((err.line, err.field.as_str()), (1, "device"), "{err}");
+    assert!(err.message.contains("did you mean `arc-pro-b70`"), "{err}");
+}
+
+#[test]
 fn missing_overlay_directory_is_an_error() {
     let err = Knowledge::embedded().with_overlay(Path::new("/nonexistent/xeforge-kb")).expect_err("no dir");
     assert!(err.to_string().starts_with("/nonexistent/xeforge-kb: "), "{err}");

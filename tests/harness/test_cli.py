@@ -86,6 +86,8 @@ def test_http_server_answers_evaluate_probe_ping_and_shutdown():
         assert status == 200 and body["id"] == "h1" and body["verdict"] == "rejected"
         status, body = post("/evaluate", {**args, "candidate": str(FIXTURES / "add_segfault.py")})
         assert status == 200 and body["verdict"] == "crashed"
+        status, body = post("/", {"id": 9, "command": "evaluate", "args": {**args, "candidate": str(FIXTURES / "add_zeros.py")}})
+        assert status == 200 and body["id"] == 9 and body["verdict"] == "incorrect"
         status, body = post("/probe", {"device": DEVICE})
         assert status == 200 and body["device"]["kind"] == DEVICE
         status, body = post("/shutdown", {})

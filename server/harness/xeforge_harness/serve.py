@@ -94,7 +94,7 @@ def serve_http(workers: Workers, address: str) -> int:
 
         def do_POST(self) -> None:  # noqa: N802
             command = self.path.strip("/")
-            if command not in COMMANDS:
+            if command and command not in COMMANDS:
                 self._reply(404, P.error_result(f"no such endpoint: POST {self.path}"))
                 return
             length = int(self.headers.get("Content-Length") or 0)
@@ -104,10 +104,14 @@ def serve_http(workers: Workers, address: str) -> int:
             except ValueError as e:
                 self._reply(400, {"id": None, **P.error_result(f"request body is not JSON: {e}")})
                 return
-            # The body is the `args` object, or a full request {"id": .., "args": {..}}.
-            if isinstance(body, dict) and "args" in body:
+            if not command:
+                # POST / takes the stdio request object as it is: {"id", "command", "args"}.
+                request = body
+            elif isinstance(body, dict) and "args" in body:
+                # POST /evaluate (or /probe ...) takes a request without `command` ...
                 request = {"id": body.get("id"), "command": command, "args": body["args"]}
             else:
+                # ... or just the `args` object.
                 request = {"id": None, "command": command, "args": body}
             response, stop = handle(request, workers)
             self._reply(200, response)

@@ -6,6 +6,11 @@ record start, call, record end. Baseline (A) and candidate (B) are interleaved i
 alternates (A B, B A, ...), so drift in clocks or temperature hits both alike and a systematic
 first/second-position effect cancels. The speedup is the median of the per-pair ratios A/B; its 95%
 interval comes from order statistics (`stats.median_ci`), with no resampling.
+
+That interval covers run-to-run noise only. Two builds of the *same* kernel can still differ by a few
+tenths of a percent for reasons no repetition removes (code and buffer placement: measured 0.08% for
+a 2048³ matmul on an H200, with an interval of ±0.03%). So the reported interval is widened by
+RESOLUTION on each side, and `speedup_ci95_raw` keeps the unwidened one. Verdicts use the widened one.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from .device import torch_device
 
 FLUSH_BYTES = 256 * 1024 * 1024
 FASTER = 1.02  # the interval's lower end must clear this for "faster"
+RESOLUTION = 0.005  # systematic floor: ratios within ±0.5% of each other are not told apart
 
 
 def measure(baseline: Callable[[], object], candidate: Callable[[], object], kind: str, runs: int, warmup: int) -> dict:
@@ -55,16 +61,18 @@ def measure(baseline: Callable[[], object], candidate: Callable[[], object], kin
         us = start.elapsed_time(end) * 1000.0
         (base if which == "A" else cand)[i] = us
     ratios = [b / c for b, c in zip(base, cand) if c > 0]
-    lo, hi = median_ci(ratios)
+    raw_lo, raw_hi = median_ci(ratios)
+    lo, hi = raw_lo / (1 + RESOLUTION), raw_hi * (1 + RESOLUTION)
     return {
         "meaningful": True,
         "baseline_us": round(median(base), 3),
         "candidate_us": round(median(cand), 3),
         "speedup": round(median(ratios), 4),
         "speedup_ci95": [round(lo, 4), round(hi, 4)],
+        "speedup_ci95_raw": [round(raw_lo, 4), round(raw_hi, 4)],
         "runs": runs,
         "warmup": warmup,
-        "method": "device events, 256 MiB L2 flush and queue filler per call, A/B pairs in alternating order, median ratio with order-statistic 95% interval",
+        "method": "device events, 256 MiB L2 flush and queue filler per call, A/B pairs in alternating order, median ratio with order-statistic 95% interval widened by a 0.5% resolution floor",
     }
 
 
