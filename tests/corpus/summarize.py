@@ -67,7 +67,8 @@ def main() -> int:
         per_pkg_rule[name] = c
         per_rule.update(c)
 
-        found = {row["filename"]: len(row["kernels"]) for row in json.loads(pkg_json.read_text())}
+        # run_corpus.sh runs from `/`, so names are relative to it (or absolute).
+        found = {str(pathlib.Path("/", row["filename"])): len(row["kernels"]) for row in json.loads(pkg_json.read_text())}
         root = corpus / name
         exp_ast = exp_grep = got = 0
         for f in sorted(root.rglob("*.py")):
@@ -77,8 +78,8 @@ def main() -> int:
             if not n_grep:
                 continue
             exp_grep += n_grep
-            key = str(f)
-            n_model = found.get(key, found.get(str(f.relative_to(corpus)), 0))
+            key = str(f.resolve())
+            n_model = found.get(key, 0)
             got += n_model
             exp = n_ast if n_ast is not None else n_grep
             exp_ast += exp

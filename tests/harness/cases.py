@@ -9,6 +9,7 @@ VERDICT_CASES = [
     ("fixtures/add_cached.py", "vector_add", "incorrect", "seed"),
     ("fixtures/add_torch.py", "vector_add", "rejected", "aten.add"),
     ("fixtures/conv2d_reflection.py", "conv2d", "rejected", "aten.convolution"),
+    ("fixtures/add_patches_torch.py", "vector_add", "rejected", "torch.allclose"),
     ("fixtures/add_hang.py", "vector_add", "timeout", "did not finish"),
     ("fixtures/add_segfault.py", "vector_add", "crashed", "SIGSEGV"),
     ("fixtures/add_syntax_error.py", "vector_add", "compile_error", "syntax error at line 7"),

@@ -217,8 +217,9 @@ where
                     }
                     continue;
                 }
-                if let Some(v) = l.strip_prefix("Content-Length:") {
-                    len = v.trim().parse().ok();
+                // Found anywhere in the line, so a body shorter than its header said resynchronises.
+                if let Some(i) = l.find("Content-Length:") {
+                    len = l[i + "Content-Length:".len()..].trim().parse().ok();
                 }
             }
             let Some(n) = len.filter(|n| *n <= 256 << 20) else { continue };

@@ -15,7 +15,7 @@ import torch
 
 from .. import protocol as P
 from ..spec import Spec, SpecError, Variant, load_spec
-from . import compile_meta, device, guard, inputs, loading, timing
+from . import compile_meta, device, guard, inputs, integrity, loading, timing
 from .compare import aliased_inputs, changed_inputs, compare_one, default_tolerance, fingerprint, flatten
 
 
@@ -35,6 +35,7 @@ class Problem:
     original: Any
     reference: Any  # None: the original is the reference
     candidate: Any = None
+    snapshot: Any = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -136,6 +137,7 @@ def _prepare(args: P.EvaluateArgs, phase, result: dict) -> Problem:
     problem = Problem(kind=kind, spec=spec, family=family, original=original, reference=reference)
 
     phase("candidate:import")
+    problem.snapshot = integrity.Snapshot()
     try:
         problem.candidate = loading.import_file(args.candidate, "candidate")
     except SyntaxError as e:
@@ -143,9 +145,17 @@ def _prepare(args: P.EvaluateArgs, phase, result: dict) -> Problem:
         raise Stop(P.COMPILE_ERROR, f"the candidate has a syntax error at {where}: {e.msg}", traceback.format_exc()) from None
     except BaseException as e:  # noqa: BLE001  (SystemExit from a candidate is a failure too)
         raise Stop(P.COMPILE_ERROR, f"the candidate does not import: {_short(e)}", traceback.format_exc()) from None
+    _check_integrity(problem)
     if loading.model_class(problem.candidate, allow_model_new=True) is None:
         raise Stop(P.COMPILE_ERROR, "the candidate defines no class Model")
     return problem
+
+
+def _check_integrity(problem: Problem) -> None:
+    changed = problem.snapshot.changed() if problem.snapshot is not None else []
+    if changed:
+        shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
+        raise Stop(P.REJECTED, f"the candidate replaces functions the verification relies on: {shown}")
 
 
 def _import_trusted(path: str, role: str, what: str):
@@ -176,6 +186,7 @@ def _run(args: P.EvaluateArgs, problem: Problem, phase, result: dict) -> None:
         if failure is not None:
             break
 
+    _check_integrity(problem)
     new_ops = guard.new_compute_ops(candidate_ops, original_ops)
     result["guard"] = {"ok": not new_ops, "new_torch_ops": new_ops}
     result["compile"] = _compile_report(problem)

@@ -21,19 +21,19 @@ def _namespaces() -> list[tuple[str, object]]:
 
 class Snapshot:
     def __init__(self) -> None:
-        self.items: dict[tuple[str, str], int] = {}
+        # Holding the objects themselves (not their ids) keeps a replaced original alive, so an
+        # identity test cannot be fooled by a recycled id.
+        self.items: dict[tuple[str, str], object] = {}
         for label, ns in _namespaces():
             for attr, value in list(vars(ns).items()):
                 if callable(value):
-                    self.items[(label, attr)] = id(value)
-        self._keep = [vars(ns).get(a) for (l, a) in self.items for (lab, ns) in () ]  # ids stay valid: values are held by their namespaces
+                    self.items[(label, attr)] = value
 
     def changed(self) -> list[str]:
-        current = {label: ns for label, ns in _namespaces()}
+        current = dict(_namespaces())
         out = []
-        for (label, attr), ident in self.items.items():
+        for (label, attr), value in self.items.items():
             ns = current.get(label)
-            value = vars(ns).get(attr) if ns is not None else None
-            if value is None or id(value) != ident:
+            if ns is None or vars(ns).get(attr) is not value:
                 out.append(f"{label}.{attr}")
         return sorted(out)
