@@ -23,7 +23,6 @@ import time
 from . import protocol as P
 
 LOG_TAIL_CHARS = 6000
-_KILL_GRACE_S = 2.0
 
 
 def main() -> int:
@@ -75,8 +74,8 @@ def _warm_imports() -> None:
             importlib.import_module(name)
         except Exception:  # an optional speed-up; the child imports it again if it needs it
             pass
-    from .child import evaluate as _evaluate  # noqa: F401  (the harness's own torch-side code)
-    from .child import job as _job  # noqa: F401
+    for name in ("xeforge_harness.child.evaluate", "xeforge_harness.child.job"):  # the harness's own torch-side code
+        importlib.import_module(name)
 
 
 def run_forked(job: dict, replies) -> dict:
@@ -171,13 +170,12 @@ def _wait(pid: int, timeout: float) -> tuple[int, bool]:
 
 
 def _kill_group(pid: int) -> None:
-    for sig in (signal.SIGKILL,):
+    """SIGKILL the child's process group (its pid, after setsid), so grandchildren die with it."""
+    for kill in (os.killpg, os.kill):  # os.kill too: before setsid ran, no group has that id
         try:
-            os.killpg(pid, sig)
-        except ProcessLookupError:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             pass
-        except PermissionError:
-            os.kill(pid, sig)
 
 
 def _read(path: str) -> str:

@@ -209,7 +209,7 @@ impl<'a, 't> Expander<'a, 't> {
     }
 
     /// `get_configs()` / `get_configs(arg)` where the helper's body returns a list expression.
-    fn helper_call(&mut self, call: Node<'t>, env: &mut Vec<Local>, depth: usize) -> bool {
+    fn helper_call(&mut self, call: Node<'t>, env: &[Local], depth: usize) -> bool {
         let Some(func) = call.child_by_field_name("function") else { return false };
         if func.kind() != "identifier" {
             return false;
@@ -250,8 +250,8 @@ impl<'a, 't> Expander<'a, 't> {
                 locals.push(Local { name: pname.to_string(), value, range: r });
             }
         }
-        let saved = std::mem::replace(&mut self.scope, Some(def));
-        let mut env2: Vec<Local> = env.clone();
+        let saved = self.scope.replace(def);
+        let mut env2: Vec<Local> = env.to_vec();
         env2.extend(locals);
         self.expand(ret, &mut env2, depth + 1);
         self.scope = saved;

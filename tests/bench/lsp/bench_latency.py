@@ -1,0 +1,166 @@
+"""didChange → publishDiagnostics latency of `xeforge lsp` and `ruff server` on the same files and
+the same edit script, in the same run.
+
+Usage: python tests/bench/lsp/bench_latency.py [--xeforge BIN] [--ruff BIN] [--edits N]
+Writes a markdown table to stdout (and to --out if given). Both servers get a push-only client
+(no pull-diagnostics capability) and UTF-16 positions, so the work per edit is comparable.
+"""
+import argparse, json, os, statistics, subprocess, sys, time, threading, queue
+
+KERNEL = '''
+@triton.autotune(configs=[triton.Config({{'BLOCK': 64}}, num_warps=4), triton.Config({{'BLOCK': 128}}, num_warps=8)], key=['n'])
+@triton.jit
+def add_kernel_{i}(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    acc = x + y
+    acc = acc * 2.0
+    tl.store(out_ptr + offs, acc, mask=mask)
+
+
+def launch_{i}(x, y, out, n):
+    grid = (triton.cdiv(n, 256),)
+    add_kernel_{i}[grid](x, y, out, n)
+    return out
+
+'''
+
+def make_file(lines):
+    head = "import triton\nimport triton.language as tl\n"
+    block = KERNEL.count("\n")
+    n = max(1, lines // block)
+    return head + "".join(KERNEL.format(i=i) for i in range(n))
+
+class Server:
+    def __init__(self, cmd):
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.q = queue.Queue()
+        self.id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        f = self.p.stdout
+        while True:
+            n = None
+            while True:
+                line = f.readline()
+                if not line:
+                    return
+                line = line.strip()
+                if not line:
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    n = int(line.split(b":")[1])
+            msg = json.loads(f.read(n))
+            if "method" in msg and "id" in msg:  # server→client request: answer null
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None if msg["method"] != "workspace/configuration" else [{} for _ in msg["params"]["items"]]})
+                continue
+            self.q.put((time.perf_counter(), msg))
+
+    def send(self, obj):
+        b = json.dumps(obj).encode()
+        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
+        self.p.stdin.flush()
+
+    def request(self, method, params):
+        self.id += 1
+        self.send({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})
+        while True:
+            _, m = self.q.get(timeout=60)
+            if m.get("id") == self.id:
+                return m
+
+    def notify(self, method, params):
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def wait_diags(self, uri, version, timeout=60):
+        deadline = time.time() + timeout
+        while True:
+            t, m = self.q.get(timeout=max(0.01, deadline - time.time()))
+            if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri:
+                if m["params"].get("version") == version:
+                    return t
+
+    def close(self):
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.p.wait(timeout=5)
+        except Exception:
+            self.p.kill()
+
+def rss_kb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for l in f:
+                if l.startswith("VmRSS:"):
+                    return int(l.split()[1])
+    except OSError:
+        return None
+
+def run(cmd, text, edits, mode):
+    s = Server(cmd)
+    s.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
+        "general": {"positionEncodings": ["utf-16"]},
+        "textDocument": {"publishDiagnostics": {"versionSupport": True}}}})
+    s.notify("initialized", {})
+    uri = "file:///tmp/xeforge-bench/kern.py"
+    s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 0, "text": text}})
+    s.wait_diags(uri, 0)
+    time.sleep(0.5)
+    idle = rss_kb(s.p.pid)
+    lines = text.split("\n")
+    # Middle of the file, inside `acc = acc * 2.0`: an identifier for typing, a '(' to break syntax.
+    target = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].strip() == "acc = acc * 2.0")
+    col = lines[target].index("acc * 2.0") + 3
+    lat = []
+    for v in range(1, edits + 1):
+        insert = (v % 2 == 1)
+        ch = "x" if mode == "typing" else "("
+        if insert:
+            change = {"range": {"start": {"line": target, "character": col}, "end": {"line": target, "character": col}}, "text": ch}
+        else:
+            change = {"range": {"start": {"line": target, "character": col}, "end": {"line": target, "character": col + 1}}, "text": ""}
+        t0 = time.perf_counter()
+        s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]})
+        t1 = s.wait_diags(uri, v)
+        if mode == "typing" or insert:  # for breaking edits, measure the edit that breaks
+            lat.append((t1 - t0) * 1000)
+    s.close()
+    lat.sort()
+    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
+    return statistics.median(lat), p99, idle
+
+def main():
+    ap = argparse.ArgumentParser()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    default_x = os.path.join(root, "target/release/xeforge")
+    if not os.path.exists(default_x):
+        default_x = os.path.join(root, "target/debug/xeforge")
+    ap.add_argument("--xeforge", default=os.environ.get("XEFORGE_BIN", default_x))
+    ap.add_argument("--ruff", default=os.path.join(root, ".venv/bin/ruff"))
+    ap.add_argument("--edits", type=int, default=200)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    ruff_version = subprocess.run([a.ruff, "--version"], capture_output=True, text=True).stdout.strip()
+    rows = []
+    for lines in (2000, 20000):
+        text = make_file(lines)
+        n = text.count("\n")
+        for mode in ("typing", "breaking"):
+            for name, cmd in (("xeforge", [a.xeforge, "lsp"]), (ruff_version, [a.ruff, "server"])):
+                med, p99, idle = run(cmd, text, a.edits, mode)
+                rows.append(f"| {n} | {mode} | {name} | {med:.2f} | {p99:.2f} | {idle / 1024:.1f} |")
+                print(rows[-1], file=sys.stderr)
+    out = ["| lines | edit | server | median ms | p99 ms | idle RSS MiB |", "|---|---|---|---|---|---|"] + rows
+    report = "\n".join(out) + "\n"
+    print(report)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(report)
+
+if __name__ == "__main__":
+    main()
