@@ -7,12 +7,14 @@
 # Writes to "$OUT" (default ./tests/bench/.work): autotune_h200.md (the table), per-kernel JSON and logs,
 # the tuned kernel files and the evidence records (.xeforge/runs). Exit status 1 if any kernel ended slower.
 #   MAX_CONFIGS  configs measured per kernel (default 8)     FAMILY  spec family (default bench-gpu)
+#   KERNELS      which kernels (default: gemm gemm_epilogue softmax layernorm attention)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 OUT=${OUT:-$ROOT/tests/bench/.work}
 BIN=${XEFORGE_BIN:-$ROOT/target/release/xeforge}
 MAX_CONFIGS=${MAX_CONFIGS:-8}
 FAMILY=${FAMILY:-bench-gpu}
+KERNELS=${KERNELS:-gemm gemm_epilogue softmax layernorm attention}
 export XEFORGE_PYTHON=${XEFORGE_PYTHON:-$(command -v python3)}
 export XEFORGE_HARNESS_PATH=${XEFORGE_HARNESS_PATH:-$ROOT/server/harness}
 
@@ -40,7 +42,7 @@ TABLE="$OUT/autotune_h200.md"
 } > "$TABLE"
 
 SLOWER=0
-for k in gemm gemm_epilogue softmax layernorm attention; do
+for k in $KERNELS; do
   t0=$SECONDS
   "$BIN" stage autotune "$OUT/work/$k.py" --device cuda --family "$FAMILY" --max-configs "$MAX_CONFIGS" \
       --timeout 300 --format json --apply > "$OUT/$k.json" 2> "$OUT/$k.log"
