@@ -88,7 +88,8 @@ pub fn run(args: VerifyArgs) -> u8 {
         }
         if let Some(c) = &e.correctness {
             for v in &c.variants {
-                println!("  {}: {} seeds, max_abs {:?}, rel_err {:?}", v.name, v.seeds, v.max_abs, v.rel_err);
+                let f = |x: Option<f64>| x.map(|v| format!("{v:.3e}")).unwrap_or_else(|| "?".into());
+                println!("  {}: {} seeds, max_abs {}, rel_err {}", v.name, v.seeds, f(v.max_abs), f(v.rel_err));
             }
         }
         if !e.verdict.is_correct() && e.message.is_none() {
