@@ -7,6 +7,7 @@
 # Writes to "$OUT" (default ./tests/bench/.work): autotune_h200.md (the table), per-kernel JSON and logs,
 # the tuned kernel files and the evidence records (.xeforge/runs). Exit status 1 if any kernel ended slower.
 #   MAX_CONFIGS  configs measured per kernel (default 8)     FAMILY  spec family (default bench-gpu)
+#   PER_KERNEL_S wall-clock limit per kernel (default 600)
 #   KERNELS      which kernels (default: gemm gemm_epilogue softmax layernorm attention)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -44,7 +45,7 @@ TABLE="$OUT/autotune_h200.md"
 SLOWER=0
 for k in $KERNELS; do
   t0=$SECONDS
-  "$BIN" stage autotune "$OUT/work/$k.py" --device cuda --family "$FAMILY" --max-configs "$MAX_CONFIGS" \
+  timeout "${PER_KERNEL_S:-600}" "$BIN" stage autotune "$OUT/work/$k.py" --device cuda --family "$FAMILY" --max-configs "$MAX_CONFIGS" \
       --timeout 300 --format json --apply > "$OUT/$k.json" 2> "$OUT/$k.log"
   rc=$?
   secs=$((SECONDS - t0))
