@@ -36,9 +36,17 @@ hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$work/tree.json" \
   -n "xeforge tree" "$(q "$xeforge" check --exit-zero --format json "${dirs[@]}")" \
   -n "ruff tree" "$(q "$ruff" check --no-cache --isolated --exit-zero --output-format json "${dirs[@]}")" \
   >/dev/null
+# The file list is longer than one argument may be: a tiny wrapper execs each tool with the list (same cost for both).
+cat >"$work/with-files.sh" <<'SH'
+#!/usr/bin/env bash
+list="$1"; shift
+mapfile -t files <"$list"
+exec "$@" "${files[@]}"
+SH
+chmod +x "$work/with-files.sh"
 hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$work/triton.json" \
-  -n "xeforge triton" "$(q "$xeforge" check --exit-zero --format json "${files[@]}")" \
-  -n "ruff triton" "$(q "$ruff" check --no-cache --isolated --exit-zero --output-format json "${files[@]}")" \
+  -n "xeforge triton" "$(q "$work/with-files.sh" "$work/triton-files.txt" "$xeforge" check --exit-zero --format json)" \
+  -n "ruff triton" "$(q "$work/with-files.sh" "$work/triton-files.txt" "$ruff" check --no-cache --isolated --exit-zero --output-format json)" \
   >/dev/null
 
 python3 - "$work" "$here/results/check_vs_ruff.md" "$RUFF_VERSION" "$n_py" "${#files[@]}" "$lines_triton" "$RUNS" <<'PY'
@@ -46,6 +54,7 @@ import json, os, platform, subprocess, sys
 work, out, ruff_v, n_py, n_tri, lines, runs = sys.argv[1:]
 rows = []
 for w in ("tree", "triton"):
+    # hyperfine reports each command under its -n name ("xeforge tree", "ruff triton").
     res = {r["command"].split()[0]: r for r in json.load(open(f"{work}/{w}.json"))["results"]}
     x, r = res["xeforge"], res["ruff"]
     rows.append((w, x["median"], r["median"], x["median"] / r["median"]))
