@@ -34,7 +34,9 @@ pub fn run(args: LspArgs) -> u8 {
             return 2;
         }
     };
-    let opts = crate::lsp::ServeOptions { stage: None, exit_process: true };
+    // Stage actions, lenses and `xeforge.runStage` run the CoVeR stages on the configured harness.
+    let stage: std::sync::Arc<dyn crate::lsp::stage::StageActionProvider> = std::sync::Arc::new(crate::cover::lsp_provider::CoverStageProvider::new());
+    let opts = crate::lsp::ServeOptions { stage: Some(stage), exit_process: true };
     runtime.block_on(crate::lsp::serve(tokio::io::stdin(), tokio::io::stdout(), opts));
     // stdin closed without `exit`: the spec asks for status 1 unless shutdown was requested, but a
     // closed pipe is also how some clients stop; both are quiet ends.

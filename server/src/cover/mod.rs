@@ -6,6 +6,7 @@
 //! - [`autotune`]: the deterministic autotune generator (config space + decorator rewrite).
 //! - [`prompt`]: prompts for LLM stages (the client is [`crate::llm`]).
 //! - [`run`]: the loop, acceptance policy and re-verification; [`evidence`]: the JSON record and summary line.
+//! - [`lsp_provider`]: the language server's stage actions and runs (`xeforge.runStage`).
 //! - [`settings`]: `[tool.xeforge.llm]` / `[tool.xeforge.harness]` and the workspace root; [`spec`]: `xeforge spec`.
 //!
 //! ## API for the language server
@@ -28,6 +29,7 @@
 pub mod autotune;
 pub mod evidence;
 pub mod guard;
+pub mod lsp_provider;
 pub mod outline;
 pub mod prompt;
 pub mod run;

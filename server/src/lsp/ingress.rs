@@ -88,4 +88,6 @@ fn did_close(s: &Arc<Session>, p: DidCloseTextDocumentParams) {
         entry.closed.store(true, Ordering::SeqCst);
         entry.wake.notify_one();
     }
+    // Kept stage results were for that buffer's text; the evidence records stay on disk.
+    s.stage_results.forget_uri(&p.text_document.uri);
 }

@@ -4,7 +4,8 @@
 //! - `ingress` + `documents` + `encoding`: text sync on the ordered path; rope, tree, positions.
 //! - `worker` + `engine` + `convert`: per-document reparse/analysis, "latest version wins", publish.
 //! - `session`: shared state and settings; `server`: capabilities and routing; `handlers/*`: features.
-//! - `stage` + `run_stage`: the hook through which CoVeR stages become actions, lenses and a command.
+//! - `stage` + `run_stage`: the hook through which CoVeR stages become actions, lenses and a command;
+//!   `stage_rebase` + `stage_result`: moving a finished result onto the edited document, or keeping it.
 
 pub mod convert;
 pub mod documents;
@@ -16,6 +17,8 @@ pub mod run_stage;
 pub mod server;
 pub mod session;
 pub mod stage;
+pub mod stage_rebase;
+pub mod stage_result;
 pub mod transport;
 pub mod worker;
 
@@ -51,6 +54,7 @@ where
     let (service, socket) = LspService::build(move |client| Backend::new(s, client))
         .custom_method("xeforge/devices", Backend::devices)
         .custom_method("xeforge/debugDocument", Backend::debug_document)
+        .custom_method("xeforge/stages", Backend::stages)
         .custom_method("window/workDoneProgress/cancel", |b: &Backend, p| {
             run_stage::cancel(&b.session, p);
             std::future::ready(())

@@ -1,7 +1,7 @@
 //! `xeforge.runStage`: a long job (LLM + GPU harness) run by the [`StageActionProvider`] in a detached
 //! task. The command returns at once; progress goes out as `$/progress` on a token the server creates;
 //! `window/workDoneProgress/cancel` stops it; the result comes back as a `workspace/applyEdit` carrying
-//! the version it was computed for, sent only if the document is still at that version.
+//! the version it was computed for (see `stage_result`: rebased onto later edits, or kept and offered).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,19 +10,17 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tower_lsp::jsonrpc::{Error, Result};
 use tower_lsp::lsp_types::notification::Progress;
-use tower_lsp::lsp_types::request::{ApplyWorkspaceEdit, WorkDoneProgressCreate};
+use tower_lsp::lsp_types::request::WorkDoneProgressCreate;
 use tower_lsp::lsp_types::{
-    ApplyWorkspaceEditParams, MessageType, NumberOrString, ProgressParams, ProgressParamsValue, TextEdit, Url,
+    MessageType, NumberOrString, ProgressParams, ProgressParamsValue, Url,
     WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressCancelParams, WorkDoneProgressCreateParams,
     WorkDoneProgressEnd, WorkDoneProgressReport,
 };
 
-use super::encoding::range_to_lsp;
-use super::handlers::{minimal_replacement, versioned_edit};
 use super::session::{Session, lock};
 use super::stage::{StageCommand, StageRun};
+use super::stage_result::{Finished, deliver};
 use super::transport::{client_request, spawn_notification};
-use crate::text::TextRange;
 
 /// Start a run; answers `null` at once (the edit arrives later through applyEdit).
 pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
@@ -40,7 +38,7 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
         let doc = lock(&entry.doc);
         (doc.text(), doc.version())
     };
-    if version != cmd.version {
+    if cmd.version.is_some_and(|v| v != version) {
         return Err(Error::content_modified());
     }
     let run = StageRun { command: cmd.clone(), path: entry.path.clone(), text: text.clone(), settings: session.settings_for(entry.path.as_deref()) };
@@ -77,40 +75,22 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
         let outcome = provider.run(run, progress, cancel.clone()).await;
         lock(&s.jobs).remove(&token);
         let message = match outcome {
+            Err(e) if cancel.is_cancelled() => format!("{} cancelled ({e})", cmd.stage),
             Err(e) => format!("{} failed: {e}", cmd.stage),
-            Ok(r) => match r.new_text {
+            Ok(r) => match r.new_text.clone() {
                 None => r.summary,
-                Some(new_text) => apply(&s, &uri, version, &text, &new_text, &r.summary).await,
+                // The edit goes to the document as it is now: rebased, or kept and offered again.
+                Some(new) if !cancel.is_cancelled() => {
+                    let f = Finished { uri: uri.clone(), stage: cmd.stage.clone(), kernel: cmd.kernel.clone(), old: text, new, result: r };
+                    deliver(&s, f).await
+                }
+                Some(_) => format!("{} cancelled", cmd.stage),
             },
         };
         send(WorkDoneProgress::End(WorkDoneProgressEnd { message: Some(message.clone()) }));
         s.log(MessageType::INFO, format!("xeforge: {message}"));
     });
     Ok(None)
-}
-
-async fn apply(s: &Arc<Session>, uri: &Url, version: i32, old: &str, new: &str, summary: &str) -> String {
-    let Some(entry) = s.entry(uri) else { return format!("{summary} — not applied: the document was closed") };
-    let rope = {
-        let doc = lock(&entry.doc);
-        if doc.version() != version {
-            return format!("{summary} — not applied: the document changed while the stage ran");
-        }
-        doc.rope().clone()
-    };
-    let Some((a, b, text)) = minimal_replacement(old, new) else { return format!("{summary} — no change") };
-    let edit = TextEdit { range: range_to_lsp(&rope, TextRange::new(a, b), s.encoding()), new_text: text.to_string() };
-    let params = ApplyWorkspaceEditParams { label: Some(summary.to_string()), edit: versioned_edit(uri, version, vec![edit]) };
-    let Some(client) = s.client() else { return summary.to_string() };
-    match client_request::<ApplyWorkspaceEdit>(client, params, Duration::from_secs(60)).await {
-        Ok(r) if r.applied => summary.to_string(),
-        Ok(r) => {
-            let why = r.failure_reason.unwrap_or_else(|| "the editor refused it".into());
-            client.show_message(MessageType::WARNING, format!("xeforge: {summary} — not applied: {why}")).await;
-            format!("{summary} — not applied: {why}")
-        }
-        Err(e) => format!("{summary} — not applied: {e}"),
-    }
 }
 
 /// `window/workDoneProgress/cancel` (a custom method in tower-lsp 0.20).

@@ -16,6 +16,7 @@ use super::encoding::Encoding;
 use super::handlers::{self, code_actions, code_lens, configuration, diagnostics, hover, inlay_hints};
 use super::session::{Caps, Session, uri_path};
 use super::stage::RUN_STAGE_COMMAND;
+use super::stage_result::{APPLY_RESULT_COMMAND, DISCARD_RESULT_COMMAND};
 
 pub const SELECT_DEVICE_COMMAND: &str = "xeforge.selectDevice";
 
@@ -37,6 +38,20 @@ impl Backend {
     /// `xeforge/devices`.
     pub async fn devices(&self, _: Value) -> Result<configuration::DevicesResult> {
         Ok(configuration::devices(&self.session))
+    }
+
+    /// `xeforge/stages`: the stage picker's data (see `handlers::stages`).
+    pub async fn stages(&self, p: handlers::stages::StagesParams) -> Result<handlers::stages::StagesResult> {
+        let Some(provider) = self.session.stage_provider() else {
+            return Err(Error::invalid_params("no stage runner is available in this build"));
+        };
+        let uri = p.text_document.uri.clone();
+        let Some(c) = handlers::current(&self.session, &uri).await else {
+            return Err(Error::invalid_params(format!("document not open: {uri}")));
+        };
+        let entry = self.session.entry(&uri);
+        let settings = self.session.settings_for(entry.as_ref().and_then(|e| e.path.as_deref()));
+        Ok(handlers::stages::stages(&c, &p, &settings, provider.as_ref()))
     }
 
     /// `xeforge/debugDocument` (tests only; enabled by initializationOptions `{"debug": true}`): the
@@ -113,6 +128,8 @@ impl LanguageServer for Backend {
         let mut commands = vec![SELECT_DEVICE_COMMAND.to_string()];
         if s.stage_provider().is_some() {
             commands.push(RUN_STAGE_COMMAND.to_string());
+            commands.push(APPLY_RESULT_COMMAND.to_string());
+            commands.push(DISCARD_RESULT_COMMAND.to_string());
         }
         let code_action_provider = if caps.code_action_literals {
             CodeActionProviderCapability::Options(CodeActionOptions {
@@ -243,13 +260,17 @@ impl LanguageServer for Backend {
         let entry = self.session.entry(&uri);
         let settings = self.session.settings_for(entry.as_ref().and_then(|e| e.path.as_deref()));
         let provider = self.session.stage_provider();
-        Ok(Some(code_lens::code_lenses(&c, &uri, &settings, provider.as_deref())))
+        let mut lenses = code_lens::code_lenses(&c, &uri, &settings, provider.as_deref());
+        lenses.extend(super::stage_result::lenses(&self.session, &c, &uri));
+        Ok(Some(lenses))
     }
 
     async fn execute_command(&self, p: ExecuteCommandParams) -> Result<Option<Value>> {
         match p.command.as_str() {
             SELECT_DEVICE_COMMAND => configuration::select_device(&self.session, &p.arguments),
             RUN_STAGE_COMMAND => super::run_stage::start(&self.session, &p.arguments),
+            APPLY_RESULT_COMMAND => super::stage_result::command_apply(&self.session, &p.arguments).await,
+            DISCARD_RESULT_COMMAND => super::stage_result::command_discard(&self.session, &p.arguments),
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
     }

@@ -129,6 +129,8 @@ pub struct Session {
     pub shutting_down: AtomicBool,
     /// Running stage jobs by progress token, for `window/workDoneProgress/cancel`.
     pub jobs: Mutex<HashMap<String, tokio_util::sync::CancellationToken>>,
+    /// Verified stage results not applied yet (the document changed under them).
+    pub stage_results: super::stage_result::PendingResults,
 }
 
 impl Session {
@@ -148,6 +150,7 @@ impl Session {
             shown_errors: Mutex::new(Vec::new()),
             shutting_down: AtomicBool::new(false),
             jobs: Mutex::new(HashMap::new()),
+            stage_results: Default::default(),
         })
     }
 

@@ -41,14 +41,52 @@ pub struct StageAction {
     pub lens: bool,
 }
 
-/// The argument of `xeforge.runStage`, as the client sends it back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The argument of `xeforge.runStage`. The server puts `{uri, version, stage, kernel}` in every lens and
+/// action; the editor clients pass that object back untouched (VS Code's and Neovim's stage pickers
+/// re-send a lens's arguments). Hand-written invocations are accepted leniently: `kernelName` for
+/// `kernel`, `textDocument: {uri, version}` for `uri`/`version`, and no version at all (the current one).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StageCommand {
     pub uri: String,
-    pub version: i32,
+    /// The document version the command was offered for; `None`: whatever version is current.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<i32>,
     pub stage: String,
     pub kernel: String,
+}
+
+impl<'de> Deserialize<'de> for StageCommand {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Doc {
+            uri: String,
+            version: Option<i32>,
+        }
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Wire {
+            uri: Option<String>,
+            version: Option<i32>,
+            text_document: Option<Doc>,
+            stage: String,
+            #[serde(alias = "kernelName")]
+            kernel: String,
+        }
+        let w = Wire::deserialize(d)?;
+        let (doc_uri, doc_version) = w.text_document.map(|t| (Some(t.uri), t.version)).unwrap_or((None, None));
+        let uri = w.uri.or(doc_uri).ok_or_else(|| serde::de::Error::missing_field("uri"))?;
+        Ok(StageCommand { uri, version: w.version.or(doc_version), stage: w.stage, kernel: w.kernel })
+    }
+}
+
+/// One stage the provider knows, for the stage picker (`xeforge/stages`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageInfo {
+    pub name: String,
+    pub title: String,
+    pub summary: String,
 }
 
 /// A stage run's request: the text of the version the command was issued for.
@@ -68,6 +106,10 @@ pub struct StageResult {
     pub summary: String,
     /// Range of the kernel in the original text, for rebasing if the user kept editing elsewhere.
     pub kernel_range: Option<TextRange>,
+    /// The kernel's range in `new_text`, for "apply anyway" over a kernel the user edited meanwhile.
+    pub kernel_range_after: Option<TextRange>,
+    /// The evidence record (`.xeforge/runs/*.json`), linked from the result message.
+    pub record: Option<std::path::PathBuf>,
 }
 
 /// Progress reports while a stage runs: (message, percentage).
@@ -78,6 +120,11 @@ pub type StageFuture = Pin<Box<dyn Future<Output = Result<StageResult, String>> 
 pub trait StageActionProvider: Send + Sync {
     /// The stages worth offering for the document (cheap: called on every code action/lens request).
     fn actions(&self, ctx: &StageContext<'_>) -> Vec<StageAction>;
+    /// Every stage that can be run on a kernel, for the stage picker; the ones [`Self::actions`] offers
+    /// are marked recommended there.
+    fn catalogue(&self, _settings: &Settings) -> Vec<StageInfo> {
+        Vec::new()
+    }
     /// Run one stage. Called from a detached task; must stop soon after `cancel` fires.
     fn run(&self, run: StageRun, progress: ProgressFn, cancel: CancellationToken) -> StageFuture;
 }

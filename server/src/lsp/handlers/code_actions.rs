@@ -179,7 +179,7 @@ fn stage_actions(c: &Computed, req: &Request<'_>, p: &dyn StageActionProvider, a
 }
 
 pub fn stage_command(uri: &Url, version: i32, title: &str, stage: &str, kernel: &str) -> Command {
-    let arg = StageCommand { uri: uri.to_string(), version, stage: stage.to_string(), kernel: kernel.to_string() };
+    let arg = StageCommand { uri: uri.to_string(), version: Some(version), stage: stage.to_string(), kernel: kernel.to_string() };
     Command {
         title: title.to_string(),
         command: RUN_STAGE_COMMAND.to_string(),

@@ -7,6 +7,7 @@ pub mod configuration;
 pub mod diagnostics;
 pub mod hover;
 pub mod inlay_hints;
+pub mod stages;
 mod target;
 
 use std::sync::Arc;
