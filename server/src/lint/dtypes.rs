@@ -79,13 +79,16 @@ pub fn dot_ieee_fallback(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
             };
             let range = site;
             let spelled = ctx.text.get(site.start..site.end).unwrap_or("input_precision=\"ieee\"").to_string();
+            // Unknown operand dtypes: say what the finding depends on rather than claim fp32.
+            let known_fp32 = a_dtype.as_deref() == Some("float32") || b_dtype.as_deref() == Some("float32");
+            let lead = if known_fp32 { "" } else { "if its operands are fp32: " };
             out.push(ctx.diag(
                 XF303,
                 Severity::Warning,
                 range,
                 Some(ki),
                 format!(
-                    "tl.dot with {spelled}: DPAS on {} multiplies fp32 only as tf32, so an fp32 dot in IEEE precision falls back to \
+                    "{lead}tl.dot with {spelled}: DPAS on {} multiplies fp32 only as tf32, so an fp32 dot in IEEE precision falls back to \
                      FMA loops (much slower, and large K can overflow the 256 KiB scratch space); use the default \"tf32\" or \"tf32x3\" \
                      if its precision is enough",
                     ctx.target_label()

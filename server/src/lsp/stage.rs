@@ -128,3 +128,23 @@ pub trait StageActionProvider: Send + Sync {
     /// Run one stage. Called from a detached task; must stop soon after `cancel` fires.
     fn run(&self, run: StageRun, progress: ProgressFn, cancel: CancellationToken) -> StageFuture;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::StageCommand;
+    use serde_json::json;
+
+    #[test]
+    fn the_lens_argument_round_trips_and_hand_written_shapes_are_accepted() {
+        let lens = StageCommand { uri: "file:///k.py".into(), version: Some(3), stage: "autotune".into(), kernel: "k".into() };
+        let wire = serde_json::to_value(&lens).unwrap();
+        assert_eq!(wire, json!({"uri": "file:///k.py", "version": 3, "stage": "autotune", "kernel": "k"}));
+        assert_eq!(serde_json::from_value::<StageCommand>(wire).unwrap(), lens);
+
+        let by_doc: StageCommand = serde_json::from_value(json!({"textDocument": {"uri": "file:///k.py", "version": 3}, "stage": "autotune", "kernelName": "k"})).unwrap();
+        assert_eq!(by_doc, lens);
+        let unversioned: StageCommand = serde_json::from_value(json!({"uri": "file:///k.py", "stage": "autotune", "kernel": "k"})).unwrap();
+        assert_eq!(unversioned.version, None);
+        assert!(serde_json::from_value::<StageCommand>(json!({"stage": "autotune", "kernel": "k"})).is_err(), "a document is required");
+    }
+}
