@@ -37,6 +37,7 @@ py_harness() {
 }
 py_lsp() {
   [ -d tests/lsp_py ] || { echo "no pytest-lsp suite"; return 0; }
+  "$XEFORGE_PYTHON" -c 'import pytest_lsp' 2>/dev/null || "$XEFORGE_PYTHON" -m pip install -q "pytest-lsp==1.0.1" || return 1
   XEFORGE_BIN=$ROOT/target/debug/xeforge "$XEFORGE_PYTHON" -m pytest -q tests/lsp_py
 }
 nvim_e2e() { XEFORGE_BIN=$ROOT/target/debug/xeforge bash tests/editors/nvim/run.sh; }

@@ -85,7 +85,7 @@ pub fn autotune<'t>(cx: &Cx<'t>, call: Node<'t>, functional: bool, scope: Option
 }
 
 /// Names a `triton.heuristics({...})` dict supplies.
-pub fn heuristic_names(cx: &Cx, call: Node) -> Vec<String> {
+pub fn heuristic_names<'t>(cx: &Cx<'t>, call: Node<'t>) -> Vec<String> {
     let Some(args) = call.child_by_field_name("arguments") else { return Vec::new() };
     let Some(dict) = named_children(args).next().map(unparen) else { return Vec::new() };
     let dict = if dict.kind() == "identifier" {

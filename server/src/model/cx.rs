@@ -7,7 +7,9 @@ use super::imports::normalize;
 use super::types::{Binding, Imports, Value};
 use crate::syntax::{named_children, node_text, range};
 use crate::text::TextRange;
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use tree_sitter::Node;
 
 /// Python builtins the evaluator understands, unless the file rebinds them.
@@ -36,6 +38,37 @@ pub struct Cx<'t> {
     /// Names mutated in place somewhere (`x.append`, `x += ...`, `x[i] = ...`): their literal
     /// value is not the whole story.
     pub mutated: HashSet<String>,
+    /// Per-function assignment summaries, by node id (see [`FnLocals`]).
+    fn_locals: RefCell<HashMap<usize, Rc<FnLocals<'t>>, IdHash>>,
+    /// [`Cx::canonical`] results by node id.
+    canonical_cache: RefCell<HashMap<usize, Option<String>, IdHash>>,
+}
+
+/// Hasher for node ids (addresses): one multiply instead of SipHash on the hot lookups.
+#[derive(Default, Clone, Copy)]
+pub struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    }
 }
 
 impl<'t> Cx<'t> {
@@ -49,6 +82,8 @@ impl<'t> Cx<'t> {
             module_values: HashMap::new(),
             module_functions: HashMap::new(),
             mutated: HashSet::new(),
+            fn_locals: RefCell::new(HashMap::default()),
+            canonical_cache: RefCell::new(HashMap::default()),
         }
     }
 
@@ -85,6 +120,16 @@ impl<'t> Cx<'t> {
     /// Canonical Triton path of an identifier or attribute chain (`tl.dot`, `triton.Config`,
     /// `libdevice.exp`), or None when it does not resolve to Triton.
     pub fn canonical(&self, node: Node) -> Option<String> {
+        // The same callee is asked about by several passes (scan, memory-op checks, inference).
+        if let Some(hit) = self.canonical_cache.borrow().get(&node.id()) {
+            return hit.clone();
+        }
+        let c = self.canonical_uncached(node);
+        self.canonical_cache.borrow_mut().insert(node.id(), c.clone());
+        c
+    }
+
+    fn canonical_uncached(&self, node: Node) -> Option<String> {
         let mut parts: Vec<&str> = Vec::new();
         let mut cur = node;
         loop {
@@ -113,6 +158,22 @@ impl<'t> Cx<'t> {
             path.push_str(p);
         }
         Some(normalize(&path))
+    }
+
+    /// The single right-hand side assigned to `name` inside `func` (not in nested defs/classes).
+    /// Parameters count as assignments: a parameter's value is not statically known.
+    /// Each function body is summarised once ([`FnLocals`]).
+    pub fn local_assignment(&self, func: Node<'t>, name: &str) -> LocalAssign<'t> {
+        let cached = self.fn_locals.borrow().get(&func.id()).cloned();
+        let locals = match cached {
+            Some(l) => l,
+            None => {
+                let l = Rc::new(FnLocals::of(self.text, func));
+                self.fn_locals.borrow_mut().insert(func.id(), l.clone());
+                l
+            }
+        };
+        locals.get(name)
     }
 
     pub fn is_builtin(&self, name: &str) -> bool {
@@ -166,7 +227,7 @@ impl<'t> Cx<'t> {
             return None;
         }
         if let Some(func) = scope {
-            match single_local_assignment(self.text, func, name) {
+            match self.local_assignment(func, name) {
                 LocalAssign::One(n) => return Some(n),
                 LocalAssign::Many => return None,
                 LocalAssign::None => {}
@@ -182,72 +243,99 @@ pub enum LocalAssign<'t> {
     Many,
 }
 
-/// The single right-hand side assigned to `name` inside `func` (not in nested defs/classes).
-/// Parameters count as assignments: a parameter's value is not statically known.
-pub fn single_local_assignment<'t>(text: &str, func: Node<'t>, name: &str) -> LocalAssign<'t> {
-    if let Some(params) = func.child_by_field_name("parameters") {
-        for p in named_children(params) {
-            let id = match p.kind() {
-                "identifier" => Some(p),
-                "typed_parameter" => named_children(p).find(|c| c.kind() == "identifier"),
-                _ => p.child_by_field_name("name"),
-            };
-            if id.is_some_and(|id| node_text(text, id) == name) {
-                return LocalAssign::Many;
+/// What one function body assigns, per name: computed once per function and reused, since the
+/// builder asks about many names of the same function (every launch argument, grid name, ...).
+#[derive(Default)]
+pub struct FnLocals<'t> {
+    params: HashSet<&'t str>,
+    /// name → (weighted assignment count, right-hand side of the last plain `name = rhs`).
+    counts: HashMap<&'t str, (u32, Option<Node<'t>>)>,
+}
+
+impl<'t> FnLocals<'t> {
+    fn of(text: &'t str, func: Node<'t>) -> Self {
+        let mut out = FnLocals::default();
+        if let Some(params) = func.child_by_field_name("parameters") {
+            for p in named_children(params) {
+                let id = match p.kind() {
+                    "identifier" => Some(p),
+                    "typed_parameter" => named_children(p).find(|c| c.kind() == "identifier"),
+                    _ => p.child_by_field_name("name"),
+                };
+                if let Some(id) = id {
+                    out.params.insert(node_text(text, id));
+                }
             }
         }
+        let Some(body) = func.child_by_field_name("body") else { return out };
+        let mut names: Vec<&'t str> = Vec::new();
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "function_definition" | "class_definition" | "lambda" | "decorated_definition" => continue,
+                "assignment" => {
+                    if let Some(left) = n.child_by_field_name("left") {
+                        names.clear();
+                        assigned_names(text, left, &mut names);
+                        let rhs = if left.kind() == "identifier" { n.child_by_field_name("right") } else { None };
+                        for name in names.drain(..) {
+                            let e = out.counts.entry(name).or_default();
+                            e.0 += 1;
+                            e.1 = rhs;
+                        }
+                    }
+                }
+                "augmented_assignment" => {
+                    if let Some(left) = n.child_by_field_name("left") {
+                        if left.kind() == "identifier" {
+                            out.counts.entry(node_text(text, left)).or_default().0 += 2;
+                        }
+                    }
+                }
+                "for_statement" | "for_in_clause" => {
+                    if let Some(left) = n.child_by_field_name("left") {
+                        names.clear();
+                        assigned_names(text, left, &mut names);
+                        for name in names.drain(..) {
+                            out.counts.entry(name).or_default().0 += 2;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        out
     }
-    let Some(body) = func.child_by_field_name("body") else { return LocalAssign::None };
-    let mut found: Option<Node> = None;
-    let mut count = 0;
-    let mut stack = vec![body];
-    while let Some(n) = stack.pop() {
-        match n.kind() {
-            "function_definition" | "class_definition" | "lambda" | "decorated_definition" => continue,
-            "assignment" => {
-                if let Some(left) = n.child_by_field_name("left") {
-                    if assigns_name(text, left, name) {
-                        count += 1;
-                        found = if left.kind() == "identifier" { n.child_by_field_name("right") } else { None };
-                    }
-                }
-            }
-            "augmented_assignment" => {
-                if let Some(left) = n.child_by_field_name("left") {
-                    if left.kind() == "identifier" && node_text(text, left) == name {
-                        count += 2;
-                    }
-                }
-            }
-            "for_statement" | "for_in_clause" => {
-                if let Some(left) = n.child_by_field_name("left") {
-                    if assigns_name(text, left, name) {
-                        count += 2;
-                    }
-                }
-            }
-            _ => {}
+
+    fn get(&self, name: &str) -> LocalAssign<'t> {
+        if self.params.contains(name) {
+            return LocalAssign::Many;
         }
-        let mut cursor = n.walk();
-        for c in n.named_children(&mut cursor) {
-            stack.push(c);
+        match self.counts.get(name) {
+            None | Some((0, _)) => LocalAssign::None,
+            Some((1, Some(n))) => LocalAssign::One(*n),
+            Some(_) => LocalAssign::Many,
         }
-    }
-    match (count, found) {
-        (0, _) => LocalAssign::None,
-        (1, Some(n)) => LocalAssign::One(n),
-        _ => LocalAssign::Many,
     }
 }
 
-fn assigns_name(text: &str, target: Node, name: &str) -> bool {
+/// Names a target binds (each once, however often it repeats in a pattern).
+fn assigned_names<'t>(text: &'t str, target: Node<'t>, out: &mut Vec<&'t str>) {
     match target.kind() {
-        "identifier" => node_text(text, target) == name,
-        "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" | "parenthesized_expression" => {
-            named_children(target).any(|c| assigns_name(text, c, name))
+        "identifier" => {
+            let name = node_text(text, target);
+            if !out.contains(&name) {
+                out.push(name);
+            }
         }
-        "list_splat_pattern" => named_children(target).any(|c| assigns_name(text, c, name)),
-        _ => false,
+        "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" | "parenthesized_expression" | "list_splat_pattern" => {
+            for c in named_children(target) {
+                assigned_names(text, c, out);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -7,7 +7,7 @@
 //! argument is a kernel (`wrap(k)`, `capture_triton(k)`). `self.net[0](x)` is not a launch.
 
 use super::config;
-use super::cx::{Cx, LocalAssign, enclosing_function, single_local_assignment, unparen};
+use super::cx::{Cx, LocalAssign, enclosing_function, unparen};
 use super::eval::expr_of;
 use super::kernel::KernelSite;
 use super::types::{Autotune, Binding, Expr, Kernel, Launch, Value};
@@ -213,7 +213,7 @@ impl<'a, 't> Resolver<'a, 't> {
                 break;
             }
             let id = self.cx.text_of(node);
-            match scope.map(|s| single_local_assignment(self.cx.text, s, id)) {
+            match scope.map(|s| self.cx.local_assignment(s, id)) {
                 Some(LocalAssign::One(rhs)) => node = unparen(rhs),
                 Some(LocalAssign::Many) => {
                     return Binding { name: name.to_string(), value: Value::Unknown, range: range(value), site, key_range: key };
@@ -273,7 +273,7 @@ impl<'a, 't> Resolver<'a, 't> {
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
             if n.kind() == "identifier" {
-                if let LocalAssign::One(rhs) = single_local_assignment(self.cx.text, scope, self.cx.text_of(n)) {
+                if let LocalAssign::One(rhs) = self.cx.local_assignment(scope, self.cx.text_of(n)) {
                     texts.push(self.cx.text_of(rhs));
                 }
             }

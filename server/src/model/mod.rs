@@ -1,9 +1,10 @@
 //! The Triton model of a file (kernels, configs, launches, tl ops, constants).
 //!
-//! `build` runs the embedded queries once over the tree, resolves imports, evaluates module
+//! `build` walks the tree once for the nodes `queries/*.scm` describe, resolves imports, evaluates module
 //! constants, then builds kernels, aliases/functional autotunes and launches in that order.
 //! Files without the substring "triton" take a fast path and yield an empty model.
 
+mod collect;
 mod config;
 mod cx;
 mod display;
@@ -21,7 +22,7 @@ pub use env::{BindingSet, MAX_BINDING_SETS, binding_sets};
 pub use eval::{canonical_dtype, parse_int};
 pub use types::*;
 
-use crate::syntax::{self, Capture, named_children, node_text, range};
+use crate::syntax::{self, named_children, node_text, range};
 use crate::text::LineIndex;
 use cx::{Cx, unparen};
 use std::collections::{HashMap, HashSet};
@@ -34,18 +35,6 @@ pub fn build_text(text: &str) -> FileModel {
     }
     let tree = syntax::parse(text);
     build(text, &tree)
-}
-
-/// Nodes the single query pass collects, in document order.
-#[derive(Default)]
-struct Found<'t> {
-    decorated: Vec<Node<'t>>,
-    calls: Vec<Node<'t>>,
-    imports: Vec<Node<'t>>,
-    suppressions: Vec<Node<'t>>,
-    obfuscations: Vec<(Node<'t>, Node<'t>)>,
-    assignments: Vec<(Node<'t>, Node<'t>)>,
-    mutations: Vec<Node<'t>>,
 }
 
 /// Builds the model of `text` from its tree (which must have been parsed from `text`).
@@ -62,7 +51,7 @@ pub fn build(text: &str, tree: &Tree) -> FileModel {
     model.syntax_errors = syntax::error_ranges(tree);
     model.has_syntax_errors = !model.syntax_errors.is_empty();
 
-    let found = collect(text, tree);
+    let found = collect::collect(text, tree);
 
     let mut imports = Imports::default();
     let mut shadowed = HashSet::new();
@@ -147,34 +136,6 @@ pub fn build(text: &str, tree: &Tree) -> FileModel {
     model.constants = std::mem::take(&mut cx.constants);
     model.imports = cx.imports;
     model
-}
-
-fn collect<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
-    let mut f = Found::default();
-    syntax::queries().for_each_match(tree, text, |caps| {
-        let get = |want: Capture| caps.iter().find(|(c, _)| *c == want).map(|(_, n)| *n);
-        if let Some(n) = get(Capture::KernelDecorated) {
-            f.decorated.push(n);
-        } else if let Some(n) = get(Capture::Call) {
-            f.calls.push(n);
-        } else if let Some(n) = get(Capture::Import) {
-            f.imports.push(n);
-        } else if let Some(n) = get(Capture::Suppression) {
-            f.suppressions.push(n);
-        } else if let (Some(call), Some(func)) = (get(Capture::ObfuscationCall), get(Capture::ObfuscationFunc)) {
-            f.obfuscations.push((call, func));
-        } else if let (Some(l), Some(r)) = (get(Capture::AssignmentLeft), get(Capture::AssignmentRight)) {
-            f.assignments.push((l, r));
-        } else if let Some(n) = get(Capture::Mutation) {
-            f.mutations.push(n);
-        }
-    });
-    // Matches of different patterns interleave; keep each list in document order.
-    f.decorated.sort_by_key(|n| n.start_byte());
-    f.calls.sort_by_key(|n| n.start_byte());
-    f.assignments.sort_by_key(|(l, _)| l.start_byte());
-    f.obfuscations.sort_by_key(|(c, _)| c.start_byte());
-    f
 }
 
 /// `x.append(...)`-style calls mutate `x`.
@@ -284,7 +245,7 @@ fn count_targets<'t>(text: &'t str, assignment: Node<'t>, counts: &mut HashMap<&
 }
 
 /// `triton.heuristics({...})(k)`.
-fn functional_heuristics(cx: &Cx, res: &launch::Resolver, call: Node) -> Option<(usize, Heuristics)> {
+fn functional_heuristics<'t>(cx: &Cx<'t>, res: &launch::Resolver<'_, 't>, call: Node<'t>) -> Option<(usize, Heuristics)> {
     let func = unparen(call.child_by_field_name("function")?);
     if func.kind() != "call" || func.child_by_field_name("function").and_then(|f| cx.canonical(f)).as_deref() != Some("triton.heuristics") {
         return None;

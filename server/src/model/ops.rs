@@ -56,7 +56,7 @@ struct Walker<'a, 't> {
 }
 
 /// Collects the ops of kernel `def` and whether it is a persistent kernel.
-pub fn collect(cx: &Cx, def: Node, params: &[Param]) -> (Vec<TlOp>, bool) {
+pub fn collect<'t>(cx: &Cx<'t>, def: Node<'t>, params: &[Param]) -> (Vec<TlOp>, bool) {
     let mut w = Walker {
         cx,
         params,
@@ -186,10 +186,10 @@ impl<'a, 't> Walker<'a, 't> {
         if args.len() < 3 {
             return;
         }
-        let start_is_pid = self.mentions(args[0], "tl.program_id", &self.pid_vars.clone());
+        let start_is_pid = self.mentions(args[0], "tl.program_id", &self.pid_vars);
         let step = args[2];
         let step_text = self.cx.text_of(step);
-        let step_is_count = self.mentions(step, "tl.num_programs", &self.nprog_vars.clone())
+        let step_is_count = self.mentions(step, "tl.num_programs", &self.nprog_vars)
             || ["NUM_SMS", "num_sms", "NUM_PROGRAMS", "num_programs", "NUM_CORES", "NUM_WORKERS"]
                 .iter()
                 .any(|m| step_text.contains(m));
@@ -211,6 +211,34 @@ impl<'a, 't> Walker<'a, 't> {
             stack.extend(n.named_children(&mut c));
         }
         false
+    }
+
+    /// `(mentions(node, "tl.program_id", pid_vars), mentions(node, "tl.num_programs", nprog_vars))`
+    /// in one walk.
+    fn mentions_pid_nprog(&self, node: Node) -> (bool, bool) {
+        let (mut pid, mut nprog) = (false, false);
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "call" => match self.callee(n).as_deref() {
+                    Some("tl.program_id") => pid = true,
+                    Some("tl.num_programs") => nprog = true,
+                    _ => {}
+                },
+                "identifier" => {
+                    let t = self.cx.text_of(n);
+                    pid |= self.pid_vars.iter().any(|v| v == t);
+                    nprog |= self.nprog_vars.iter().any(|v| v == t);
+                }
+                _ => {}
+            }
+            if pid && nprog {
+                break;
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+        (pid, nprog)
     }
 
     fn assignment(&mut self, node: Node<'t>) {
@@ -237,10 +265,11 @@ impl<'a, 't> Walker<'a, 't> {
                 let casts_to_int64 = self.cx.text_of(right).contains("int64");
                 self.pid_vars.retain(|v| *v != name);
                 self.nprog_vars.retain(|v| *v != name);
-                if !casts_to_int64 && self.mentions(right, "tl.program_id", &self.pid_vars.clone()) {
+                let (pid, nprog) = self.mentions_pid_nprog(right);
+                if !casts_to_int64 && pid {
                     self.pid_vars.push(name.clone());
                 }
-                if self.mentions(right, "tl.num_programs", &self.nprog_vars.clone()) {
+                if nprog {
                     self.nprog_vars.push(name.clone());
                 }
                 self.propagate_taint(&name, right);
@@ -319,7 +348,7 @@ impl<'a, 't> Walker<'a, 't> {
         }
     }
 
-    fn args(&self, call: Node<'t>) -> (Vec<Node<'t>>, Vec<(&'t str, Node<'t>, Node<'t>)>) {
+    fn args<'n>(&self, call: Node<'n>) -> (Vec<Node<'n>>, Vec<(&'t str, Node<'n>, Node<'n>)>) {
         let mut pos = Vec::new();
         let mut kw = Vec::new();
         if let Some(a) = call.child_by_field_name("arguments") {

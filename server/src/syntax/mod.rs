@@ -63,14 +63,126 @@ pub fn node_text<'a>(text: &'a str, node: Node) -> &'a str {
 
 /// True for nodes that carry no syntax (comments), which argument walkers must skip.
 pub fn is_trivia(node: Node) -> bool {
-    node.kind() == "comment" || !node.is_named()
+    !node.is_named() || is_comment(node)
 }
 
 /// Named, non-comment children of a node.
-pub fn named_children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
-    let mut cursor = node.walk();
-    let kids: Vec<Node> = node.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
-    kids.into_iter()
+pub fn named_children(node: Node<'_>) -> NamedChildren<'_> {
+    NamedChildren { cursor: node.walk(), state: Walk::Start }
+}
+
+/// Iterator behind [`named_children`]: one cursor, no allocation per call (the builder calls it
+/// for nearly every node it looks at).
+pub struct NamedChildren<'t> {
+    cursor: tree_sitter::TreeCursor<'t>,
+    state: Walk,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    Start,
+    Running,
+    Done,
+}
+
+impl<'t> Iterator for NamedChildren<'t> {
+    type Item = Node<'t>;
+
+    fn next(&mut self) -> Option<Node<'t>> {
+        loop {
+            let moved = match self.state {
+                Walk::Done => return None,
+                Walk::Start => self.cursor.goto_first_child(),
+                Walk::Running => self.cursor.goto_next_sibling(),
+            };
+            if !moved {
+                self.state = Walk::Done;
+                return None;
+            }
+            self.state = Walk::Running;
+            let n = self.cursor.node();
+            if n.is_named() && !is_comment(n) {
+                return Some(n);
+            }
+        }
+    }
+}
+
+/// Whether `node` is a comment, by symbol id (cheaper than comparing `kind()` strings).
+pub fn is_comment(node: Node) -> bool {
+    kinds().is(node, KindTag::Comment)
+}
+
+/// Node kinds the hot paths test by id. Built once from the grammar; every symbol id whose
+/// name matches is tagged, so aliased symbols are covered too.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum KindTag {
+    Other,
+    Comment,
+    Call,
+    DecoratedDefinition,
+    FunctionDefinition,
+    ImportStatement,
+    ImportFromStatement,
+    Assignment,
+    AugmentedAssignment,
+    GlobalStatement,
+    Identifier,
+    Attribute,
+    DottedName,
+}
+
+pub struct Kinds {
+    tags: Vec<KindTag>,
+}
+
+impl Kinds {
+    fn build() -> Self {
+        let lang = language();
+        let count = lang.node_kind_count();
+        let mut tags = vec![KindTag::Other; count];
+        for (id, tag) in tags.iter_mut().enumerate() {
+            let Ok(id16) = u16::try_from(id) else { break };
+            if !lang.node_kind_is_named(id16) {
+                continue;
+            }
+            *tag = match lang.node_kind_for_id(id16) {
+                Some("comment") => KindTag::Comment,
+                Some("call") => KindTag::Call,
+                Some("decorated_definition") => KindTag::DecoratedDefinition,
+                Some("function_definition") => KindTag::FunctionDefinition,
+                Some("import_statement") => KindTag::ImportStatement,
+                Some("import_from_statement") => KindTag::ImportFromStatement,
+                Some("assignment") => KindTag::Assignment,
+                Some("augmented_assignment") => KindTag::AugmentedAssignment,
+                Some("global_statement") => KindTag::GlobalStatement,
+                Some("identifier") => KindTag::Identifier,
+                Some("attribute") => KindTag::Attribute,
+                Some("dotted_name") => KindTag::DottedName,
+                _ => KindTag::Other,
+            };
+        }
+        Kinds { tags }
+    }
+
+    /// The tag of a node (`Other` for anonymous nodes and untracked kinds).
+    pub fn tag(&self, node: Node) -> KindTag {
+        if !node.is_named() {
+            return KindTag::Other;
+        }
+        self.tags.get(usize::from(node.kind_id())).copied().unwrap_or(KindTag::Other)
+    }
+
+    pub fn is(&self, node: Node, tag: KindTag) -> bool {
+        self.tag(node) == tag
+    }
+}
+
+/// The kind table (built on first use).
+pub fn kinds() -> &'static Kinds {
+    static K: std::sync::OnceLock<Kinds> = std::sync::OnceLock::new();
+    K.get_or_init(Kinds::build)
 }
 
 /// Ranges of ERROR and MISSING nodes, outermost only.
