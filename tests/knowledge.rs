@@ -207,6 +207,7 @@ fn toolchain_values_must_agree_with_each_other() {
         ("grf_large_values = [\"huge\"]\n", "grf_large_values"),
         ("grf_renames = [[\"large\", \"1024\"]]\n", "grf_renames"),
         ("foreign_options = [\"num_warps\"]\n", "foreign_options"),
+        ("hip_options = [\"grf_mode\"]\n", "hip_options"),
         ("subgroup_option = \"sub_group_size\"\n", "subgroup_option"),
     ];
     for (text, field) in cases {

@@ -539,6 +539,26 @@ fn binding_sets_cross_configs_with_launches_and_hide_heuristics() {
 }
 
 #[test]
+fn a_launch_through_fn_skips_the_outermost_autotuner() {
+    let text = "import triton\nimport triton.language as tl\n\n\
+                @triton.autotune(configs=[triton.Config({'BLOCK': 64}), triton.Config({'BLOCK': 128})], key=['n'])\n\
+                @triton.jit\ndef k(x, n, BLOCK: tl.constexpr):\n    pass\n\n\
+                def run(x, n):\n    k[(1,)](x, n)\n    k.fn[(1,)](x, n, BLOCK=256)\n";
+    let m = model::build_text(text);
+    let via_fn: Vec<bool> = m.launches.iter().map(|l| l.via_fn).collect();
+    assert_eq!(via_fn, [false, true]);
+    let k = kernel(&m, "k");
+    assert!(k.autotunes(&m.launches[0]) && !k.autotunes(&m.launches[1]));
+    // Both configs pair with the plain launch; the `.fn` launch runs alone with its own BLOCK.
+    let pairs: Vec<(Option<usize>, Option<usize>, Value)> =
+        model::binding_sets(&m, 0).iter().map(|s| (s.config, s.launch, s.value("BLOCK"))).collect();
+    assert_eq!(
+        pairs,
+        [(Some(0), Some(0), Value::Int(64)), (Some(1), Some(0), Value::Int(128)), (None, Some(1), Value::Int(256))]
+    );
+}
+
+#[test]
 fn suppressions_and_obfuscated_calls() {
     let m = build("suppressions_obfuscation.py");
     let sup: Vec<(usize, Vec<String>)> = m.suppressions.iter().map(|s| (s.line, s.codes.clone())).collect();

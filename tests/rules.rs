@@ -245,3 +245,13 @@ fn registry_matches_rules_md() {
     let ours: Vec<(String, String)> = xeforge::lint::RULES.iter().map(|r| (r.id.code.to_string(), r.id.name.to_string())).collect();
     assert_eq!(ours, table);
 }
+
+#[test]
+fn foreign_option_messages_name_the_backend_they_belong_to() {
+    let src = "import triton\n\n@triton.jit\ndef k(x):\n    pass\n\nk[(1,)](1, waves_per_eu=2, maxnreg=128)\n";
+    let a = analyze(src, &LintOptions { device: "arc-pro-b70".into(), toolchain: "xpu-3.7".into(), ..Default::default() });
+    let messages: Vec<&str> = a.diagnostics.iter().filter(|d| d.code == "XF107").map(|d| d.message.as_str()).collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[0].starts_with("`waves_per_eu` is an option of the AMD HIP backend only"), "{}", messages[0]);
+    assert!(messages[1].starts_with("`maxnreg` is an option of the CUDA backend only"), "{}", messages[1]);
+}

@@ -116,7 +116,19 @@ impl StageActionProvider for CoverStageProvider {
             let prepared = prepare(&run, path, &harnesses, kb)?;
             let outcome = prepared
                 .runner
-                .run(prepared.request, |p: Progress| progress(p.message(), None), cancel)
+                .run(
+                    prepared.request,
+                    {
+                        let mut rounds = 1u32;
+                        move |p: Progress| {
+                            if let Progress::Started { rounds: r, .. } = &p {
+                                rounds = (*r).max(1);
+                            }
+                            progress(p.message(), Some(p.percentage(rounds)))
+                        }
+                    },
+                    cancel,
+                )
                 .await
                 .map_err(|e| e.to_string())?;
             Ok(StageResult {

@@ -90,6 +90,20 @@ impl Progress {
             Progress::Reverifying => "re-verifying against the original file".into(),
         }
     }
+
+    /// Share of the run done, for `$/progress`: rounds fill 0–90 %, the final re-verification the rest.
+    /// Only an upper bound on the work left, since a run stops at its first accepted candidate.
+    pub fn percentage(&self, rounds: u32) -> u32 {
+        let rounds = rounds.max(1) as f64;
+        let done = |round: u32, part: f64| ((f64::from(round.saturating_sub(1)) + part) / rounds * 90.0).min(90.0) as u32;
+        match self {
+            Progress::Started { .. } => 0,
+            Progress::Generating { round } => done(*round, 0.0),
+            Progress::Rejected { round, .. } | Progress::Evaluated { round, .. } => done(*round, 1.0),
+            Progress::Evaluating { round, .. } => done(*round, 0.5),
+            Progress::Reverifying => 95,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -529,4 +543,25 @@ fn spec_beside(path: &Path) -> Option<PathBuf> {
 
 fn io(path: &Path, e: std::io::Error) -> StageError {
     StageError::Io { context: path.display().to_string(), source: e }
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::Progress;
+
+    #[test]
+    fn percentage_rises_through_rounds_and_ends_with_reverification() {
+        let rounds = 4;
+        let seq = [
+            Progress::Started { stage: "autotune".into(), kernel: "k".into(), rounds },
+            Progress::Generating { round: 1 },
+            Progress::Evaluating { round: 1, what: "candidate".into() },
+            Progress::Generating { round: 2 },
+            Progress::Generating { round: 4 },
+            Progress::Reverifying,
+        ];
+        let pct: Vec<u32> = seq.iter().map(|p| p.percentage(rounds)).collect();
+        assert_eq!(pct, vec![0, 0, 11, 22, 67, 95]);
+        assert!(pct.windows(2).all(|w| w[0] <= w[1]));
+    }
 }

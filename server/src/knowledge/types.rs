@@ -138,6 +138,10 @@ pub struct Toolchain {
     pub options: Vec<String>,
     /// Options of the *other* backend that this one rejects (XF107).
     pub foreign_options: Vec<String>,
+    /// The entries of `foreign_options` that belong to AMD's HIP backend, so XF107 names the
+    /// backend an option comes from (the rest belong to the CUDA or Intel XPU backend).
+    #[serde(default)]
+    pub hip_options: Vec<String>,
     pub block_pointers: Availability,
     pub tensor_descriptors: Availability,
     /// Minimum `tl.dot` M on this toolchain (8 on 3.3, 1 on main); N and K come from the device and dtype.

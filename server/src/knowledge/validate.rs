@@ -80,6 +80,9 @@ fn toolchains(kb: &Knowledge, origins: &Origins) -> Result<(), KnowledgeError> {
         if let Some(opt) = t.options.iter().find(|o| t.foreign_options.contains(o)) {
             return Err(e("foreign_options", format!("`{opt}` is listed both as accepted and as foreign")));
         }
+        if let Some(opt) = t.hip_options.iter().find(|o| !t.foreign_options.contains(o)) {
+            return Err(e("hip_options", format!("`{opt}` is not listed in foreign_options")));
+        }
         if t.dot_min_m == 0 {
             return Err(e("dot_min_m", "must be at least 1".into()));
         }

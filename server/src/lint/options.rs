@@ -136,7 +136,7 @@ pub fn foreign_backend_option(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
     if tc.foreign_options.is_empty() {
         return;
     }
-    let other = if tc.backend == Backend::Xpu { "CUDA" } else { "Intel XPU" };
+    let other_gpu = if tc.backend == Backend::Xpu { "CUDA" } else { "Intel XPU" };
     for (ki, _) in ctx.kernels() {
         for site in ctx.all_sites(ki) {
             let name = site.binding.name.as_str();
@@ -147,6 +147,7 @@ pub fn foreign_backend_option(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
             if site.binding.value == Value::None {
                 continue;
             }
+            let other = if tc.hip_options.iter().any(|h| h == name) { "AMD HIP" } else { other_gpu };
             let mut d = ctx.diag(
                 XF107,
                 Severity::Error,
@@ -174,7 +175,8 @@ pub fn foreign_backend_option(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
 pub fn autotune_conflicting_launch_arg(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
     for (ki, k) in ctx.kernels() {
         let Some(at) = &k.autotune else { continue };
-        for (_, launch) in ctx.launches_of(ki) {
+        // `k.fn[grid](...)` runs past the autotuner: its keywords cannot conflict with configs.
+        for (_, launch) in ctx.launches_of(ki).filter(|(_, l)| k.autotunes(l)) {
             for b in &launch.kwargs {
                 let Some((ci, cb)) =
                     at.configs.iter().enumerate().find_map(|(i, c)| c.kwargs.iter().find(|x| x.name == b.name).map(|x| (i, x)))

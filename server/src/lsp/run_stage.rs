@@ -66,7 +66,7 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
             title: format!("xeforge: {} on {}", cmd.stage, cmd.kernel),
             cancellable: Some(true),
             message: None,
-            percentage: None,
+            percentage: Some(0),
         }));
         let report = send.clone();
         let progress = Box::new(move |message: String, percentage: Option<u32>| {

@@ -5,6 +5,7 @@
 //! cursor and kind-id dispatch, because running the compiled query over every node cost more
 //! than the rest of the build. A unit test checks both agree on every fixture, broken or not.
 
+use crate::syntax::NodeExt;
 use crate::syntax::{KindTag, kinds, named_children, node_text};
 use tree_sitter::{Node, Tree};
 
@@ -33,12 +34,12 @@ pub fn collect<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
         let n = cursor.node();
         match k.tag(n) {
             KindTag::DecoratedDefinition => {
-                if n.child_by_field_name("definition").is_some_and(|d| k.is(d, KindTag::FunctionDefinition)) {
+                if n.field("definition").is_some_and(|d| k.is(d, KindTag::FunctionDefinition)) {
                     f.decorated.push(n);
                 }
             }
             KindTag::Call => {
-                if let Some(func) = n.child_by_field_name("function").filter(|x| wildcard(*x)) {
+                if let Some(func) = n.field("function").filter(|x| wildcard(*x)) {
                     f.calls.push(n);
                     match k.tag(func) {
                         KindTag::Identifier => {
@@ -47,7 +48,7 @@ pub fn collect<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
                             }
                         }
                         KindTag::Attribute => {
-                            if let Some(obj) = func.child_by_field_name("object") {
+                            if let Some(obj) = func.field("object") {
                                 if k.is(obj, KindTag::Identifier) && node_text(text, obj) == "importlib" {
                                     f.obfuscations.push((n, obj));
                                 }
@@ -68,7 +69,7 @@ pub fn collect<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
             }
             KindTag::ImportFromStatement => {
                 f.imports.push(n);
-                if let Some(id) = n.child_by_field_name("module_name").and_then(|m| importlib_head(text, m)) {
+                if let Some(id) = n.field("module_name").and_then(|m| importlib_head(text, m)) {
                     f.obfuscations.push((n, id));
                 }
             }
@@ -78,14 +79,14 @@ pub fn collect<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
                 }
             }
             KindTag::Assignment => {
-                let left = n.child_by_field_name("left").filter(|x| wildcard(*x));
-                let right = n.child_by_field_name("right").filter(|x| wildcard(*x));
+                let left = n.field("left").filter(|x| wildcard(*x));
+                let right = n.field("right").filter(|x| wildcard(*x));
                 if let (Some(l), Some(r)) = (left, right) {
                     f.assignments.push((l, r));
                 }
             }
             KindTag::AugmentedAssignment => {
-                if let Some(l) = n.child_by_field_name("left").filter(|l| k.is(*l, KindTag::Identifier)) {
+                if let Some(l) = n.field("left").filter(|l| k.is(*l, KindTag::Identifier)) {
                     f.mutations.push(l);
                 }
             }

@@ -7,6 +7,7 @@
 //! (loops with `append`, env-var conditionals, calls into other modules) leaves
 //! `configs_complete = false` and no values are guessed.
 
+use crate::syntax::NodeExt;
 use super::cx::{Cx, Local, enclosing_function, unparen};
 use super::eval::string_value;
 use super::types::{Autotune, Config, Value};
@@ -34,7 +35,7 @@ pub fn autotune<'t>(cx: &Cx<'t>, call: Node<'t>, functional: bool, scope: Option
         opaque_kwargs: false,
         functional,
     };
-    let Some(args) = call.child_by_field_name("arguments") else {
+    let Some(args) = call.field("arguments") else {
         at.configs_complete = false;
         return at;
     };
@@ -44,7 +45,7 @@ pub fn autotune<'t>(cx: &Cx<'t>, call: Node<'t>, functional: bool, scope: Option
     for a in named_children(args) {
         match a.kind() {
             "keyword_argument" => {
-                let (Some(k), Some(v)) = (a.child_by_field_name("name"), a.child_by_field_name("value")) else { continue };
+                let (Some(k), Some(v)) = (a.field("name"), a.field("value")) else { continue };
                 match cx.text_of(k) {
                     "configs" => configs_node = Some(v),
                     "key" => key_node = Some(v),
@@ -86,7 +87,7 @@ pub fn autotune<'t>(cx: &Cx<'t>, call: Node<'t>, functional: bool, scope: Option
 
 /// Names a `triton.heuristics({...})` dict supplies.
 pub fn heuristic_names<'t>(cx: &Cx<'t>, call: Node<'t>) -> Vec<String> {
-    let Some(args) = call.child_by_field_name("arguments") else { return Vec::new() };
+    let Some(args) = call.field("arguments") else { return Vec::new() };
     let Some(dict) = named_children(args).next().map(unparen) else { return Vec::new() };
     let dict = if dict.kind() == "identifier" {
         match cx.resolve_name(cx.text_of(dict), enclosing_function(call)) {
@@ -101,7 +102,7 @@ pub fn heuristic_names<'t>(cx: &Cx<'t>, call: Node<'t>) -> Vec<String> {
     }
     named_children(dict)
         .filter(|p| p.kind() == "pair")
-        .filter_map(|p| p.child_by_field_name("key").and_then(|k| string_value(cx.text, k)))
+        .filter_map(|p| p.field("key").and_then(|k| string_value(cx.text, k)))
         .collect()
 }
 
@@ -167,8 +168,8 @@ impl<'a, 't> Expander<'a, 't> {
             }
             "list_comprehension" | "generator_expression" => self.comprehension(node, env, depth),
             "binary_operator" => {
-                let op = node.child_by_field_name("operator").map(|o| self.cx.text_of(o));
-                match (op, node.child_by_field_name("left"), node.child_by_field_name("right")) {
+                let op = node.field("operator").map(|o| self.cx.text_of(o));
+                match (op, node.field("left"), node.field("right")) {
                     (Some("+"), Some(l), Some(r)) => {
                         self.expand(l, env, depth + 1);
                         self.expand(r, env, depth + 1);
@@ -205,12 +206,12 @@ impl<'a, 't> Expander<'a, 't> {
     }
 
     fn is_config_call(&self, call: Node) -> bool {
-        call.child_by_field_name("function").and_then(|f| self.cx.canonical(f)).as_deref() == Some("triton.Config")
+        call.field("function").and_then(|f| self.cx.canonical(f)).as_deref() == Some("triton.Config")
     }
 
     /// `get_configs()` / `get_configs(arg)` where the helper's body returns a list expression.
     fn helper_call(&mut self, call: Node<'t>, env: &[Local], depth: usize) -> bool {
-        let Some(func) = call.child_by_field_name("function") else { return false };
+        let Some(func) = call.field("function") else { return false };
         if func.kind() != "identifier" {
             return false;
         }
@@ -220,16 +221,16 @@ impl<'a, 't> Expander<'a, 't> {
         // Bind the helper's parameters to the call's positional arguments (or defaults).
         let mut locals: Vec<Local> = Vec::new();
         let args: Vec<Node> = call
-            .child_by_field_name("arguments")
+            .field("arguments")
             .map(|a| named_children(a).collect())
             .unwrap_or_default();
-        if let Some(params) = def.child_by_field_name("parameters") {
+        if let Some(params) = def.field("parameters") {
             for (i, p) in named_children(params).enumerate() {
                 let (pname, default) = match p.kind() {
                     "identifier" => (Some(p), None),
                     "typed_parameter" => (named_children(p).find(|c| c.kind() == "identifier"), None),
                     "default_parameter" | "typed_default_parameter" => {
-                        (p.child_by_field_name("name"), p.child_by_field_name("value"))
+                        (p.field("name"), p.field("value"))
                     }
                     _ => (None, None),
                 };
@@ -237,10 +238,10 @@ impl<'a, 't> Expander<'a, 't> {
                 let pname = self.cx.text_of(pname);
                 let keyword = args.iter().find(|a| {
                     a.kind() == "keyword_argument"
-                        && a.child_by_field_name("name").is_some_and(|k| self.cx.text_of(k) == pname)
+                        && a.field("name").is_some_and(|k| self.cx.text_of(k) == pname)
                 });
                 let source = keyword
-                    .and_then(|k| k.child_by_field_name("value"))
+                    .and_then(|k| k.field("value"))
                     .or_else(|| args.get(i).copied().filter(|a| !matches!(a.kind(), "keyword_argument" | "list_splat" | "dictionary_splat")))
                     .or(default);
                 let (value, r) = match source {
@@ -259,7 +260,7 @@ impl<'a, 't> Expander<'a, 't> {
     }
 
     fn comprehension(&mut self, node: Node<'t>, env: &mut Vec<Local>, depth: usize) {
-        let Some(body) = node.child_by_field_name("body") else {
+        let Some(body) = node.field("body") else {
             self.complete = false;
             return;
         };
@@ -292,7 +293,7 @@ impl<'a, 't> Expander<'a, 't> {
             }
             return;
         }
-        let (Some(left), Some(right)) = (first.child_by_field_name("left"), first.child_by_field_name("right")) else {
+        let (Some(left), Some(right)) = (first.field("left"), first.field("right")) else {
             self.complete = false;
             return;
         };
@@ -383,23 +384,23 @@ impl<'a, 't> Expander<'a, 't> {
                 self.items(value, env, depth + 1)
             }
             "binary_operator" => {
-                let op = node.child_by_field_name("operator").map(|o| self.cx.text_of(o));
+                let op = node.field("operator").map(|o| self.cx.text_of(o));
                 if op != Some("+") {
                     return None;
                 }
-                let mut l = self.items(node.child_by_field_name("left")?, env, depth + 1)?;
-                l.extend(self.items(node.child_by_field_name("right")?, env, depth + 1)?);
+                let mut l = self.items(node.field("left")?, env, depth + 1)?;
+                l.extend(self.items(node.field("right")?, env, depth + 1)?);
                 Some(l)
             }
             "call" => {
-                let func = node.child_by_field_name("function")?;
+                let func = node.field("function")?;
                 let fname = self.cx.text_of(func);
                 let is_range = (fname == "range" && self.cx.is_builtin("range"))
                     || matches!(self.cx.canonical(func).as_deref(), Some("tl.range" | "tl.static_range"));
                 if !is_range {
                     return None;
                 }
-                let args: Vec<Node> = named_children(node.child_by_field_name("arguments")?).collect();
+                let args: Vec<Node> = named_children(node.field("arguments")?).collect();
                 let mut nums = Vec::new();
                 for a in &args {
                     nums.push(self.cx.value_of(*a, env).0.as_int()?);
@@ -435,7 +436,7 @@ impl<'a, 't> Expander<'a, 't> {
 
 /// The expression a helper returns when its body is (docstring +) a single `return <expr>`.
 fn returned_expression(def: Node) -> Option<Node> {
-    let body = def.child_by_field_name("body")?;
+    let body = def.field("body")?;
     let stmts: Vec<Node> = named_children(body).collect();
     let mut iter = stmts.iter().peekable();
     // Skip a docstring.
@@ -454,7 +455,7 @@ fn returned_expression(def: Node) -> Option<Node> {
 /// One `triton.Config(...)` call under comprehension bindings `env`.
 pub fn parse_config<'t>(cx: &Cx<'t>, call: Node<'t>, env: &[Local], scope: Option<Node<'t>>, instance: usize) -> Config {
     let mut cfg = Config { range: range(call), kwargs: Vec::new(), options: Vec::new(), kwargs_range: None, opaque: false, instance };
-    let Some(args) = call.child_by_field_name("arguments") else {
+    let Some(args) = call.field("arguments") else {
         cfg.opaque = true;
         return cfg;
     };
@@ -462,7 +463,7 @@ pub fn parse_config<'t>(cx: &Cx<'t>, call: Node<'t>, env: &[Local], scope: Optio
     for a in named_children(args) {
         match a.kind() {
             "keyword_argument" => {
-                let (Some(k), Some(v)) = (a.child_by_field_name("name"), a.child_by_field_name("value")) else { continue };
+                let (Some(k), Some(v)) = (a.field("name"), a.field("value")) else { continue };
                 let key = cx.text_of(k);
                 if key == "kwargs" {
                     read_kwargs(cx, v, env, scope, &mut cfg);
@@ -498,7 +499,7 @@ fn read_kwargs<'t>(cx: &Cx<'t>, node: Node<'t>, env: &[Local], scope: Option<Nod
             for p in named_children(node) {
                 match p.kind() {
                     "pair" => {
-                        let (Some(k), Some(v)) = (p.child_by_field_name("key"), p.child_by_field_name("value")) else { continue };
+                        let (Some(k), Some(v)) = (p.field("key"), p.field("value")) else { continue };
                         match string_value(cx.text, k) {
                             Some(name) => cfg.kwargs.push(cx.binding(&name, v, range(p), range(k), env)),
                             None => cfg.opaque = true,
@@ -508,11 +509,11 @@ fn read_kwargs<'t>(cx: &Cx<'t>, node: Node<'t>, env: &[Local], scope: Option<Nod
                 }
             }
         }
-        "call" if node.child_by_field_name("function").is_some_and(|f| cx.text_of(f) == "dict" && cx.is_builtin("dict")) => {
+        "call" if node.field("function").is_some_and(|f| cx.text_of(f) == "dict" && cx.is_builtin("dict")) => {
             cfg.kwargs_range = Some(range(node));
-            let Some(args) = node.child_by_field_name("arguments") else { return };
+            let Some(args) = node.field("arguments") else { return };
             for a in named_children(args) {
-                match (a.kind(), a.child_by_field_name("name"), a.child_by_field_name("value")) {
+                match (a.kind(), a.field("name"), a.field("value")) {
                     ("keyword_argument", Some(k), Some(v)) => cfg.kwargs.push(cx.binding(cx.text_of(k), v, range(a), range(k), env)),
                     _ => cfg.opaque = true,
                 }

@@ -2,6 +2,7 @@
 //! part of the builder uses to resolve names (canonical Triton paths, module constants, simple
 //! local assignments).
 
+use crate::syntax::NodeExt;
 use super::eval::expr_of;
 use super::imports::normalize;
 use super::types::{Binding, Imports, Value};
@@ -135,8 +136,8 @@ impl<'t> Cx<'t> {
         loop {
             match cur.kind() {
                 "attribute" => {
-                    parts.push(self.text_of(cur.child_by_field_name("attribute")?));
-                    cur = cur.child_by_field_name("object")?;
+                    parts.push(self.text_of(cur.field("attribute")?));
+                    cur = cur.field("object")?;
                 }
                 "identifier" => break,
                 _ => return None,
@@ -255,29 +256,29 @@ pub struct FnLocals<'t> {
 impl<'t> FnLocals<'t> {
     fn of(text: &'t str, func: Node<'t>) -> Self {
         let mut out = FnLocals::default();
-        if let Some(params) = func.child_by_field_name("parameters") {
+        if let Some(params) = func.field("parameters") {
             for p in named_children(params) {
                 let id = match p.kind() {
                     "identifier" => Some(p),
                     "typed_parameter" => named_children(p).find(|c| c.kind() == "identifier"),
-                    _ => p.child_by_field_name("name"),
+                    _ => p.field("name"),
                 };
                 if let Some(id) = id {
                     out.params.insert(node_text(text, id));
                 }
             }
         }
-        let Some(body) = func.child_by_field_name("body") else { return out };
+        let Some(body) = func.field("body") else { return out };
         let mut names: Vec<&'t str> = Vec::new();
         let mut stack = vec![body];
         while let Some(n) = stack.pop() {
             match n.kind() {
                 "function_definition" | "class_definition" | "lambda" | "decorated_definition" => continue,
                 "assignment" => {
-                    if let Some(left) = n.child_by_field_name("left") {
+                    if let Some(left) = n.field("left") {
                         names.clear();
                         assigned_names(text, left, &mut names);
-                        let rhs = if left.kind() == "identifier" { n.child_by_field_name("right") } else { None };
+                        let rhs = if left.kind() == "identifier" { n.field("right") } else { None };
                         for name in names.drain(..) {
                             let e = out.counts.entry(name).or_default();
                             e.0 += 1;
@@ -286,14 +287,14 @@ impl<'t> FnLocals<'t> {
                     }
                 }
                 "augmented_assignment" => {
-                    if let Some(left) = n.child_by_field_name("left") {
+                    if let Some(left) = n.field("left") {
                         if left.kind() == "identifier" {
                             out.counts.entry(node_text(text, left)).or_default().0 += 2;
                         }
                     }
                 }
                 "for_statement" | "for_in_clause" => {
-                    if let Some(left) = n.child_by_field_name("left") {
+                    if let Some(left) = n.field("left") {
                         names.clear();
                         assigned_names(text, left, &mut names);
                         for name in names.drain(..) {

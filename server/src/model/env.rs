@@ -87,9 +87,16 @@ pub fn binding_sets(file: &FileModel, kernel: usize) -> Vec<BindingSet> {
     let launches: Vec<usize> = file.launches.iter().enumerate().filter(|(_, l)| l.kernel == kernel).map(|(i, _)| i).collect();
     let heuristic_names: Vec<&str> = k.heuristics.iter().flat_map(|h| h.names.iter().map(String::as_str)).collect();
 
+    // A `k.fn[grid](...)` launch that skips the autotuner runs the bare function: it pairs with no config.
+    let (launches, bare): (Vec<usize>, Vec<usize>) = if configs.is_empty() {
+        (launches, Vec::new())
+    } else {
+        launches.into_iter().partition(|&i| file.launches.get(i).is_some_and(|l| k.autotunes(l)))
+    };
+
     let config_choices: Vec<Option<usize>> = if configs.is_empty() { vec![None] } else { (0..configs.len()).map(Some).collect() };
     let launch_choices: Vec<Option<usize>> = if launches.is_empty() { vec![None] } else { launches.iter().copied().map(Some).collect() };
-    let pairs: Vec<(Option<usize>, Option<usize>)> = if config_choices.len() * launch_choices.len() <= MAX_BINDING_SETS {
+    let mut pairs: Vec<(Option<usize>, Option<usize>)> = if config_choices.len() * launch_choices.len() <= MAX_BINDING_SETS {
         config_choices.iter().flat_map(|c| launch_choices.iter().map(move |l| (*c, *l))).collect()
     } else {
         let (nc, nl) = (config_choices.len(), launch_choices.len());
@@ -106,6 +113,7 @@ pub fn binding_sets(file: &FileModel, kernel: usize) -> Vec<BindingSet> {
         }
         v
     };
+    pairs.extend(bare.into_iter().map(|l| (None, Some(l))));
 
     pairs
         .into_iter()

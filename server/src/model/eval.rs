@@ -6,6 +6,7 @@
 //! Tuples, lists and comparisons are encoded as `Expr::Call` with reserved names
 //! ("tuple", "list", "operator.lt", ...) so the shared `Expr` type stays small.
 
+use crate::syntax::NodeExt;
 use super::cx::Cx;
 use super::types::{BinOp, Expr, Value};
 use crate::syntax::{named_children, node_text};
@@ -147,8 +148,8 @@ fn expr_depth(cx: &Cx, node: Node, depth: usize) -> Expr {
             None => Expr::Unknown,
         },
         "unary_operator" => {
-            let Some(arg) = node.child_by_field_name("argument") else { return Expr::Unknown };
-            match node.child_by_field_name("operator").map(|o| node_text(text, o)) {
+            let Some(arg) = node.field("argument") else { return Expr::Unknown };
+            match node.field("operator").map(|o| node_text(text, o)) {
                 Some("-") => Expr::Neg(Box::new(sub(arg))),
                 Some("+") => sub(arg),
                 _ => Expr::Unknown,
@@ -156,9 +157,9 @@ fn expr_depth(cx: &Cx, node: Node, depth: usize) -> Expr {
         }
         "binary_operator" => {
             let (Some(l), Some(r), Some(op)) = (
-                node.child_by_field_name("left"),
-                node.child_by_field_name("right"),
-                node.child_by_field_name("operator"),
+                node.field("left"),
+                node.field("right"),
+                node.field("operator"),
             ) else {
                 return Expr::Unknown;
             };
@@ -216,16 +217,16 @@ fn expr_depth(cx: &Cx, node: Node, depth: usize) -> Expr {
         }
         "boolean_operator" => {
             let (Some(l), Some(r), Some(op)) = (
-                node.child_by_field_name("left"),
-                node.child_by_field_name("right"),
-                node.child_by_field_name("operator"),
+                node.field("left"),
+                node.field("right"),
+                node.field("operator"),
             ) else {
                 return Expr::Unknown;
             };
             let name = if node_text(text, op) == "and" { "operator.and" } else { "operator.or" };
             Expr::Call(name.into(), vec![sub(l), sub(r)])
         }
-        "not_operator" => match node.child_by_field_name("argument") {
+        "not_operator" => match node.field("argument") {
             Some(a) => Expr::Call("operator.not".into(), vec![sub(a)]),
             None => Expr::Unknown,
         },
@@ -242,7 +243,7 @@ fn expr_depth(cx: &Cx, node: Node, depth: usize) -> Expr {
 }
 
 fn call_expr(cx: &Cx, node: Node, depth: usize) -> Expr {
-    let (Some(func), Some(args)) = (node.child_by_field_name("function"), node.child_by_field_name("arguments")) else {
+    let (Some(func), Some(args)) = (node.field("function"), node.field("arguments")) else {
         return Expr::Unknown;
     };
     if args.kind() != "argument_list" {

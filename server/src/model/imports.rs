@@ -5,6 +5,7 @@
 //! corpus edge case 7). Names bound by non-Triton imports are remembered so that the default
 //! spellings (`triton`, `tl`) are not assumed for them.
 
+use crate::syntax::NodeExt;
 use super::types::Imports;
 use crate::syntax::{named_children, node_text};
 use std::collections::HashSet;
@@ -82,7 +83,7 @@ pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut Has
                         bind(imports, shadowed, head, head);
                     }
                     "aliased_import" => {
-                        let (Some(n), Some(alias)) = (name.child_by_field_name("name"), name.child_by_field_name("alias"))
+                        let (Some(n), Some(alias)) = (name.field("name"), name.field("alias"))
                         else {
                             continue;
                         };
@@ -93,7 +94,7 @@ pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut Has
             }
         }
         "import_from_statement" => {
-            let Some(module) = stmt.child_by_field_name("module_name") else { return };
+            let Some(module) = stmt.field("module_name") else { return };
             let relative = module.kind() == "relative_import";
             let module_path = dotted(text, module);
             let mut cursor = stmt.walk();
@@ -104,7 +105,7 @@ pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut Has
                         (o.clone(), o)
                     }
                     "aliased_import" => {
-                        let (Some(n), Some(alias)) = (name.child_by_field_name("name"), name.child_by_field_name("alias"))
+                        let (Some(n), Some(alias)) = (name.field("name"), name.field("alias"))
                         else {
                             continue;
                         };

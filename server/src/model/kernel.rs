@@ -2,6 +2,7 @@
 //! with their parameters, jit options, and the autotune/heuristics decorators stacked above.
 //! `@cute.jit`, `@gluon.jit`, `@torch.jit.script` resolve to other paths and are not kernels.
 
+use crate::syntax::NodeExt;
 use super::config;
 use super::cx::Cx;
 use super::ops;
@@ -27,7 +28,7 @@ enum Decorator<'t> {
 fn classify<'t>(cx: &Cx<'t>, decorator: Node<'t>) -> Decorator<'t> {
     let Some(expr) = named_children(decorator).next() else { return Decorator::Other };
     let (callee, call) = if expr.kind() == "call" {
-        match expr.child_by_field_name("function") {
+        match expr.field("function") {
             Some(f) => (f, Some(expr)),
             None => return Decorator::Other,
         }
@@ -35,7 +36,7 @@ fn classify<'t>(cx: &Cx<'t>, decorator: Node<'t>) -> Decorator<'t> {
         (expr, None)
     };
     match (cx.canonical(callee).as_deref(), call) {
-        (Some("triton.jit"), c) => Decorator::Jit { options: c.and_then(|c| c.child_by_field_name("arguments")) },
+        (Some("triton.jit"), c) => Decorator::Jit { options: c.and_then(|c| c.field("arguments")) },
         (Some("triton.autotune"), Some(c)) => Decorator::Autotune(c),
         (Some("triton.heuristics"), Some(c)) => Decorator::Heuristics(c),
         _ => Decorator::Other,
@@ -44,11 +45,11 @@ fn classify<'t>(cx: &Cx<'t>, decorator: Node<'t>) -> Decorator<'t> {
 
 /// Builds a kernel from a `decorated_definition`, or None when no decorator is Triton's jit.
 pub fn build<'t>(cx: &Cx<'t>, decorated: Node<'t>) -> Option<(Kernel, KernelSite<'t>)> {
-    let def = decorated.child_by_field_name("definition")?;
+    let def = decorated.field("definition")?;
     if def.kind() != "function_definition" {
         return None;
     }
-    let name_node = def.child_by_field_name("name")?;
+    let name_node = def.field("name")?;
     let mut jit = None;
     let mut autotune = None;
     let mut heuristics = Vec::new();
@@ -68,8 +69,8 @@ pub fn build<'t>(cx: &Cx<'t>, decorated: Node<'t>) -> Option<(Kernel, KernelSite
             named_children(args)
                 .filter(|a| a.kind() == "keyword_argument")
                 .filter_map(|kw| {
-                    let key = kw.child_by_field_name("name")?;
-                    let value = kw.child_by_field_name("value")?;
+                    let key = kw.field("name")?;
+                    let value = kw.field("value")?;
                     Some(cx.binding(cx.text_of(key), value, range(kw), range(key), &[]))
                 })
                 .collect()
@@ -79,7 +80,7 @@ pub fn build<'t>(cx: &Cx<'t>, decorated: Node<'t>) -> Option<(Kernel, KernelSite
     let (ops, is_persistent) = ops::collect(cx, def, &params);
     let name = cx.text_of(name_node).to_string();
     let (qualified_name, scope) = qualify(cx, decorated, &name);
-    let body = def.child_by_field_name("body");
+    let body = def.field("body");
     let kernel = Kernel {
         name,
         qualified_name,
@@ -109,7 +110,7 @@ fn qualify<'t>(cx: &Cx<'t>, node: Node<'t>, name: &str) -> (String, Option<Node<
             if scope.is_none() {
                 scope = Some(n);
             }
-            if let Some(nm) = n.child_by_field_name("name") {
+            if let Some(nm) = n.field("name") {
                 parts.push(cx.text_of(nm).to_string());
             }
         }
@@ -125,15 +126,15 @@ fn is_constexpr_annotation(ann: &str) -> bool {
 }
 
 fn params(cx: &Cx, def: Node) -> Vec<Param> {
-    let Some(list) = def.child_by_field_name("parameters") else { return Vec::new() };
+    let Some(list) = def.field("parameters") else { return Vec::new() };
     let mut out = Vec::new();
     for p in named_children(list) {
         let (name, ann, default) = match p.kind() {
             "identifier" => (Some(p), None, None),
-            "typed_parameter" => (named_children(p).find(|c| c.kind() == "identifier"), p.child_by_field_name("type"), None),
-            "default_parameter" => (p.child_by_field_name("name"), None, p.child_by_field_name("value")),
+            "typed_parameter" => (named_children(p).find(|c| c.kind() == "identifier"), p.field("type"), None),
+            "default_parameter" => (p.field("name"), None, p.field("value")),
             "typed_default_parameter" => {
-                (p.child_by_field_name("name"), p.child_by_field_name("type"), p.child_by_field_name("value"))
+                (p.field("name"), p.field("type"), p.field("value"))
             }
             _ => continue, // *args, **kwargs, `*`, `/`
         };

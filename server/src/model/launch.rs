@@ -6,6 +6,7 @@
 //! attribute assigned a kernel (`x = triton.autotune(...)(k)`), or a wrapper call whose first
 //! argument is a kernel (`wrap(k)`, `capture_triton(k)`). `self.net[0](x)` is not a launch.
 
+use crate::syntax::NodeExt;
 use super::config;
 use super::cx::{Cx, LocalAssign, enclosing_function, unparen};
 use super::eval::expr_of;
@@ -47,7 +48,7 @@ impl<'a, 't> Resolver<'a, 't> {
         let right = unparen(right);
         let key = self.cx.text_of(left).to_string();
         if right.kind() == "call" {
-            if let Some(f) = right.child_by_field_name("function") {
+            if let Some(f) = right.field("function") {
                 if self.cx.canonical(f).as_deref() == Some("triton.autotune") {
                     self.tuners.insert(key, right);
                     return;
@@ -66,13 +67,13 @@ impl<'a, 't> Resolver<'a, 't> {
 
     /// For `triton.autotune(...)(k)` and `tuner(k)`: the kernel and the autotune call.
     pub fn functional_autotune(&self, call: Node<'t>) -> Option<(usize, Node<'t>)> {
-        let func = unparen(call.child_by_field_name("function")?);
+        let func = unparen(call.field("function")?);
         let tuner = match func.kind() {
-            "call" if func.child_by_field_name("function").and_then(|f| self.cx.canonical(f)).as_deref() == Some("triton.autotune") => func,
+            "call" if func.field("function").and_then(|f| self.cx.canonical(f)).as_deref() == Some("triton.autotune") => func,
             "identifier" | "attribute" => *self.tuners.get(self.cx.text_of(func))?,
             _ => return None,
         };
-        let first = named_children(call.child_by_field_name("arguments")?).next()?;
+        let first = named_children(call.field("arguments")?).next()?;
         Some((self.kernel_of(first, 0)?, tuner))
     }
 
@@ -88,8 +89,8 @@ impl<'a, 't> Resolver<'a, 't> {
         match node.kind() {
             "identifier" => self.by_name(self.cx.text_of(node), node),
             "attribute" => {
-                let obj = node.child_by_field_name("object")?;
-                let attr = self.cx.text_of(node.child_by_field_name("attribute")?);
+                let obj = node.field("object")?;
+                let attr = self.cx.text_of(node.field("attribute")?);
                 if attr == "fn" {
                     if let Some(k) = self.kernel_of(obj, depth + 1) {
                         return Some(k);
@@ -116,10 +117,18 @@ impl<'a, 't> Resolver<'a, 't> {
         }
     }
 
+    /// `k.fn` (or `self.k.fn`) where `k` denotes a kernel: the wrapped function, not the wrapper.
+    fn is_fn_of_kernel(&self, node: Node<'t>) -> bool {
+        let node = unparen(node);
+        node.kind() == "attribute"
+            && node.field("attribute").is_some_and(|a| self.cx.text_of(a) == "fn")
+            && node.field("object").is_some_and(|o| self.kernel_of(o, 1).is_some())
+    }
+
     fn inside_class(&self, node: Node, class_name: &str) -> bool {
         let mut cur = node.parent();
         while let Some(n) = cur {
-            if n.kind() == "class_definition" && n.child_by_field_name("name").is_some_and(|c| self.cx.text_of(c) == class_name) {
+            if n.kind() == "class_definition" && n.field("name").is_some_and(|c| self.cx.text_of(c) == class_name) {
                 return true;
             }
             cur = n.parent();
@@ -148,11 +157,11 @@ impl<'a, 't> Resolver<'a, 't> {
 
     /// Builds a launch from a call whose function is a subscript, when its target is a kernel.
     pub fn launch(&self, call: Node<'t>) -> Option<Launch> {
-        let sub = call.child_by_field_name("function")?;
+        let sub = call.field("function")?;
         if sub.kind() != "subscript" {
             return None;
         }
-        let target = sub.child_by_field_name("value")?;
+        let target = sub.field("value")?;
         let kernel = self.kernel_of(target, 0)?;
         let scope = enclosing_function(call);
         let mut cursor = sub.walk();
@@ -178,14 +187,15 @@ impl<'a, 't> Resolver<'a, 't> {
             opaque_kwargs: false,
             grid_uses_device_count,
             positional_args: Vec::new(),
+            via_fn: self.is_fn_of_kernel(target),
         };
         let params = &self.kernels[kernel].params;
         let mut positional_known = true;
-        if let Some(args) = call.child_by_field_name("arguments") {
+        if let Some(args) = call.field("arguments") {
             for a in named_children(args) {
                 match a.kind() {
                     "keyword_argument" => {
-                        let (Some(k), Some(v)) = (a.child_by_field_name("name"), a.child_by_field_name("value")) else { continue };
+                        let (Some(k), Some(v)) = (a.field("name"), a.field("value")) else { continue };
                         launch.kwargs.push(self.local_binding(self.cx.text_of(k), v, range(a), range(k), scope));
                     }
                     "dictionary_splat" => launch.opaque_kwargs = true,
@@ -243,7 +253,7 @@ impl<'a, 't> Resolver<'a, 't> {
                     }
                     return (Some(dims), texts);
                 }
-                "lambda" => match node.child_by_field_name("body") {
+                "lambda" => match node.field("body") {
                     Some(b) => node = unparen(b),
                     None => return (None, texts),
                 },
@@ -292,19 +302,19 @@ pub fn attach_autotune<'t>(cx: &Cx<'t>, kernel: &mut Kernel, tuner: Node<'t>) {
 }
 
 fn call_first_arg(call: Node) -> Option<Node> {
-    let args = call.child_by_field_name("arguments")?;
+    let args = call.field("arguments")?;
     named_children(args).find(|a| !matches!(a.kind(), "keyword_argument" | "list_splat" | "dictionary_splat"))
 }
 
 /// A `def name(...)` directly in function `scope`'s body.
 fn local_def<'t>(cx: &Cx<'t>, scope: Node<'t>, name: &str) -> Option<Node<'t>> {
-    let body = scope.child_by_field_name("body")?;
-    named_children(body).find(|s| s.kind() == "function_definition" && s.child_by_field_name("name").is_some_and(|n| cx.text_of(n) == name))
+    let body = scope.field("body")?;
+    named_children(body).find(|s| s.kind() == "function_definition" && s.field("name").is_some_and(|n| cx.text_of(n) == name))
 }
 
 /// The expression of the last `return` in a one-statement (or docstring + return) body.
 fn returned(def: Node) -> Option<Node> {
-    let body = def.child_by_field_name("body")?;
+    let body = def.field("body")?;
     let last = named_children(body).last()?;
     if last.kind() == "return_statement" { named_children(last).next() } else { None }
 }

@@ -22,6 +22,7 @@ pub use env::{BindingSet, MAX_BINDING_SETS, binding_sets};
 pub use eval::{canonical_dtype, parse_int};
 pub use types::*;
 
+use crate::syntax::NodeExt;
 use crate::syntax::{self, named_children, node_text, range};
 use crate::text::LineIndex;
 use cx::{Cx, unparen};
@@ -69,7 +70,7 @@ pub fn build(text: &str, tree: &Tree) -> FileModel {
     }
     for (left, _) in &found.assignments {
         if left.kind() == "subscript" {
-            if let Some(obj) = left.child_by_field_name("value").filter(|v| v.kind() == "identifier") {
+            if let Some(obj) = left.field("value").filter(|v| v.kind() == "identifier") {
                 cx.mutated.insert(node_text(text, obj).to_string());
             }
         }
@@ -140,19 +141,19 @@ pub fn build(text: &str, tree: &Tree) -> FileModel {
 
 /// `x.append(...)`-style calls mutate `x`.
 fn mutated_name<'t>(text: &'t str, call: Node) -> Option<&'t str> {
-    let func = call.child_by_field_name("function")?;
+    let func = call.field("function")?;
     if func.kind() != "attribute" {
         return None;
     }
-    let attr = node_text(text, func.child_by_field_name("attribute")?);
-    let obj = func.child_by_field_name("object")?;
+    let attr = node_text(text, func.field("attribute")?);
+    let obj = func.field("object")?;
     (obj.kind() == "identifier"
         && matches!(attr, "append" | "extend" | "insert" | "update" | "pop" | "remove" | "clear" | "setdefault" | "__setitem__"))
     .then(|| node_text(text, obj))
 }
 
 fn getattr_is_literal(text: &str, call: Node) -> bool {
-    call.child_by_field_name("arguments")
+    call.field("arguments")
         .and_then(|a| named_children(a).nth(1))
         .is_some_and(|n| eval::string_value(text, unparen(n)).is_some())
 }
@@ -170,28 +171,28 @@ fn module_level<'t>(cx: &mut Cx<'t>, root: Node<'t>) {
                     for a in named_children(s) {
                         if a.kind() == "assignment" {
                             count_targets(cx.text, a, &mut counts);
-                            if let (Some(l), Some(r)) = (a.child_by_field_name("left"), a.child_by_field_name("right")) {
+                            if let (Some(l), Some(r)) = (a.field("left"), a.field("right")) {
                                 if l.kind() == "identifier" {
                                     assigns.push((a, l, r));
                                 }
                             }
                         } else if a.kind() == "augmented_assignment" {
-                            if let Some(l) = a.child_by_field_name("left") {
+                            if let Some(l) = a.field("left") {
                                 *counts.entry(node_text(cx.text, l)).or_default() += 2;
                             }
                         }
                     }
                 }
                 "function_definition" => {
-                    if let Some(name) = s.child_by_field_name("name") {
+                    if let Some(name) = s.field("name") {
                         let name = node_text(cx.text, name);
                         *counts.entry(name).or_default() += 1;
                         cx.module_functions.insert(name.to_string(), s);
                     }
                 }
                 "decorated_definition" => {
-                    if let Some(def) = s.child_by_field_name("definition") {
-                        if let Some(name) = def.child_by_field_name("name") {
+                    if let Some(def) = s.field("definition") {
+                        if let Some(name) = def.field("name") {
                             *counts.entry(node_text(cx.text, name)).or_default() += 1;
                         }
                     }
@@ -199,7 +200,7 @@ fn module_level<'t>(cx: &mut Cx<'t>, root: Node<'t>) {
                 "if_statement" | "try_statement" | "with_statement" | "elif_clause" | "else_clause" | "except_clause"
                 | "finally_clause" | "block" => stack.push(s),
                 "for_statement" | "while_statement" => {
-                    if let Some(left) = s.child_by_field_name("left") {
+                    if let Some(left) = s.field("left") {
                         *counts.entry(node_text(cx.text, left)).or_default() += 2;
                     }
                     stack.push(s);
@@ -225,7 +226,7 @@ fn module_level<'t>(cx: &mut Cx<'t>, root: Node<'t>) {
 }
 
 fn count_targets<'t>(text: &'t str, assignment: Node<'t>, counts: &mut HashMap<&'t str, usize>) {
-    let Some(left) = assignment.child_by_field_name("left") else { return };
+    let Some(left) = assignment.field("left") else { return };
     let mut stack = vec![left];
     while let Some(n) = stack.pop() {
         match n.kind() {
@@ -237,7 +238,7 @@ fn count_targets<'t>(text: &'t str, assignment: Node<'t>, counts: &mut HashMap<&
         }
     }
     // `a = b = 1` chains: the right side may itself be an assignment.
-    if let Some(r) = assignment.child_by_field_name("right") {
+    if let Some(r) = assignment.field("right") {
         if r.kind() == "assignment" {
             count_targets(text, r, counts);
         }
@@ -246,11 +247,11 @@ fn count_targets<'t>(text: &'t str, assignment: Node<'t>, counts: &mut HashMap<&
 
 /// `triton.heuristics({...})(k)`.
 fn functional_heuristics<'t>(cx: &Cx<'t>, res: &launch::Resolver<'_, 't>, call: Node<'t>) -> Option<(usize, Heuristics)> {
-    let func = unparen(call.child_by_field_name("function")?);
-    if func.kind() != "call" || func.child_by_field_name("function").and_then(|f| cx.canonical(f)).as_deref() != Some("triton.heuristics") {
+    let func = unparen(call.field("function")?);
+    if func.kind() != "call" || func.field("function").and_then(|f| cx.canonical(f)).as_deref() != Some("triton.heuristics") {
         return None;
     }
-    let first = named_children(call.child_by_field_name("arguments")?).next()?;
+    let first = named_children(call.field("arguments")?).next()?;
     let k = res.kernel_of(first, 0)?;
     Some((k, Heuristics { range: range(func), names: config::heuristic_names(cx, func) }))
 }

@@ -5,10 +5,11 @@
 //! visited once, in source order (a later assignment wins). Kernel parameters are scalars;
 //! locals whose value is not understood have an unknown shape, never a guessed one.
 
+use crate::syntax::NodeExt;
 use super::cx::{Cx, unparen};
 use super::eval::{canonical_dtype, expr_of};
 use super::types::{BinOp, Binding, Expr, Param, TlOp, TlOpKind, Value};
-use crate::syntax::{named_children, range};
+use crate::syntax::{KindTag, kinds, named_children, range};
 use crate::text::TextRange;
 use std::collections::HashMap;
 use tree_sitter::Node;
@@ -68,7 +69,7 @@ pub fn collect<'t>(cx: &Cx<'t>, def: Node<'t>, params: &[Param]) -> (Vec<TlOp>, 
         offsets: Vec::new(),
         tainted: HashMap::new(),
     };
-    if let Some(body) = def.child_by_field_name("body") {
+    if let Some(body) = def.field("body") {
         w.block(body);
     }
     for (r, stride, used) in std::mem::take(&mut w.offsets) {
@@ -95,7 +96,7 @@ impl<'a, 't> Walker<'a, 't> {
     }
 
     fn callee(&self, call: Node) -> Option<String> {
-        call.child_by_field_name("function").and_then(|f| self.canonical(f))
+        call.field("function").and_then(|f| self.canonical(f))
     }
 
     fn block(&mut self, block: Node<'t>) {
@@ -109,10 +110,10 @@ impl<'a, 't> Walker<'a, 't> {
             "block" => self.block(node),
             "function_definition" | "class_definition" | "decorated_definition" => {}
             "if_statement" | "elif_clause" => {
-                if let Some(c) = node.child_by_field_name("condition") {
+                if let Some(c) = node.field("condition") {
                     self.scan(c);
                 }
-                if let Some(b) = node.child_by_field_name("consequence") {
+                if let Some(b) = node.field("consequence") {
                     self.block(b);
                 }
                 let mut cursor = node.walk();
@@ -132,10 +133,10 @@ impl<'a, 't> Walker<'a, 't> {
             }
             "for_statement" => self.for_stmt(node),
             "while_statement" => {
-                if let Some(c) = node.child_by_field_name("condition") {
+                if let Some(c) = node.field("condition") {
                     self.scan(c);
                 }
-                if let Some(b) = node.child_by_field_name("body") {
+                if let Some(b) = node.field("body") {
                     self.block(b);
                 }
             }
@@ -153,20 +154,20 @@ impl<'a, 't> Walker<'a, 't> {
     }
 
     fn for_stmt(&mut self, node: Node<'t>) {
-        if let Some(iter) = node.child_by_field_name("right") {
+        if let Some(iter) = node.field("right") {
             self.scan(iter);
             self.check_persistent(iter);
         }
-        if let Some(left) = node.child_by_field_name("left") {
+        if let Some(left) = node.field("left") {
             // Loop counters of `range`/`tl.range`/`tl.static_range` are scalars.
             if left.kind() == "identifier" {
                 self.env.insert(self.cx.text_of(left).to_string(), Info::scalar());
             }
         }
-        if let Some(b) = node.child_by_field_name("body") {
+        if let Some(b) = node.field("body") {
             self.block(b);
         }
-        if let Some(a) = node.child_by_field_name("alternative") {
+        if let Some(a) = node.field("alternative") {
             self.stmt(a);
         }
     }
@@ -176,12 +177,12 @@ impl<'a, 't> Walker<'a, 't> {
         if iter.kind() != "call" {
             return;
         }
-        let Some(func) = iter.child_by_field_name("function") else { return };
+        let Some(func) = iter.field("function") else { return };
         let is_range = self.cx.text_of(func) == "range" || matches!(self.canonical(func).as_deref(), Some("tl.range"));
         if !is_range {
             return;
         }
-        let Some(args) = iter.child_by_field_name("arguments") else { return };
+        let Some(args) = iter.field("arguments") else { return };
         let args: Vec<Node> = named_children(args).filter(|a| a.kind() != "keyword_argument").collect();
         if args.len() < 3 {
             return;
@@ -202,9 +203,9 @@ impl<'a, 't> Walker<'a, 't> {
     fn mentions(&self, node: Node, callee: &str, vars: &[String]) -> bool {
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            match n.kind() {
-                "call" if self.callee(n).as_deref() == Some(callee) => return true,
-                "identifier" if vars.iter().any(|v| v == self.cx.text_of(n)) => return true,
+            match kinds().tag(n) {
+                KindTag::Call if self.callee(n).as_deref() == Some(callee) => return true,
+                KindTag::Identifier if vars.iter().any(|v| v == self.cx.text_of(n)) => return true,
                 _ => {}
             }
             let mut c = n.walk();
@@ -219,13 +220,13 @@ impl<'a, 't> Walker<'a, 't> {
         let (mut pid, mut nprog) = (false, false);
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            match n.kind() {
-                "call" => match self.callee(n).as_deref() {
+            match kinds().tag(n) {
+                KindTag::Call => match self.callee(n).as_deref() {
                     Some("tl.program_id") => pid = true,
                     Some("tl.num_programs") => nprog = true,
                     _ => {}
                 },
-                "identifier" => {
+                KindTag::Identifier => {
                     let t = self.cx.text_of(n);
                     pid |= self.pid_vars.iter().any(|v| v == t);
                     nprog |= self.nprog_vars.iter().any(|v| v == t);
@@ -242,8 +243,8 @@ impl<'a, 't> Walker<'a, 't> {
     }
 
     fn assignment(&mut self, node: Node<'t>) {
-        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
-            if let Some(r) = node.child_by_field_name("right") {
+        let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
+            if let Some(r) = node.field("right") {
                 self.scan(r);
             }
             return;
@@ -295,11 +296,11 @@ impl<'a, 't> Walker<'a, 't> {
     }
 
     fn augmented(&mut self, node: Node<'t>) {
-        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+        let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
             return;
         };
         self.scan(right);
-        let op = node.child_by_field_name("operator").map(|o| self.cx.text_of(o)).unwrap_or("");
+        let op = node.field("operator").map(|o| self.cx.text_of(o)).unwrap_or("");
         let right_u = unparen(right);
         if op == "+=" && right_u.kind() == "call" && self.callee(right_u).as_deref() == Some("tl.dot") {
             let acc_dtype = (left.kind() == "identifier").then(|| self.env.get(self.cx.text_of(left))).flatten().and_then(|i| i.dtype.clone());
@@ -317,6 +318,21 @@ impl<'a, 't> Walker<'a, 't> {
         if left.kind() == "identifier" {
             let name = self.cx.text_of(left).to_string();
             self.propagate_taint_aug(&name, right);
+            // `ptr += offs[None, :]` turns a scalar parameter into a block: the new shape is the
+            // broadcast of both sides, as for `ptr = ptr + offs[None, :]`.
+            let info = if matches!(op, "+=" | "-=" | "*=" | "/=" | "//=" | "%=" | "**=" | "<<=" | ">>=" | "&=" | "|=" | "^=") {
+                // The dtype stays the target's (`acc += tl.dot(..)`); when the sides disagree
+                // (`x += mask`) the promoted type is not worked out here, so it becomes unknown.
+                let (li, ri) = (self.infer(left), self.infer(right_u));
+                let dtype = match (li.dtype, ri.dtype) {
+                    (Some(l), Some(r)) if l != r => None,
+                    (l, _) => l,
+                };
+                Info { shape: broadcast(li.shape, ri.shape), dtype }
+            } else {
+                Info::unknown()
+            };
+            self.env.insert(name, info);
         }
     }
 
@@ -325,10 +341,10 @@ impl<'a, 't> Walker<'a, 't> {
         let mut stack = vec![node];
         let mut calls = Vec::new();
         while let Some(n) = stack.pop() {
-            match n.kind() {
-                "call" => calls.push(n),
-                "attribute" => self.attribute(n),
-                "binary_operator" => self.product(n),
+            match kinds().tag(n) {
+                KindTag::Call => calls.push(n),
+                KindTag::Attribute => self.attribute(n),
+                KindTag::BinaryOperator => self.product(n),
                 _ => {}
             }
             let mut c = n.walk();
@@ -351,10 +367,10 @@ impl<'a, 't> Walker<'a, 't> {
     fn args<'n>(&self, call: Node<'n>) -> (Vec<Node<'n>>, Vec<(&'t str, Node<'n>, Node<'n>)>) {
         let mut pos = Vec::new();
         let mut kw = Vec::new();
-        if let Some(a) = call.child_by_field_name("arguments") {
+        if let Some(a) = call.field("arguments") {
             for n in named_children(a) {
                 if n.kind() == "keyword_argument" {
-                    if let (Some(k), Some(v)) = (n.child_by_field_name("name"), n.child_by_field_name("value")) {
+                    if let (Some(k), Some(v)) = (n.field("name"), n.field("value")) {
                         kw.push((self.cx.text_of(k), v, n));
                     }
                 } else if !matches!(n.kind(), "list_splat" | "dictionary_splat") {
@@ -365,18 +381,33 @@ impl<'a, 't> Walker<'a, 't> {
         (pos, kw)
     }
 
+    /// The callee name when `func` is one that reads `boundary_check=` as dimension indices:
+    /// `tl.load` / `tl.store` (through any alias of `triton.language`), or a `.load` / `.store`
+    /// method of a value that is not a module (a block-pointer or tensor descriptor).
+    fn boundary_check_callee(&self, func: Node) -> Option<String> {
+        match self.canonical(func) {
+            Some(c) => matches!(c.as_str(), "tl.load" | "tl.store").then_some(c),
+            None if func.kind() == "attribute" => {
+                let attr = self.cx.text_of(func.field("attribute")?);
+                matches!(attr, "load" | "store").then(|| self.cx.text_of(func).to_string())
+            }
+            None => None,
+        }
+    }
+
     fn call(&mut self, call: Node<'t>) {
         let (pos, kw) = self.args(call);
-        let func = call.child_by_field_name("function");
-        // `boundary_check=` on any call (tl.load, tl.store, descriptor methods).
-        if let Some((_, v, n)) = kw.iter().find(|(k, _, _)| *k == "boundary_check") {
+        let func = call.field("function");
+        // `boundary_check=` on `tl.load` / `tl.store` and descriptor methods; a user `@triton.jit`
+        // helper may take a keyword of the same name with its own meaning.
+        if let (Some(f), Some((_, v, n))) = (func, kw.iter().find(|(k, _, _)| *k == "boundary_check"))
+            && let Some(callee) = self.boundary_check_callee(f)
+        {
             let value = self.cx.binding("boundary_check", *v, range(*n), range(*n), &[]);
-            let callee = func.map(|f| self.cx.text_of(f).to_string()).unwrap_or_default();
-            let callee = func.and_then(|f| self.canonical(f)).unwrap_or(callee);
             self.ops.push(TlOp {
                 kind: TlOpKind::BoundaryCheck { value },
                 range: range(*n),
-                callee_range: func.map_or(range(call), range),
+                callee_range: range(f),
                 callee,
             });
         }
@@ -494,9 +525,9 @@ impl<'a, 't> Walker<'a, 't> {
                 }
                 Info::unknown()
             }
-            "unary_operator" => node.child_by_field_name("argument").map(sub).unwrap_or_default(),
+            "unary_operator" => node.field("argument").map(sub).unwrap_or_default(),
             "binary_operator" => {
-                let (Some(l), Some(r)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+                let (Some(l), Some(r)) = (node.field("left"), node.field("right")) else {
                     return Info::unknown();
                 };
                 let (li, ri) = (sub(l), sub(r));
@@ -514,8 +545,8 @@ impl<'a, 't> Walker<'a, 't> {
             "subscript" => self.index(node, depth),
             "attribute" => {
                 // `x.T`
-                let attr = node.child_by_field_name("attribute").map(|a| self.cx.text_of(a));
-                match (attr, node.child_by_field_name("object")) {
+                let attr = node.field("attribute").map(|a| self.cx.text_of(a));
+                match (attr, node.field("object")) {
                     (Some("T"), Some(o)) => {
                         let i = sub(o);
                         Info { shape: i.shape.map(|mut s| {
@@ -533,7 +564,7 @@ impl<'a, 't> Walker<'a, 't> {
 
     /// `x[:, None]`, `x[None, :]`, `x[:, :, None]`.
     fn index(&self, node: Node, depth: usize) -> Info {
-        let Some(value) = node.child_by_field_name("value") else { return Info::unknown() };
+        let Some(value) = node.field("value") else { return Info::unknown() };
         let base = self.infer_depth(value, depth + 1);
         let Some(shape) = base.shape else { return Info::unknown() };
         let mut cursor = node.walk();
@@ -577,14 +608,14 @@ impl<'a, 't> Walker<'a, 't> {
 
     fn infer_call(&self, call: Node, depth: usize) -> Info {
         let sub = |n: Node| self.infer_depth(n, depth + 1);
-        let Some(func) = call.child_by_field_name("function") else { return Info::unknown() };
+        let Some(func) = call.field("function") else { return Info::unknown() };
         let (pos, kw) = self.args(call);
         let kwarg = |name: &str| kw.iter().find(|(k, _, _)| *k == name).map(|(_, v, _)| *v);
         let arg = |i: usize, name: &str| pos.get(i).copied().or_else(|| kwarg(name));
         // Methods on tensors and descriptors: `x.to(dtype)`, `desc.load(offsets)`.
         if func.kind() == "attribute" && self.canonical(func).is_none() {
-            let attr = func.child_by_field_name("attribute").map(|a| self.cx.text_of(a)).unwrap_or("");
-            let Some(obj) = func.child_by_field_name("object") else { return Info::unknown() };
+            let attr = func.field("attribute").map(|a| self.cx.text_of(a)).unwrap_or("");
+            let Some(obj) = func.field("object") else { return Info::unknown() };
             let base = sub(obj);
             return match attr {
                 "to" => Info { shape: base.shape, dtype: arg(0, "dtype").and_then(|d| self.dtype_of(d)) },
@@ -710,10 +741,10 @@ impl<'a, 't> Walker<'a, 't> {
 
     /// Records a `pid * stride` product unless it is already widened with `.to(tl.int64)`.
     fn product(&mut self, node: Node) {
-        if node.child_by_field_name("operator").map(|o| self.cx.text_of(o)) != Some("*") {
+        if node.field("operator").map(|o| self.cx.text_of(o)) != Some("*") {
             return;
         }
-        let (Some(l), Some(r)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else { return };
+        let (Some(l), Some(r)) = (node.field("left"), node.field("right")) else { return };
         let stride = if self.is_pid(l) {
             self.int32_stride(r)
         } else if self.is_pid(r) {
@@ -749,12 +780,13 @@ impl<'a, 't> Walker<'a, 't> {
         }
         let mut stack = vec![expr];
         while let Some(n) = stack.pop() {
-            if n.kind() == "identifier" {
+            let tag = kinds().tag(n);
+            if tag == KindTag::Identifier {
                 if let Some(i) = self.tainted.get(self.cx.text_of(n)) {
                     return Some(*i);
                 }
             }
-            if n.kind() == "call" && self.cx.text_of(n).contains("int64") {
+            if tag == KindTag::Call && self.cx.text_of(n).contains("int64") {
                 continue;
             }
             let mut c = n.walk();

@@ -226,6 +226,18 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// Whether `launch` runs this kernel's autotune configs. A `k.fn[grid](...)` launch peels the
+    /// outermost wrapper: the autotuner when `@triton.autotune` sits above every `@triton.heuristics`
+    /// (or was applied functionally, `triton.autotune(...)(k)`).
+    pub fn autotunes(&self, launch: &Launch) -> bool {
+        let Some(at) = &self.autotune else { return false };
+        if !launch.via_fn {
+            return true;
+        }
+        let outermost = at.functional || self.heuristics.iter().all(|h| h.range.start > at.range.start);
+        !outermost
+    }
+
     pub fn param(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name == name)
     }
@@ -255,6 +267,9 @@ pub struct Launch {
     /// Positional arguments bound to the kernel parameter at their position (`name` is the
     /// parameter), up to the first `*args`; lets binding sets see `k[grid](x, 1024)`.
     pub positional_args: Vec<Binding>,
+    /// Launched through `k.fn[grid](...)`: the call skips the kernel's outermost wrapper (the
+    /// autotuner when `@triton.autotune` is outermost), so its configs do not apply.
+    pub via_fn: bool,
 }
 
 impl Launch {
