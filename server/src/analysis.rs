@@ -63,9 +63,9 @@ fn empty(target: Target) -> Analysis {
     }
 }
 
-/// Every Triton kernel needs the `triton` module; a file that never names it is skipped unparsed.
+/// A file that cannot hold a kernel has no findings; it is skipped unparsed.
 fn looks_like_triton(text: &str) -> bool {
-    text.contains("triton")
+    crate::model::may_have_kernels(text)
 }
 
 /// The device and toolchain the options name, or the knowledge base defaults.

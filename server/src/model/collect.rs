@@ -5,9 +5,9 @@
 //! cursor and kind-id dispatch, because running the compiled query over every node cost more
 //! than the rest of the build. A unit test checks both agree on every fixture, broken or not.
 
-use crate::syntax::NodeExt;
-use crate::syntax::{KindTag, kinds, named_children, node_text};
-use tree_sitter::{Node, Tree};
+use crate::syntax::{KindTag, kinds};
+use crate::syntax::flat::{named_children, node_text};
+use crate::syntax::flat::{Cursor, FlatTree, Node};
 
 /// Nodes the pass collects, each list in document order.
 #[derive(Default, Debug, PartialEq, Eq)]
@@ -26,12 +26,10 @@ fn wildcard(n: Node) -> bool {
     n.is_named() && !n.is_error()
 }
 
-pub fn collect<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
+pub fn collect<'t>(text: &str, tree: &'t FlatTree) -> Found<'t> {
     let k = kinds();
     let mut f = Found::default();
-    let mut cursor = tree.walk();
-    loop {
-        let n = cursor.node();
+    for n in tree.preorder() {
         match k.tag(n) {
             KindTag::DecoratedDefinition => {
                 if n.field("definition").is_some_and(|d| k.is(d, KindTag::FunctionDefinition)) {
@@ -60,8 +58,7 @@ pub fn collect<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
             }
             KindTag::ImportStatement => {
                 f.imports.push(n);
-                let mut c = n.walk();
-                for name in n.children_by_field_name("name", &mut c) {
+                for name in n.children_by_field_name("name", &mut Cursor) {
                     if let Some(id) = importlib_head(text, name) {
                         f.obfuscations.push((n, id));
                     }
@@ -95,24 +92,14 @@ pub fn collect<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
             }
             _ => {}
         }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                // Nested matches share a start byte only when the outer one comes first, so a
-                // stable sort keeps the pre-order the walk produced.
-                f.decorated.sort_by_key(|n| n.start_byte());
-                f.calls.sort_by_key(|n| n.start_byte());
-                f.assignments.sort_by_key(|(l, _)| l.start_byte());
-                f.obfuscations.sort_by_key(|(c, _)| c.start_byte());
-                return f;
-            }
-        }
     }
+    // Nested matches share a start byte only when the outer one comes first, so a stable sort
+    // keeps the pre-order the walk produced.
+    f.decorated.sort_by_key(|n| n.start_byte());
+    f.calls.sort_by_key(|n| n.start_byte());
+    f.assignments.sort_by_key(|(l, _)| l.start_byte());
+    f.obfuscations.sort_by_key(|(c, _)| c.start_byte());
+    f
 }
 
 /// `importlib` as the first identifier of a `dotted_name` (`import importlib.util`).
@@ -121,8 +108,7 @@ fn importlib_head<'t>(text: &str, name: Node<'t>) -> Option<Node<'t>> {
     if !k.is(name, KindTag::DottedName) {
         return None;
     }
-    let mut c = name.walk();
-    let first = name.named_children(&mut c).next()?;
+    let first = name.named_children(&mut Cursor).next()?;
     (k.is(first, KindTag::Identifier) && node_text(text, first) == "importlib").then_some(first)
 }
 
@@ -145,43 +131,66 @@ fn is_suppression(comment: &str) -> bool {
 mod tests {
     use super::*;
     use crate::syntax::{self, Capture};
+    use tree_sitter::Tree;
 
-    /// The same lists, found by running `queries/*.scm` (the specification).
-    fn by_query<'t>(text: &str, tree: &'t Tree) -> Found<'t> {
-        let mut f = Found::default();
+    /// The lists as byte ranges, comparable across tree types.
+    #[derive(Default, Debug, PartialEq, Eq)]
+    struct Ranges {
+        decorated: Vec<(usize, usize)>,
+        calls: Vec<(usize, usize)>,
+        imports: Vec<(usize, usize)>,
+        suppressions: Vec<(usize, usize)>,
+        obfuscations: Vec<((usize, usize), (usize, usize))>,
+        assignments: Vec<((usize, usize), (usize, usize))>,
+        mutations: Vec<(usize, usize)>,
+    }
+
+    /// The same lists, found by running `queries/*.scm` (the specification) on tree-sitter's tree.
+    fn by_query(text: &str, tree: &Tree) -> Ranges {
+        let r = |n: tree_sitter::Node| (n.start_byte(), n.end_byte());
+        let mut f = Ranges::default();
         syntax::queries().for_each_match(tree, text, |caps| {
             let get = |want: Capture| caps.iter().find(|(c, _)| *c == want).map(|(_, n)| *n);
             if let Some(n) = get(Capture::KernelDecorated) {
-                f.decorated.push(n);
+                f.decorated.push(r(n));
             } else if let Some(n) = get(Capture::Call) {
-                f.calls.push(n);
+                f.calls.push(r(n));
             } else if let Some(n) = get(Capture::Import) {
-                f.imports.push(n);
+                f.imports.push(r(n));
             } else if let Some(n) = get(Capture::Suppression) {
-                f.suppressions.push(n);
+                f.suppressions.push(r(n));
             } else if let (Some(call), Some(func)) = (get(Capture::ObfuscationCall), get(Capture::ObfuscationFunc)) {
-                f.obfuscations.push((call, func));
-            } else if let (Some(l), Some(r)) = (get(Capture::AssignmentLeft), get(Capture::AssignmentRight)) {
-                f.assignments.push((l, r));
+                f.obfuscations.push((r(call), r(func)));
+            } else if let (Some(l), Some(rr)) = (get(Capture::AssignmentLeft), get(Capture::AssignmentRight)) {
+                f.assignments.push((r(l), r(rr)));
             } else if let Some(n) = get(Capture::Mutation) {
-                f.mutations.push(n);
+                f.mutations.push(r(n));
             }
         });
-        f.decorated.sort_by_key(|n| n.start_byte());
-        f.calls.sort_by_key(|n| n.start_byte());
-        f.assignments.sort_by_key(|(l, _)| l.start_byte());
-        f.obfuscations.sort_by_key(|(c, _)| c.start_byte());
-        // Obfuscation matches of one node may come in either order from the query; the builder
-        // dedups by range, so compare them as a multiset.
-        f.obfuscations.sort_by_key(|(c, n)| (c.start_byte(), n.start_byte()));
-        f.mutations.sort_by_key(|n| n.start_byte());
+        // Stable sorts by start byte, as the walk does; then the lists whose order the builder
+        // does not depend on (it dedups obfuscations by range) are compared as multisets.
+        f.decorated.sort_by_key(|n| n.0);
+        f.calls.sort_by_key(|n| n.0);
+        f.assignments.sort_by_key(|(l, _)| l.0);
+        f.obfuscations.sort();
+        f.mutations.sort();
         f
     }
 
-    fn normalised(mut f: Found) -> Found {
-        f.obfuscations.sort_by_key(|(c, n)| (c.start_byte(), n.start_byte()));
-        f.mutations.sort_by_key(|n| n.start_byte());
-        f
+    fn ranges(f: Found) -> Ranges {
+        let r = |n: &Node| (n.start_byte(), n.end_byte());
+        let mut out = Ranges {
+            decorated: f.decorated.iter().map(r).collect(),
+            calls: f.calls.iter().map(r).collect(),
+            imports: f.imports.iter().map(r).collect(),
+            suppressions: f.suppressions.iter().map(r).collect(),
+            obfuscations: f.obfuscations.iter().map(|(a, b)| (r(a), r(b))).collect(),
+            assignments: f.assignments.iter().map(|(a, b)| (r(a), r(b))).collect(),
+            mutations: f.mutations.iter().map(r).collect(),
+        };
+        out.obfuscations.sort();
+        out.mutations.sort();
+        out
     }
 
     fn python_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
@@ -198,7 +207,8 @@ mod tests {
 
     fn assert_same(text: &str, what: &str) {
         let tree = syntax::parse(text);
-        assert_eq!(normalised(collect(text, &tree)), by_query(text, &tree), "walk and queries differ on {what}");
+        let flat = FlatTree::new(&tree);
+        assert_eq!(ranges(collect(text, &flat)), by_query(text, &tree), "walk and queries differ on {what}");
     }
 
     #[test]

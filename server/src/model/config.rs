@@ -7,12 +7,11 @@
 //! (loops with `append`, env-var conditionals, calls into other modules) leaves
 //! `configs_complete = false` and no values are guessed.
 
-use crate::syntax::NodeExt;
 use super::cx::{Cx, Local, enclosing_function, unparen};
 use super::eval::string_value;
 use super::types::{Autotune, Config, Value};
-use crate::syntax::{named_children, range};
-use tree_sitter::Node;
+use crate::syntax::flat::{named_children, range};
+use crate::syntax::flat::Node;
 
 /// Most configs one autotune list is expanded into; larger spaces are marked incomplete.
 pub const MAX_CONFIGS: usize = 4096;

@@ -2,16 +2,15 @@
 //! part of the builder uses to resolve names (canonical Triton paths, module constants, simple
 //! local assignments).
 
-use crate::syntax::NodeExt;
 use super::eval::expr_of;
 use super::imports::normalize;
 use super::types::{Binding, Imports, Value};
-use crate::syntax::{named_children, node_text, range};
+use crate::syntax::flat::{named_children, node_text, range};
 use crate::text::TextRange;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
-use tree_sitter::Node;
+use crate::syntax::flat::Node;
 
 /// Python builtins the evaluator understands, unless the file rebinds them.
 const BUILTINS: &[&str] = &["min", "max", "abs", "int", "float", "range", "len", "dict"];

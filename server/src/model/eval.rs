@@ -6,11 +6,10 @@
 //! Tuples, lists and comparisons are encoded as `Expr::Call` with reserved names
 //! ("tuple", "list", "operator.lt", ...) so the shared `Expr` type stays small.
 
-use crate::syntax::NodeExt;
 use super::cx::Cx;
 use super::types::{BinOp, Expr, Value};
-use crate::syntax::{named_children, node_text};
-use tree_sitter::Node;
+use crate::syntax::flat::{named_children, node_text};
+use crate::syntax::flat::Node;
 
 /// Triton dtypes reachable as `tl.<name>`; the canonical name is the attribute itself.
 const DTYPES: &[&str] = &[

@@ -5,11 +5,10 @@
 //! corpus edge case 7). Names bound by non-Triton imports are remembered so that the default
 //! spellings (`triton`, `tl`) are not assumed for them.
 
-use crate::syntax::NodeExt;
 use super::types::Imports;
-use crate::syntax::{named_children, node_text};
+use crate::syntax::flat::{named_children, node_text};
 use std::collections::HashSet;
-use tree_sitter::Node;
+use crate::syntax::flat::Node;
 
 /// Normalises a fully qualified Triton path to the short canonical form the model uses:
 /// `triton.language.dot` → `tl.dot`, any `...libdevice.exp` → `libdevice.exp`,

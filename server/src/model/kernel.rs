@@ -2,13 +2,12 @@
 //! with their parameters, jit options, and the autotune/heuristics decorators stacked above.
 //! `@cute.jit`, `@gluon.jit`, `@torch.jit.script` resolve to other paths and are not kernels.
 
-use crate::syntax::NodeExt;
 use super::config;
 use super::cx::Cx;
 use super::ops;
 use super::types::{Heuristics, Kernel, Param};
-use crate::syntax::{named_children, range};
-use tree_sitter::Node;
+use crate::syntax::flat::{named_children, range};
+use crate::syntax::flat::Node;
 
 /// Where a kernel sits in the tree, kept beside `FileModel::kernels` while building.
 #[derive(Clone, Copy)]

@@ -6,16 +6,15 @@
 //! attribute assigned a kernel (`x = triton.autotune(...)(k)`), or a wrapper call whose first
 //! argument is a kernel (`wrap(k)`, `capture_triton(k)`). `self.net[0](x)` is not a launch.
 
-use crate::syntax::NodeExt;
 use super::config;
 use super::cx::{Cx, LocalAssign, enclosing_function, unparen};
 use super::eval::expr_of;
 use super::kernel::KernelSite;
 use super::types::{Autotune, Binding, Expr, Kernel, Launch, Value};
-use crate::syntax::{named_children, range};
+use crate::syntax::flat::{named_children, range};
 use crate::text::TextRange;
 use std::collections::HashMap;
-use tree_sitter::Node;
+use crate::syntax::flat::Node;
 
 /// Literal program counts that only make sense as an NVIDIA SM count (A100, H100 PCIe/SXM, H200...).
 const CUDA_SM_COUNTS: &[i64] = &[108, 114, 132, 144];

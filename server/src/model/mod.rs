@@ -22,16 +22,23 @@ pub use env::{BindingSet, MAX_BINDING_SETS, binding_sets};
 pub use eval::{canonical_dtype, parse_int};
 pub use types::*;
 
-use crate::syntax::NodeExt;
-use crate::syntax::{self, named_children, node_text, range};
+use crate::syntax::flat::{FlatTree, Node, named_children, node_text, range};
+use crate::syntax;
 use crate::text::LineIndex;
 use cx::{Cx, unparen};
 use std::collections::{HashMap, HashSet};
-use tree_sitter::{Node, Tree};
+use tree_sitter::Tree;
+
+/// Whether `text` can hold a kernel at all. A kernel is a function decorated with a name that
+/// resolves to `triton.jit`, so both words appear in the source (in the decorator or in the import
+/// that binds it); a file without them is skipped unparsed.
+pub fn may_have_kernels(text: &str) -> bool {
+    text.contains("triton") && text.contains("jit")
+}
 
 /// Parses and builds in one go.
 pub fn build_text(text: &str) -> FileModel {
-    if !text.contains("triton") {
+    if !may_have_kernels(text) {
         return FileModel::default();
     }
     let tree = syntax::parse(text);
@@ -40,7 +47,7 @@ pub fn build_text(text: &str) -> FileModel {
 
 /// Builds the model of `text` from its tree (which must have been parsed from `text`).
 pub fn build(text: &str, tree: &Tree) -> FileModel {
-    if !text.contains("triton") {
+    if !may_have_kernels(text) {
         return FileModel::default();
     }
     let mut model = FileModel::default();
@@ -51,8 +58,13 @@ pub fn build(text: &str, tree: &Tree) -> FileModel {
     }
     model.syntax_errors = syntax::error_ranges(tree);
     model.has_syntax_errors = !model.syntax_errors.is_empty();
+    let flat = FlatTree::new(tree);
+    build_flat(text, &flat, model)
+}
 
-    let found = collect::collect(text, tree);
+fn build_flat(text: &str, flat: &FlatTree, mut model: FileModel) -> FileModel {
+    let root = flat.root_node();
+    let found = collect::collect(text, flat);
 
     let mut imports = Imports::default();
     let mut shadowed = HashSet::new();

@@ -5,14 +5,14 @@
 //! visited once, in source order (a later assignment wins). Kernel parameters are scalars;
 //! locals whose value is not understood have an unknown shape, never a guessed one.
 
-use crate::syntax::NodeExt;
 use super::cx::{Cx, unparen};
 use super::eval::{canonical_dtype, expr_of};
 use super::types::{BinOp, Binding, Expr, Param, TlOp, TlOpKind, Value};
-use crate::syntax::{KindTag, kinds, named_children, range};
+use crate::syntax::{KindTag, kinds};
+use crate::syntax::flat::{named_children, range};
 use crate::text::TextRange;
 use std::collections::HashMap;
-use tree_sitter::Node;
+use crate::syntax::flat::Node;
 
 /// What inference knows about a value.
 #[derive(Debug, Clone, Default)]

@@ -4,6 +4,7 @@
 //! dominate the cost of small files); every query in `queries/*.scm` is compiled once into a
 //! single `Query`, so the model builder walks the tree once for all of them.
 
+pub mod flat;
 mod queries;
 
 pub use queries::{Capture, Queries, queries};
@@ -53,7 +54,7 @@ pub fn parse_incremental(text: &str, old_tree: &Tree) -> Tree {
 
 /// Field names the builder asks for, resolved to grammar field ids once: `child_by_field_name`
 /// looks the name up by a linear string scan on every call.
-const FIELDS: [&str; 20] = ["name", "left", "function", "right", "arguments", "value", "body", "operator", "object", "attribute", "parameters", "definition", "argument", "type", "module_name", "key", "condition", "alias", "consequence", "alternative"];
+const FIELDS: [&str; 21] = ["name", "left", "function", "right", "arguments", "value", "body", "operator", "object", "attribute", "parameters", "definition", "argument", "type", "module_name", "key", "condition", "alias", "consequence", "alternative", "subscript"];
 
 fn field_id(name: &str) -> Option<u16> {
     static IDS: std::sync::OnceLock<Vec<Option<u16>>> = std::sync::OnceLock::new();
@@ -78,6 +79,7 @@ fn field_id(name: &str) -> Option<u16> {
         "alias" => 17,
         "consequence" => 18,
         "alternative" => 19,
+        "subscript" => 20,
         _ => return None,
     };
     let ids = IDS.get_or_init(|| {
@@ -187,13 +189,44 @@ pub enum KindTag {
 
 pub struct Kinds {
     tags: Vec<KindTag>,
+    names: Vec<&'static str>,
+}
+
+/// A node of either tree type, as far as kind dispatch needs it.
+pub trait KindOf: Copy {
+    fn kind_id(&self) -> u16;
+    fn is_named(&self) -> bool;
+}
+
+impl KindOf for Node<'_> {
+    #[inline]
+    fn kind_id(&self) -> u16 {
+        Node::kind_id(self)
+    }
+    #[inline]
+    fn is_named(&self) -> bool {
+        Node::is_named(self)
+    }
+}
+
+impl KindOf for flat::Node<'_> {
+    #[inline]
+    fn kind_id(&self) -> u16 {
+        flat::Node::kind_id(self)
+    }
+    #[inline]
+    fn is_named(&self) -> bool {
+        flat::Node::is_named(self)
+    }
 }
 
 impl Kinds {
     fn build() -> Self {
-        let lang = language();
+        // Kind names borrow from the language; this one lives as long as the table (the program).
+        let lang: &'static tree_sitter::Language = Box::leak(Box::new(language()));
         let count = lang.node_kind_count();
         let mut tags = vec![KindTag::Other; count];
+        let names = (0..count).map(|id| u16::try_from(id).ok().and_then(|id| lang.node_kind_for_id(id)).unwrap_or("")).collect();
         for (id, tag) in tags.iter_mut().enumerate() {
             let Ok(id16) = u16::try_from(id) else { break };
             if !lang.node_kind_is_named(id16) {
@@ -216,19 +249,29 @@ impl Kinds {
                 _ => KindTag::Other,
             };
         }
-        Kinds { tags }
+        Kinds { tags, names }
     }
 
     /// The tag of a node (`Other` for anonymous nodes and untracked kinds).
-    pub fn tag(&self, node: Node) -> KindTag {
+    pub fn tag(&self, node: impl KindOf) -> KindTag {
         if !node.is_named() {
             return KindTag::Other;
         }
         self.tags.get(usize::from(node.kind_id())).copied().unwrap_or(KindTag::Other)
     }
 
-    pub fn is(&self, node: Node, tag: KindTag) -> bool {
+    pub fn is(&self, node: impl KindOf, tag: KindTag) -> bool {
         self.tag(node) == tag
+    }
+
+    /// The kind name of a kind id (what `Node::kind` returns).
+    #[inline]
+    pub fn name(&self, id: u16) -> &'static str {
+        // ERROR nodes carry tree-sitter's builtin symbol, outside the grammar's table.
+        if id == u16::MAX {
+            return "ERROR";
+        }
+        self.names.get(usize::from(id)).copied().unwrap_or("")
     }
 }
 

@@ -1,0 +1,364 @@
+//! A read-only copy of a tree-sitter tree in one flat array, for the model builder.
+//!
+//! The builder looks at most nodes many times (fields, children, parents, kinds). Each such step
+//! on a `tree_sitter::Node` is an FFI call that re-derives positions and skips hidden nodes; on
+//! this copy it is an array index. The copy is made with one cursor walk, in pre-order, so a
+//! node's descendants are the indices right after it.
+//!
+//! [`Node`] mirrors the part of `tree_sitter::Node`'s API the builder uses, with the same
+//! signatures (the cursor arguments are unused), so the builder reads the same over either.
+
+use super::{KindTag, kinds, language};
+use crate::text::TextRange;
+use tree_sitter::Tree;
+
+const NONE: u32 = u32::MAX;
+const NAMED: u8 = 1;
+const ERROR: u8 = 2;
+const MISSING: u8 = 4;
+const HAS_ERROR: u8 = 8;
+
+#[derive(Clone, Copy, Debug)]
+struct Raw {
+    start: u32,
+    end: u32,
+    parent: u32,
+    first_child: u32,
+    next_sibling: u32,
+    kind: u16,
+    /// The field this node fills in its parent (0 = none).
+    field: u16,
+    flags: u8,
+}
+
+/// Every node of one tree, in pre-order.
+pub struct FlatTree {
+    nodes: Vec<Raw>,
+}
+
+impl FlatTree {
+    pub fn new(tree: &Tree) -> Self {
+        let root = tree.root_node();
+        let mut nodes: Vec<Raw> = Vec::with_capacity(root.descendant_count());
+        let mut cursor = tree.walk();
+        // For each open ancestor: its index and the index of its last child so far.
+        let mut open: Vec<(u32, u32)> = Vec::with_capacity(64);
+        loop {
+            let n = cursor.node();
+            let idx = nodes.len() as u32;
+            let parent = open.last().map_or(NONE, |&(p, _)| p);
+            if let Some((p, last)) = open.last_mut() {
+                if *last == NONE {
+                    nodes[*p as usize].first_child = idx;
+                } else {
+                    nodes[*last as usize].next_sibling = idx;
+                }
+                *last = idx;
+            }
+            let mut flags = 0;
+            if n.is_named() {
+                flags |= NAMED;
+            }
+            if n.is_error() {
+                flags |= ERROR;
+            }
+            if n.is_missing() {
+                flags |= MISSING;
+            }
+            if n.has_error() {
+                flags |= HAS_ERROR;
+            }
+            nodes.push(Raw {
+                start: n.start_byte() as u32,
+                end: n.end_byte() as u32,
+                parent,
+                first_child: NONE,
+                next_sibling: NONE,
+                kind: n.kind_id(),
+                field: cursor.field_id().map_or(0, |f| f.get()),
+                flags,
+            });
+            if cursor.goto_first_child() {
+                open.push((idx, NONE));
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return FlatTree { nodes };
+                }
+                open.pop();
+            }
+        }
+    }
+
+    pub fn root_node(&self) -> Node<'_> {
+        Node { tree: self, i: 0 }
+    }
+
+    /// Every node, in pre-order (the order of a cursor walk).
+    pub fn preorder(&self) -> impl Iterator<Item = Node<'_>> {
+        (0..self.nodes.len() as u32).map(move |i| Node { tree: self, i })
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+/// One node of a [`FlatTree`].
+#[derive(Clone, Copy)]
+pub struct Node<'t> {
+    tree: &'t FlatTree,
+    i: u32,
+}
+
+impl PartialEq for Node<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.i == other.i && std::ptr::eq(self.tree, other.tree)
+    }
+}
+
+impl Eq for Node<'_> {}
+
+impl std::fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{{Node {} {}..{}}}", self.kind(), self.start_byte(), self.end_byte())
+    }
+}
+
+/// Stands in for `tree_sitter::TreeCursor` in the mirrored signatures; holds nothing.
+pub struct Cursor;
+
+impl<'t> Node<'t> {
+    #[inline]
+    fn raw(&self) -> &'t Raw {
+        &self.tree.nodes[self.i as usize]
+    }
+
+    #[inline]
+    fn at(&self, i: u32) -> Option<Node<'t>> {
+        (i != NONE).then_some(Node { tree: self.tree, i })
+    }
+
+    /// Unique within the tree (the pre-order index).
+    #[inline]
+    pub fn id(&self) -> usize {
+        self.i as usize
+    }
+
+    #[inline]
+    pub fn kind_id(&self) -> u16 {
+        self.raw().kind
+    }
+
+    pub fn kind(&self) -> &'static str {
+        kinds().name(self.raw().kind)
+    }
+
+    #[inline]
+    pub fn tag(&self) -> KindTag {
+        kinds().tag(*self)
+    }
+
+    #[inline]
+    pub fn is_named(&self) -> bool {
+        self.raw().flags & NAMED != 0
+    }
+
+    #[inline]
+    pub fn is_error(&self) -> bool {
+        self.raw().flags & ERROR != 0
+    }
+
+    #[inline]
+    pub fn is_missing(&self) -> bool {
+        self.raw().flags & MISSING != 0
+    }
+
+    #[inline]
+    pub fn has_error(&self) -> bool {
+        self.raw().flags & HAS_ERROR != 0
+    }
+
+    #[inline]
+    pub fn start_byte(&self) -> usize {
+        self.raw().start as usize
+    }
+
+    #[inline]
+    pub fn end_byte(&self) -> usize {
+        self.raw().end as usize
+    }
+
+    #[inline]
+    pub fn parent(&self) -> Option<Node<'t>> {
+        self.at(self.raw().parent)
+    }
+
+    /// Every child, named or not, in order.
+    #[inline]
+    pub fn all_children(&self) -> Children<'t> {
+        Children { tree: self.tree, next: self.raw().first_child }
+    }
+
+    /// The first child that fills `name` (`child_by_field_name`).
+    pub fn child_by_field_name(&self, name: &str) -> Option<Node<'t>> {
+        // tree-sitter answers from the node's field map, which an ERROR node lacks, even where a
+        // cursor (and so `children_by_field_name`) infers fields from the hidden rules inside it.
+        if self.is_error() {
+            return None;
+        }
+        let id = field_id(name)?;
+        self.all_children().find(|c| c.raw().field == id)
+    }
+
+    /// Same as [`Node::child_by_field_name`]; the name `NodeExt` gives tree-sitter nodes.
+    #[inline]
+    pub fn field(&self, name: &str) -> Option<Node<'t>> {
+        self.child_by_field_name(name)
+    }
+
+    pub fn children_by_field_name(&self, name: &str, _: &mut Cursor) -> impl Iterator<Item = Node<'t>> + 't {
+        let id = field_id(name).unwrap_or(u16::MAX);
+        self.all_children().filter(move |c| c.raw().field == id)
+    }
+
+    pub fn walk(&self) -> Cursor {
+        Cursor
+    }
+
+    pub fn children(&self, _: &mut Cursor) -> Children<'t> {
+        self.all_children()
+    }
+
+    /// Named children, comments included (tree-sitter's meaning; `syntax::flat::named_children`
+    /// leaves comments out).
+    pub fn named_children(&self, _: &mut Cursor) -> impl Iterator<Item = Node<'t>> + 't {
+        self.all_children().filter(|c| c.is_named())
+    }
+
+    pub fn named_child_count(&self) -> usize {
+        self.all_children().filter(|c| c.is_named()).count()
+    }
+}
+
+/// Children of one node, in order.
+pub struct Children<'t> {
+    tree: &'t FlatTree,
+    next: u32,
+}
+
+impl<'t> Iterator for Children<'t> {
+    type Item = Node<'t>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Node<'t>> {
+        if self.next == NONE {
+            return None;
+        }
+        let n = Node { tree: self.tree, i: self.next };
+        self.next = n.raw().next_sibling;
+        Some(n)
+    }
+}
+
+/// Grammar field id of `name` (None when the grammar has no such field).
+fn field_id(name: &str) -> Option<u16> {
+    super::field_id(name).or_else(|| language().field_id_for_name(name).map(|f| f.get()))
+}
+
+/// Named, non-comment children of a node.
+#[inline]
+pub fn named_children(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
+    node.all_children().filter(|c| c.is_named() && !is_comment(*c))
+}
+
+#[inline]
+pub fn is_comment(node: Node) -> bool {
+    kinds().is(node, KindTag::Comment)
+}
+
+/// True for nodes that carry no syntax (comments), which argument walkers must skip.
+pub fn is_trivia(node: Node) -> bool {
+    !node.is_named() || is_comment(node)
+}
+
+/// Byte range of a node.
+#[inline]
+pub fn range(node: Node) -> TextRange {
+    TextRange::new(node.start_byte(), node.end_byte().max(node.start_byte()))
+}
+
+/// Source text of a node; empty when the node does not fit `text`.
+#[inline]
+pub fn node_text<'a>(text: &'a str, node: Node) -> &'a str {
+    text.get(node.start_byte()..node.end_byte()).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::{self, NodeExt};
+
+    /// Every node and every step the builder takes agrees with tree-sitter's own answer.
+    fn assert_mirrors(text: &str) {
+        let tree = syntax::parse(text);
+        let flat = FlatTree::new(&tree);
+        let mut cursor = tree.walk();
+        let mut ts_nodes = Vec::new();
+        loop {
+            ts_nodes.push(cursor.node());
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    assert_eq!(ts_nodes.len(), flat.len());
+                    for (t, f) in ts_nodes.iter().zip(flat.preorder()) {
+                        assert_eq!((t.kind(), t.start_byte(), t.end_byte()), (f.kind(), f.start_byte(), f.end_byte()));
+                        assert_eq!((t.is_named(), t.is_error(), t.is_missing(), t.has_error()), (f.is_named(), f.is_error(), f.is_missing(), f.has_error()));
+                        assert_eq!(t.parent().map(|p| p.start_byte()), f.parent().map(|p| p.start_byte()));
+                        let mut c = t.walk();
+                        let kids: Vec<_> = t.children(&mut c).map(|k| (k.kind(), k.start_byte())).collect();
+                        let fkids: Vec<_> = f.all_children().map(|k| (k.kind(), k.start_byte())).collect();
+                        assert_eq!(kids, fkids);
+                        for name in ["name", "left", "right", "function", "arguments", "value", "body", "subscript", "alternative", "key", "type", "module_name", "definition"] {
+                            assert_eq!(t.field(name).map(|n| (n.kind(), n.start_byte())), f.field(name).map(|n| (n.kind(), n.start_byte())), "field {name} of {}", t.kind());
+                            let mut c = t.walk();
+                            let all: Vec<_> = t.children_by_field_name(name, &mut c).map(|n| n.start_byte()).collect();
+                            let fall: Vec<_> = f.children_by_field_name(name, &mut Cursor).map(|n| n.start_byte()).collect();
+                            assert_eq!(all, fall, "fields {name} of {}", t.kind());
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn flat_tree_mirrors_tree_sitter_on_fixtures_and_broken_text() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
+            assert_mirrors(&text);
+            let mid = (0..=text.len() / 2).rev().find(|i| text.is_char_boundary(*i)).unwrap();
+            assert_mirrors(&format!("{}(:[\n{}", &text[..mid], &text[mid..]));
+            n += 1;
+        }
+        assert!(n > 0);
+        assert_mirrors("");
+        assert_mirrors("def f(:\n  x = [1,\n");
+    }
+}
