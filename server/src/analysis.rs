@@ -4,6 +4,7 @@
 use crate::knowledge::{Knowledge, Target, TargetKind, UnknownTarget};
 use crate::lint::{self, Diagnostic, LintOptions};
 use crate::model::FileModel;
+use crate::syntax::flat::FlatTree;
 use tree_sitter::Tree;
 
 /// Everything known about one text for one target.
@@ -48,8 +49,29 @@ pub fn analyze_with_tree(text: &str, tree: &Tree, kb: &Knowledge, opts: &LintOpt
     Ok(run(text, tree, target, kb, opts))
 }
 
+/// Same as [`analyze_with_tree`], reusing the syntax of the statements unchanged since `prev`
+/// (the flat tree this function returned for `prev_text`), and returning this version's for
+/// the next call. The result is the same as without `prev`; only faster after small edits.
+pub fn analyze_reusing(
+    text: &str,
+    tree: &Tree,
+    prev: Option<(&FlatTree, &str)>,
+    kb: &Knowledge,
+    opts: &LintOptions,
+) -> Result<(Analysis, Option<FlatTree>), AnalysisError> {
+    let target = resolve_target(kb, opts)?;
+    if !looks_like_triton(text) {
+        return Ok((empty(target), None));
+    }
+    let (model, flat) = crate::model::build_reusing(text, tree, prev);
+    Ok((lint_model(text, model, target, kb, opts), flat))
+}
+
 fn run(text: &str, tree: &Tree, target: Target, kb: &Knowledge, opts: &LintOptions) -> Analysis {
-    let model = crate::model::build(text, tree);
+    lint_model(text, crate::model::build(text, tree), target, kb, opts)
+}
+
+fn lint_model(text: &str, model: FileModel, target: Target, kb: &Knowledge, opts: &LintOptions) -> Analysis {
     let diagnostics = lint::check(&model, text, target, kb, opts);
     Analysis { model, diagnostics, device: target.device.id.clone(), toolchain: target.toolchain.id.clone() }
 }

@@ -186,14 +186,30 @@ thread_local! {
 /// Parse a rope, reusing `old` (already edited to match) when given. `cancelled` is polled during the
 /// parse; when it returns true the parse stops and `None` comes back, so a newer version can start.
 pub fn parse_rope(rope: &Rope, old: Option<&Tree>, cancelled: &dyn Fn() -> bool) -> Option<Tree> {
+    match parse_rope_until(rope, old, cancelled, false) {
+        Parsed::Tree(t) => Some(t),
+        Parsed::Cancelled | Parsed::Broken => None,
+    }
+}
+
+enum Parsed {
+    Tree(Tree),
+    Cancelled,
+    /// Stopped at the first syntax error (`stop_on_error`).
+    Broken,
+}
+
+fn parse_rope_until(rope: &Rope, old: Option<&Tree>, cancelled: &dyn Fn() -> bool, stop_on_error: bool) -> Parsed {
     PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
             let mut p = Parser::new();
-            p.set_language(&crate::syntax::language()).ok()?;
+            if p.set_language(&crate::syntax::language()).is_err() {
+                return Parsed::Cancelled;
+            }
             *slot = Some(p);
         }
-        let parser = slot.as_mut()?;
+        let Some(parser) = slot.as_mut() else { return Parsed::Cancelled };
         let len = rope.len_bytes();
         let mut read = |b: usize, _: Point| -> &[u8] {
             if b >= len {
@@ -202,31 +218,41 @@ pub fn parse_rope(rope: &Rope, old: Option<&Tree>, cancelled: &dyn Fn() -> bool)
             let (chunk, chunk_byte, _, _) = rope.chunk_at_byte(b);
             &chunk.as_bytes()[b - chunk_byte..]
         };
-        let mut progress = |_: &tree_sitter::ParseState| {
+        let mut broken = false;
+        let mut progress = |state: &tree_sitter::ParseState| {
+            if stop_on_error && state.has_error() {
+                broken = true;
+                return ControlFlow::Break(());
+            }
             if cancelled() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
         };
         let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
         let tree = parser.parse_with_options(&mut read, old, Some(options));
-        if tree.is_none() {
-            // A cancelled parse leaves resumable state behind; the next parse is of other text.
-            parser.reset();
+        match tree {
+            Some(t) => Parsed::Tree(t),
+            None => {
+                // A stopped parse leaves resumable state behind; the next parse is of other text.
+                parser.reset();
+                if broken { Parsed::Broken } else { Parsed::Cancelled }
+            }
         }
-        tree
     })
 }
 
 /// The tree for a snapshot, equal to what a fresh parse of its text gives.
 ///
-/// Incremental reparse is used for error-free results. When the result has syntax errors it is
-/// replaced by a fresh parse: tree-sitter's error recovery can differ between the two, and rules
-/// must see the same tree `xeforge check` sees. While the old tree is already broken, the
-/// incremental attempt is skipped (it costs about twice a fresh parse on broken code).
+/// Incremental reparse is used for error-free results. When the text has syntax errors the tree
+/// comes from a fresh parse: tree-sitter's error recovery can differ between the two, and rules
+/// must see the same tree `xeforge check` sees. The incremental attempt stops at the first error
+/// it meets (recovering from it costs about twice a fresh parse), and is skipped while the old
+/// tree is already broken.
 pub fn parse_snapshot(snap: &Snapshot, cancelled: &dyn Fn() -> bool) -> Option<Tree> {
     let reusable = snap.tree.as_ref().filter(|t| !t.root_node().has_error());
     if let Some(old) = reusable {
-        let tree = parse_rope(&snap.rope, Some(old), cancelled)?;
-        if !tree.root_node().has_error() {
-            return Some(tree);
+        match parse_rope_until(&snap.rope, Some(old), cancelled, true) {
+            Parsed::Tree(tree) if !tree.root_node().has_error() => return Some(tree),
+            Parsed::Cancelled => return None,
+            Parsed::Tree(_) | Parsed::Broken => {}
         }
     }
     parse_rope(&snap.rope, None, cancelled)

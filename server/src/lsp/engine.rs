@@ -11,6 +11,7 @@ use super::encoding::Encoding;
 use crate::knowledge::Knowledge;
 use crate::lint::{Diagnostic, LintOptions};
 use crate::model::FileModel;
+use crate::syntax::flat::FlatTree;
 
 /// One version of a document, analysed. Everything a handler needs, immutable and shareable.
 #[derive(Debug)]
@@ -22,6 +23,8 @@ pub struct Computed {
     pub text: String,
     pub tree: Tree,
     pub model: FileModel,
+    /// The builder's flat copy of `tree`, handed to the next version's build for reuse.
+    pub flat: Option<Arc<FlatTree>>,
     pub diagnostics: Vec<Diagnostic>,
     pub lsp: Vec<lsp::Diagnostic>,
     pub encoding: Encoding,
@@ -40,14 +43,18 @@ pub struct Inputs<'a> {
     pub encoding: Encoding,
     pub kb: Arc<Knowledge>,
     pub options: LintOptions,
+    /// The previous result of this document, if any: its unchanged statements are reused.
+    pub prev: Option<Arc<Computed>>,
 }
 
 pub fn compute(inp: Inputs<'_>) -> Computed {
     let text = inp.rope.to_string();
-    let (model, diagnostics, error) = match crate::analysis::analyze_with_tree(&text, &inp.tree, &inp.kb, &inp.options) {
-        Ok(a) => (a.model, a.diagnostics, None),
-        Err(e) => (FileModel::default(), Vec::new(), Some(e.to_string())),
-    };
+    let prev = inp.prev.as_deref().and_then(|p| Some((p.flat.as_deref()?, p.text.as_str())));
+    let (model, flat, diagnostics, error) =
+        match crate::analysis::analyze_reusing(&text, &inp.tree, prev, &inp.kb, &inp.options) {
+            Ok((a, flat)) => (a.model, flat.map(Arc::new), a.diagnostics, None),
+            Err(e) => (FileModel::default(), None, Vec::new(), Some(e.to_string())),
+        };
     let lsp = diagnostics
         .iter()
         .map(|d| convert::diagnostic(d, inp.uri, &inp.rope, inp.encoding, inp.version))
@@ -59,6 +66,7 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
         text,
         tree: inp.tree,
         model,
+        flat,
         diagnostics,
         lsp,
         encoding: inp.encoding,

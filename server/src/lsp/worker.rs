@@ -101,7 +101,9 @@ pub fn compute(session: &Session, entry: &DocEntry, cancellable: bool) -> Option
     let settings = session.settings_for(entry.path.as_deref());
     let kb = session.knowledge_for(&settings);
     let options = settings.lint_options(entry.path.as_deref().unwrap_or(Path::new("")));
+    let prev = entry.current();
     let c = Arc::new(engine::compute(Inputs {
+        prev,
         uri: &entry.uri,
         version: snap.version,
         config_gen,

@@ -47,19 +47,25 @@ pub fn build_text(text: &str) -> FileModel {
 
 /// Builds the model of `text` from its tree (which must have been parsed from `text`).
 pub fn build(text: &str, tree: &Tree) -> FileModel {
+    build_reusing(text, tree, None).0
+}
+
+/// [`build`], copying the unchanged statements' syntax from `prev` (the flat tree an earlier
+/// build of `prev_text` returned); also returns this build's flat tree for the next one.
+pub fn build_reusing(text: &str, tree: &Tree, prev: Option<(&FlatTree, &str)>) -> (FileModel, Option<FlatTree>) {
     if !may_have_kernels(text) {
-        return FileModel::default();
+        return (FileModel::default(), None);
     }
     let mut model = FileModel::default();
     let root = tree.root_node();
     if root.end_byte() > text.len() {
         // A tree from another version of the text: ranges would not fit.
-        return model;
+        return (model, None);
     }
     model.syntax_errors = syntax::error_ranges(tree);
     model.has_syntax_errors = !model.syntax_errors.is_empty();
-    let flat = FlatTree::new(tree);
-    build_flat(text, &flat, model)
+    let flat = FlatTree::reusing(tree, text, prev);
+    (build_flat(text, &flat, model), Some(flat))
 }
 
 fn build_flat(text: &str, flat: &FlatTree, mut model: FileModel) -> FileModel {

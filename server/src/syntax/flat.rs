@@ -18,7 +18,7 @@ const ERROR: u8 = 2;
 const MISSING: u8 = 4;
 const HAS_ERROR: u8 = 8;
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Raw {
     start: u32,
     end: u32,
@@ -34,64 +34,158 @@ struct Raw {
 /// Every node of one tree, in pre-order.
 pub struct FlatTree {
     nodes: Vec<Raw>,
+    /// Index of each top-level child of the root (each one's nodes run up to the next one's).
+    top: Vec<u32>,
+    /// How many of those were copied from the previous version.
+    reused: usize,
+}
+
+impl std::fmt::Debug for FlatTree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FlatTree({} nodes)", self.nodes.len())
+    }
+}
+
+fn raw_of(n: tree_sitter::Node, field: u16, parent: u32) -> Raw {
+    let mut flags = 0;
+    if n.is_named() {
+        flags |= NAMED;
+    }
+    if n.is_error() {
+        flags |= ERROR;
+    }
+    if n.is_missing() {
+        flags |= MISSING;
+    }
+    if n.has_error() {
+        flags |= HAS_ERROR;
+    }
+    Raw {
+        start: n.start_byte() as u32,
+        end: n.end_byte() as u32,
+        parent,
+        first_child: NONE,
+        next_sibling: NONE,
+        kind: n.kind_id(),
+        field,
+        flags,
+    }
+}
+
+/// Appends `top` and its descendants in pre-order, `top` as a child of `parent`.
+fn walk_into(top: tree_sitter::Node, parent: u32, nodes: &mut Vec<Raw>) {
+    let mut cursor = top.walk();
+    // For each open ancestor: its index and the index of its last child so far.
+    let mut open: Vec<(u32, u32)> = Vec::with_capacity(64);
+    loop {
+        let n = cursor.node();
+        let idx = nodes.len() as u32;
+        let up = open.last().map_or(parent, |&(p, _)| p);
+        if let Some((p, last)) = open.last_mut() {
+            if *last == NONE {
+                nodes[*p as usize].first_child = idx;
+            } else {
+                nodes[*last as usize].next_sibling = idx;
+            }
+            *last = idx;
+        }
+        let field = if open.is_empty() { 0 } else { cursor.field_id().map_or(0, |f| f.get()) };
+        nodes.push(raw_of(n, field, up));
+        if cursor.goto_first_child() {
+            open.push((idx, NONE));
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            open.pop();
+        }
+    }
 }
 
 impl FlatTree {
     pub fn new(tree: &Tree) -> Self {
+        Self::reusing(tree, "", None)
+    }
+
+    /// The flat copy of `tree` (parsed from `text`), copying from `prev` (the copy of an earlier
+    /// version, parsed from `prev_text`) every top-level statement whose text is unchanged.
+    ///
+    /// A top-level statement without syntax errors starts with an empty indent stack and no open
+    /// bracket, so the grammar gives it the same subtree wherever it stands: only its byte offsets
+    /// move. Statements with errors are always walked afresh (error recovery looks around).
+    pub fn reusing(tree: &Tree, text: &str, prev: Option<(&FlatTree, &str)>) -> Self {
         let root = tree.root_node();
         let mut nodes: Vec<Raw> = Vec::with_capacity(root.descendant_count());
-        let mut cursor = tree.walk();
-        // For each open ancestor: its index and the index of its last child so far.
-        let mut open: Vec<(u32, u32)> = Vec::with_capacity(64);
-        loop {
-            let n = cursor.node();
-            let idx = nodes.len() as u32;
-            let parent = open.last().map_or(NONE, |&(p, _)| p);
-            if let Some((p, last)) = open.last_mut() {
-                if *last == NONE {
-                    nodes[*p as usize].first_child = idx;
-                } else {
-                    nodes[*last as usize].next_sibling = idx;
-                }
-                *last = idx;
-            }
-            let mut flags = 0;
-            if n.is_named() {
-                flags |= NAMED;
-            }
-            if n.is_error() {
-                flags |= ERROR;
-            }
-            if n.is_missing() {
-                flags |= MISSING;
-            }
-            if n.has_error() {
-                flags |= HAS_ERROR;
-            }
-            nodes.push(Raw {
-                start: n.start_byte() as u32,
-                end: n.end_byte() as u32,
-                parent,
-                first_child: NONE,
-                next_sibling: NONE,
-                kind: n.kind_id(),
-                field: cursor.field_id().map_or(0, |f| f.get()),
-                flags,
-            });
-            if cursor.goto_first_child() {
-                open.push((idx, NONE));
-                continue;
-            }
+        nodes.push(raw_of(root, 0, NONE));
+        let mut top = Vec::new();
+        let old: std::collections::HashMap<(u16, &str), (u32, u32, u32)> = match prev {
+            Some((p, ptext)) if !p.top.is_empty() => p
+                .top
+                .iter()
+                .enumerate()
+                .filter_map(|(k, &first)| {
+                    let r = &p.nodes[first as usize];
+                    let end = p.top.get(k + 1).copied().unwrap_or(p.nodes.len() as u32);
+                    let t = ptext.get(r.start as usize..r.end as usize)?;
+                    (r.flags & HAS_ERROR == 0).then_some(((r.kind, t), (first, end, r.start)))
+                })
+                .collect(),
+            _ => Default::default(),
+        };
+        let mut reused = 0;
+        let mut cursor = root.walk();
+        if cursor.goto_first_child() {
+            let mut last = NONE;
             loop {
-                if cursor.goto_next_sibling() {
+                let n = cursor.node();
+                let idx = nodes.len() as u32;
+                top.push(idx);
+                let field = cursor.field_id().map_or(0, |f| f.get());
+                let reuse = (!n.has_error())
+                    .then(|| text.get(n.start_byte()..n.end_byte()))
+                    .flatten()
+                    .and_then(|t| old.get(&(n.kind_id(), t)))
+                    .zip(prev);
+                match reuse {
+                    Some((&(first, end, start), (p, _))) => {
+                        let (shift, bytes) = (idx.wrapping_sub(first), (n.start_byte() as u32).wrapping_sub(start));
+                        let moved = |i: u32| if i == NONE { NONE } else { i.wrapping_add(shift) };
+                        nodes.extend(p.nodes[first as usize..end as usize].iter().map(|r| Raw {
+                            start: r.start.wrapping_add(bytes),
+                            end: r.end.wrapping_add(bytes),
+                            parent: moved(r.parent),
+                            first_child: moved(r.first_child),
+                            next_sibling: moved(r.next_sibling),
+                            ..*r
+                        }));
+                        let head = &mut nodes[idx as usize];
+                        head.parent = 0;
+                        head.next_sibling = NONE;
+                        head.field = field;
+                        reused += 1;
+                    }
+                    None => {
+                        walk_into(n, 0, &mut nodes);
+                        nodes[idx as usize].field = field;
+                    }
+                }
+                if last == NONE {
+                    nodes[0].first_child = idx;
+                } else {
+                    nodes[last as usize].next_sibling = idx;
+                }
+                last = idx;
+                if !cursor.goto_next_sibling() {
                     break;
                 }
-                if !cursor.goto_parent() {
-                    return FlatTree { nodes };
-                }
-                open.pop();
             }
         }
+        FlatTree { nodes, top, reused }
     }
 
     pub fn root_node(&self) -> Node<'_> {
@@ -101,6 +195,11 @@ impl FlatTree {
     /// Every node, in pre-order (the order of a cursor walk).
     pub fn preorder(&self) -> impl Iterator<Item = Node<'_>> {
         (0..self.nodes.len() as u32).map(move |i| Node { tree: self, i })
+    }
+
+    /// Top-level statements copied from the previous version by [`FlatTree::reusing`].
+    pub fn reused_statements(&self) -> usize {
+        self.reused
     }
 
     pub fn len(&self) -> usize {
@@ -344,6 +443,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Edits at spread positions of every fixture: the copy that reuses the previous version's
+    /// statements equals a fresh copy, node for node.
+    #[test]
+    fn reusing_unchanged_statements_gives_the_fresh_copy() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
+        let mut reused_some = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
+            let prev = FlatTree::new(&syntax::parse(&text));
+            for (i, cut) in (1..10).map(|i| text.len() * i / 10).enumerate() {
+                let Some(cut) = (cut..text.len()).find(|c| text.is_char_boundary(*c)) else { continue };
+                let edit = ["x", "(", "\n\n", "", "    y = 1\n", "é", ":", "#", "'"][i % 9];
+                let mut new_text = text.clone();
+                new_text.insert_str(cut, edit);
+                if i % 3 == 0 {
+                    new_text.replace_range(..text[..cut].rfind('\n').unwrap_or(0), "");
+                }
+                let tree = syntax::parse(&new_text);
+                let fresh = FlatTree::new(&tree);
+                let reused = FlatTree::reusing(&tree, &new_text, Some((&prev, &text)));
+                assert_eq!(fresh.nodes, reused.nodes, "{} edited at {cut} with {edit:?}", e.path().display());
+                assert_eq!(fresh.top, reused.top);
+                reused_some += reused.reused_statements();
+            }
+        }
+        assert!(reused_some > 100, "only {reused_some} statements reused");
     }
 
     #[test]
