@@ -1,9 +1,10 @@
 //! The one pass over the tree that finds what the builder starts from: decorated definitions,
 //! calls, imports, suppression comments, reflection calls, assignments and in-place updates.
 //!
-//! `queries/*.scm` is the specification of what is found; this walk implements it with one
-//! cursor and kind-id dispatch, because running the compiled query over every node cost more
-//! than the rest of the build. A unit test checks both agree on every fixture, broken or not.
+//! `queries/*.scm` is the specification of what is found; this pass implements it over the flat
+//! tree's pre-order array with kind-id dispatch, because running the compiled query over every
+//! node cost more than the rest of the build. A unit test checks both agree on every fixture,
+//! broken or not.
 
 use crate::syntax::{KindTag, kinds};
 use crate::syntax::flat::{named_children, node_text};
