@@ -42,11 +42,7 @@ pub fn analyze(text: &str, kb: &Knowledge, opts: &LintOptions) -> Result<Analysi
 
 /// Same as [`analyze`] over a tree the caller keeps (the language server parses incrementally).
 pub fn analyze_with_tree(text: &str, tree: &Tree, kb: &Knowledge, opts: &LintOptions) -> Result<Analysis, AnalysisError> {
-    let target = resolve_target(kb, opts)?;
-    if !looks_like_triton(text) {
-        return Ok(empty(target));
-    }
-    Ok(run(text, tree, target, kb, opts))
+    analyze_reusing(text, tree, None, kb, opts).map(|(a, _)| a)
 }
 
 /// Same as [`analyze_with_tree`], reusing the syntax of the statements unchanged since `prev`

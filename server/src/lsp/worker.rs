@@ -80,11 +80,13 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
 pub fn compute(session: &Session, entry: &DocEntry, cancellable: bool) -> Option<Arc<Computed>> {
     let snap = lock(&entry.doc).snapshot();
     let config_gen = session.config_gen.load(Ordering::SeqCst);
-    if let Some(c) = entry.current()
+    // The stored result: the answer when still valid, else the previous version to reuse from.
+    let prev = entry.current();
+    if let Some(c) = &prev
         && c.version == snap.version
         && c.config_gen == config_gen
     {
-        return Some(c);
+        return Some(c.clone());
     }
     let cancelled = || cancellable && entry.latest.load(Ordering::SeqCst) != snap.version;
     let tree = match (&snap.tree, snap.tree_current) {
@@ -101,7 +103,6 @@ pub fn compute(session: &Session, entry: &DocEntry, cancellable: bool) -> Option
     let settings = session.settings_for(entry.path.as_deref());
     let kb = session.knowledge_for(&settings);
     let options = settings.lint_options(entry.path.as_deref().unwrap_or(Path::new("")));
-    let prev = entry.current();
     let c = Arc::new(engine::compute(Inputs {
         prev,
         uri: &entry.uri,

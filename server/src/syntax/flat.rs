@@ -262,11 +262,6 @@ impl<'t> Node<'t> {
     }
 
     #[inline]
-    pub fn tag(&self) -> KindTag {
-        kinds().tag(*self)
-    }
-
-    #[inline]
     pub fn is_named(&self) -> bool {
         self.raw().flags & NAMED != 0
     }
@@ -318,7 +313,7 @@ impl<'t> Node<'t> {
         self.all_children().find(|c| c.raw().field == id)
     }
 
-    /// Same as [`Node::child_by_field_name`]; the name `NodeExt` gives tree-sitter nodes.
+    /// Same as [`Node::child_by_field_name`], under the shorter name the builder uses.
     #[inline]
     pub fn field(&self, name: &str) -> Option<Node<'t>> {
         self.child_by_field_name(name)
@@ -341,10 +336,6 @@ impl<'t> Node<'t> {
     /// leaves comments out).
     pub fn named_children(&self, _: &mut Cursor) -> impl Iterator<Item = Node<'t>> + 't {
         self.all_children().filter(|c| c.is_named())
-    }
-
-    pub fn named_child_count(&self) -> usize {
-        self.all_children().filter(|c| c.is_named()).count()
     }
 }
 
@@ -384,11 +375,6 @@ pub fn is_comment(node: Node) -> bool {
     kinds().is(node, KindTag::Comment)
 }
 
-/// True for nodes that carry no syntax (comments), which argument walkers must skip.
-pub fn is_trivia(node: Node) -> bool {
-    !node.is_named() || is_comment(node)
-}
-
 /// Byte range of a node.
 #[inline]
 pub fn range(node: Node) -> TextRange {
@@ -404,7 +390,7 @@ pub fn node_text<'a>(text: &'a str, node: Node) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::syntax::{self, NodeExt};
+    use crate::syntax;
 
     /// Every node and every step the builder takes agrees with tree-sitter's own answer.
     fn assert_mirrors(text: &str) {
@@ -432,7 +418,7 @@ mod tests {
                         let fkids: Vec<_> = f.all_children().map(|k| (k.kind(), k.start_byte())).collect();
                         assert_eq!(kids, fkids);
                         for name in ["name", "left", "right", "function", "arguments", "value", "body", "subscript", "alternative", "key", "type", "module_name", "definition"] {
-                            assert_eq!(t.field(name).map(|n| (n.kind(), n.start_byte())), f.field(name).map(|n| (n.kind(), n.start_byte())), "field {name} of {}", t.kind());
+                            assert_eq!(t.child_by_field_name(name).map(|n| (n.kind(), n.start_byte())), f.field(name).map(|n| (n.kind(), n.start_byte())), "field {name} of {}", t.kind());
                             let mut c = t.walk();
                             let all: Vec<_> = t.children_by_field_name(name, &mut c).map(|n| n.start_byte()).collect();
                             let fall: Vec<_> = f.children_by_field_name(name, &mut Cursor).map(|n| n.start_byte()).collect();

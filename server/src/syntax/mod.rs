@@ -52,56 +52,18 @@ pub fn parse_incremental(text: &str, old_tree: &Tree) -> Tree {
     })
 }
 
-/// Field names the builder asks for, resolved to grammar field ids once: `child_by_field_name`
-/// looks the name up by a linear string scan on every call.
+/// Field names the builder asks for, resolved to grammar field ids once (tree-sitter's own
+/// lookup scans every field name of the grammar on each call).
 const FIELDS: [&str; 21] = ["name", "left", "function", "right", "arguments", "value", "body", "operator", "object", "attribute", "parameters", "definition", "argument", "type", "module_name", "key", "condition", "alias", "consequence", "alternative", "subscript"];
 
 fn field_id(name: &str) -> Option<u16> {
     static IDS: std::sync::OnceLock<Vec<Option<u16>>> = std::sync::OnceLock::new();
-    let i = match name {
-        "name" => 0,
-        "left" => 1,
-        "function" => 2,
-        "right" => 3,
-        "arguments" => 4,
-        "value" => 5,
-        "body" => 6,
-        "operator" => 7,
-        "object" => 8,
-        "attribute" => 9,
-        "parameters" => 10,
-        "definition" => 11,
-        "argument" => 12,
-        "type" => 13,
-        "module_name" => 14,
-        "key" => 15,
-        "condition" => 16,
-        "alias" => 17,
-        "consequence" => 18,
-        "alternative" => 19,
-        "subscript" => 20,
-        _ => return None,
-    };
+    let i = FIELDS.iter().position(|f| *f == name)?;
     let ids = IDS.get_or_init(|| {
         let lang = language();
         FIELDS.iter().map(|f| lang.field_id_for_name(f).map(|id| id.get())).collect()
     });
-    ids.get(i).copied().flatten()
-}
-
-/// `child_by_field_name` with the field id cached.
-pub trait NodeExt<'t> {
-    fn field(&self, name: &str) -> Option<Node<'t>>;
-}
-
-impl<'t> NodeExt<'t> for Node<'t> {
-    #[inline]
-    fn field(&self, name: &str) -> Option<Node<'t>> {
-        match field_id(name) {
-            Some(id) => self.child_by_field_id(id),
-            None => self.child_by_field_name(name),
-        }
-    }
+    ids[i]
 }
 
 /// Byte range of a node.
