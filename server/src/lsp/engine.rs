@@ -2,7 +2,7 @@
 //! The only place the server calls the analyser, so `xeforge check` and the editor agree.
 
 use ropey::Rope;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tower_lsp::lsp_types::{self as lsp, Url};
 use tree_sitter::Tree;
 
@@ -26,7 +26,9 @@ pub struct Computed {
     /// The builder's flat copy of `tree`, handed to the next version's build for reuse.
     pub flat: Option<Arc<FlatTree>>,
     pub diagnostics: Vec<Diagnostic>,
-    pub lsp: Vec<lsp::Diagnostic>,
+    /// `diagnostics` in LSP form, converted on first use (publishing writes JSON directly).
+    lsp: OnceLock<Vec<lsp::Diagnostic>>,
+    pub uri: Url,
     pub encoding: Encoding,
     pub kb: Arc<Knowledge>,
     pub options: LintOptions,
@@ -55,10 +57,6 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
             Ok((a, flat)) => (a.model, flat.map(Arc::new), a.diagnostics, None),
             Err(e) => (FileModel::default(), None, Vec::new(), Some(e.to_string())),
         };
-    let lsp = diagnostics
-        .iter()
-        .map(|d| convert::diagnostic(d, inp.uri, &inp.rope, inp.encoding, inp.version))
-        .collect();
     Computed {
         version: inp.version,
         config_gen: inp.config_gen,
@@ -68,10 +66,28 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
         model,
         flat,
         diagnostics,
-        lsp,
+        lsp: OnceLock::new(),
+        uri: inp.uri.clone(),
         encoding: inp.encoding,
         kb: inp.kb,
         options: inp.options,
         error,
+    }
+}
+
+impl Computed {
+    /// The diagnostics in LSP form, stamped with this version.
+    pub fn lsp(&self) -> &[lsp::Diagnostic] {
+        self.lsp.get_or_init(|| {
+            self.diagnostics
+                .iter()
+                .map(|d| convert::diagnostic(d, &self.uri, &self.rope, self.encoding, self.version))
+                .collect()
+        })
+    }
+
+    /// The `publishDiagnostics` notification body for this result.
+    pub fn publish_json(&self) -> String {
+        super::wire::publish_diagnostics(&self.uri, &self.diagnostics, &self.rope, self.encoding, self.version, true)
     }
 }

@@ -20,6 +20,7 @@ pub mod stage;
 pub mod stage_rebase;
 pub mod stage_result;
 pub mod transport;
+pub mod wire;
 pub mod worker;
 
 use std::sync::Arc;
@@ -43,10 +44,12 @@ pub struct ServeOptions {
 pub async fn serve<I, O>(input: I, output: O, opts: ServeOptions)
 where
     I: AsyncRead + Unpin + Send + 'static,
-    O: AsyncWrite,
+    O: AsyncWrite + Unpin,
 {
     let input = transport::sanitized_input(input);
     let session = Session::new();
+    let (writer, outbox, frames) = transport::mux();
+    session.set_outbox(outbox);
     if let Some(p) = opts.stage {
         *session.stage.write().unwrap_or_else(|e| e.into_inner()) = Some(p);
     }
@@ -62,5 +65,7 @@ where
         .finish();
     let ingress: Arc<dyn transport::Ingress> = Arc::new(session);
     let service = transport::OrderedIngress::new(service, ingress, opts.exit_process);
-    Server::new(input, output, socket).serve(service).await;
+    // The writer is dropped when the serve loop ends, which closes the queue after its last frame.
+    let serve = Server::new(input, writer, socket).serve(service);
+    tokio::join!(serve, transport::write_frames(frames, output));
 }

@@ -63,7 +63,7 @@ impl Backend {
         let Some(c) = handlers::current(&self.session, &p.text_document.uri).await else {
             return Err(Error::invalid_params(format!("document not open: {}", p.text_document.uri)));
         };
-        Ok(DebugDocument { version: c.version, text: c.text.clone(), diagnostics: c.lsp.clone() })
+        Ok(DebugDocument { version: c.version, text: c.text.clone(), diagnostics: c.lsp().to_vec() })
     }
 }
 

@@ -114,6 +114,8 @@ impl DocEntry {
 
 pub struct Session {
     client: OnceLock<Client>,
+    /// Where pre-serialized notifications go (absent in tests that drive `Backend` directly).
+    outbox: OnceLock<super::transport::Outbox>,
     pub docs: Mutex<HashMap<Url, Arc<DocEntry>>>,
     encoding: RwLock<Encoding>,
     caps: RwLock<Caps>,
@@ -137,6 +139,7 @@ impl Session {
     pub fn new() -> Arc<Session> {
         Arc::new(Session {
             client: OnceLock::new(),
+            outbox: OnceLock::new(),
             docs: Mutex::new(HashMap::new()),
             encoding: RwLock::new(Encoding::Utf16),
             caps: RwLock::new(Caps::default()),
@@ -159,6 +162,12 @@ impl Session {
     }
     pub fn client(&self) -> Option<&Client> {
         self.client.get()
+    }
+    pub fn set_outbox(&self, outbox: super::transport::Outbox) {
+        let _ = self.outbox.set(outbox);
+    }
+    pub fn outbox(&self) -> Option<&super::transport::Outbox> {
+        self.outbox.get()
     }
 
     pub fn encoding(&self) -> Encoding {

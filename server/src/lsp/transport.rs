@@ -252,3 +252,127 @@ fn is_jsonrpc_message(body: &[u8]) -> bool {
         None => id_ok(m.get("id")) && (m.contains_key("result") || m.contains_key("error")),
     }
 }
+
+/// 7. **Pre-serialized output.** tower-lsp serializes every outgoing message through
+/// `serde_json::Value`; for `publishDiagnostics` that detour costs more than the analysis. The
+/// output is therefore one queue of whole frames: [`MuxWriter`] (what tower-lsp writes to) cuts its
+/// byte stream into frames, [`Outbox`] adds frames the server serialized itself, and [`write_frames`]
+/// writes them to the real output in the order they were queued, so frames never interleave.
+pub enum Frame {
+    Bytes(Vec<u8>),
+    /// The tower-lsp side has finished: everything queued before this is written, then the writer stops.
+    Close,
+}
+
+/// Queues JSON-RPC bodies the server serialized itself.
+#[derive(Clone)]
+pub struct Outbox {
+    tx: tokio::sync::mpsc::UnboundedSender<Frame>,
+}
+
+impl Outbox {
+    /// Queue one message body (a JSON-RPC notification); false once the output has closed.
+    pub fn send(&self, body: String) -> bool {
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(body.as_bytes());
+        self.tx.send(Frame::Bytes(frame)).is_ok()
+    }
+}
+
+/// The `AsyncWrite` tower-lsp writes to: accepts every byte at once and queues each complete frame.
+pub struct MuxWriter {
+    tx: tokio::sync::mpsc::UnboundedSender<Frame>,
+    pending: Vec<u8>,
+}
+
+/// A queue for `output`: the writer for tower-lsp, the outbox for the server, and the receiver
+/// [`write_frames`] drains.
+pub fn mux() -> (MuxWriter, Outbox, tokio::sync::mpsc::UnboundedReceiver<Frame>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    (MuxWriter { tx: tx.clone(), pending: Vec::new() }, Outbox { tx }, rx)
+}
+
+impl MuxWriter {
+    /// Moves every complete `header\r\n\r\nbody` frame at the front of `pending` to the queue.
+    fn cut_frames(&mut self) {
+        let mut start = 0;
+        while let Some(len) = frame_len(&self.pending[start..]) {
+            let end = start + len;
+            let _ = self.tx.send(Frame::Bytes(self.pending[start..end].to_vec()));
+            start = end;
+        }
+        self.pending.drain(..start);
+    }
+}
+
+/// Length of the complete frame at the start of `buf`, if it is all there.
+fn frame_len(buf: &[u8]) -> Option<usize> {
+    let head_end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&buf[..head_end]).ok()?;
+    let n: usize = head
+        .split("\r\n")
+        .find_map(|l| l.strip_prefix("Content-Length:").map(|v| v.trim().parse().ok()))??;
+    let total = head_end + 4 + n;
+    (buf.len() >= total).then_some(total)
+}
+
+impl tokio::io::AsyncWrite for MuxWriter {
+    fn poll_write(mut self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        self.pending.extend_from_slice(buf);
+        self.cut_frames();
+        Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl Drop for MuxWriter {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Frame::Close);
+    }
+}
+
+/// Writes queued frames to `output` until the tower-lsp side closes, flushing whenever the queue
+/// runs dry. Ends early if the output fails (the client went away).
+pub async fn write_frames<O: tokio::io::AsyncWrite + Unpin>(mut rx: tokio::sync::mpsc::UnboundedReceiver<Frame>, mut output: O) {
+    use tokio::io::AsyncWriteExt;
+    while let Some(frame) = rx.recv().await {
+        let Frame::Bytes(bytes) = frame else { break };
+        if output.write_all(&bytes).await.is_err() {
+            return;
+        }
+        if rx.is_empty() && output.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = output.flush().await;
+}
+
+#[cfg(test)]
+mod mux_tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    #[tokio::test]
+    async fn frames_split_across_writes_come_out_whole_and_in_order() {
+        let (mut w, outbox, rx) = mux();
+        let a = b"Content-Length: 2\r\n\r\n{}";
+        // A frame cut in the header, another in the body, an injected one between.
+        w.write_all(&a[..7]).await.unwrap();
+        w.write_all(&a[7..]).await.unwrap();
+        w.write_all(b"Content-Length: 4\r\n\r\n[1").await.unwrap();
+        assert!(outbox.send("\"x\"".into()));
+        w.write_all(b",]").await.unwrap();
+        drop(w);
+        let mut out = Vec::new();
+        write_frames(rx, &mut out).await;
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "Content-Length: 2\r\n\r\n{}Content-Length: 3\r\n\r\n\"x\"Content-Length: 4\r\n\r\n[1,]"
+        );
+    }
+}

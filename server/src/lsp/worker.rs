@@ -48,11 +48,11 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
             continue;
         }
         let (s, e) = (session.clone(), entry.clone());
-        let computed = match tokio::task::spawn_blocking(move || compute(&s, &e, true)).await {
+        let (computed, replaced) = match tokio::task::spawn_blocking(move || compute_replacing(&s, &e, true)).await {
             Ok(c) => c,
             Err(err) => {
                 session.log(MessageType::ERROR, format!("xeforge: analysis of {} failed: {err}", entry.uri));
-                None
+                (None, None)
             }
         };
         let Some(c) = computed else {
@@ -70,7 +70,11 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
         }
         let current = lock(&entry.doc).version() == c.version;
         if current && !session.caps().pull_diagnostics && !entry.closed.load(Ordering::SeqCst) {
-            publish(&session, &entry, c.lsp.clone(), Some(c.version)).await;
+            publish_computed(&session, &entry, &c).await;
+        }
+        // The result this one replaced is freed after the publish, off the latency path.
+        if let Some(old) = replaced {
+            tokio::task::spawn_blocking(move || drop(old));
         }
     }
 }
@@ -78,6 +82,12 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
 /// The analysed current version, reusing the stored result when it is still valid.
 /// `cancellable`: stop (None) when a newer version arrives — workers only; handlers need an answer.
 pub fn compute(session: &Session, entry: &DocEntry, cancellable: bool) -> Option<Arc<Computed>> {
+    compute_replacing(session, entry, cancellable).0
+}
+
+/// [`compute`], also handing back the stored result the new one replaced, for the caller to drop
+/// when it suits it (freeing a large file's result takes as long as a small edit's analysis).
+fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> (Option<Arc<Computed>>, Option<Arc<Computed>>) {
     let snap = lock(&entry.doc).snapshot();
     let config_gen = session.config_gen.load(Ordering::SeqCst);
     // The stored result: the answer when still valid, else the previous version to reuse from.
@@ -86,19 +96,19 @@ pub fn compute(session: &Session, entry: &DocEntry, cancellable: bool) -> Option
         && c.version == snap.version
         && c.config_gen == config_gen
     {
-        return Some(c.clone());
+        return (Some(c.clone()), None);
     }
     let cancelled = || cancellable && entry.latest.load(Ordering::SeqCst) != snap.version;
     let tree = match (&snap.tree, snap.tree_current) {
         (Some(t), true) => t.clone(),
         _ => {
-            let t = parse_snapshot(&snap, &cancelled)?;
+            let Some(t) = parse_snapshot(&snap, &cancelled) else { return (None, None) };
             lock(&entry.doc).install_tree(&snap, t.clone());
             t
         }
     };
     if cancelled() {
-        return None;
+        return (None, None);
     }
     let settings = session.settings_for(entry.path.as_deref());
     let kb = session.knowledge_for(&settings);
@@ -114,16 +124,17 @@ pub fn compute(session: &Session, entry: &DocEntry, cancellable: bool) -> Option
         kb,
         options,
     }));
+    let mut replaced = None;
     entry.result.send_if_modified(|cur| {
         let newer = cur.as_ref().is_none_or(|old| {
             (old.version, old.config_gen) < (c.version, c.config_gen)
         });
         if newer {
-            *cur = Some(c.clone());
+            replaced = cur.replace(c.clone());
         }
         newer
     });
-    Some(c)
+    (Some(c), replaced)
 }
 
 /// onSave mode while the text differs from the last lint: keep only the diagnostics that lie wholly
@@ -135,7 +146,7 @@ pub fn dirty_diagnostics(entry: &DocEntry) -> Option<(Vec<tower_lsp::lsp_types::
         (doc.dirty_from(), doc.version())
     };
     if version == saved.version {
-        return Some((saved.lsp.clone(), version));
+        return Some((saved.lsp().to_vec(), version));
     }
     // Saved but not linted yet: the save's lint is on its way and will publish.
     let cut = dirty_from?;
@@ -161,6 +172,17 @@ async fn publish_while_dirty(session: &Session, entry: &DocEntry) {
     }
     if let Some((diags, version)) = dirty_diagnostics(entry) {
         publish(session, entry, diags, Some(version)).await;
+    }
+}
+
+/// Publishes an analysed version: written as JSON straight from the checker's diagnostics when the
+/// transport takes pre-serialized frames, else through tower-lsp.
+pub async fn publish_computed(session: &Session, entry: &DocEntry, c: &Computed) {
+    match session.outbox() {
+        Some(outbox) => {
+            outbox.send(c.publish_json());
+        }
+        None => publish(session, entry, c.lsp().to_vec(), Some(c.version)).await,
     }
 }
 

@@ -144,14 +144,19 @@ def main():
     ap.add_argument("--ruff", default=os.path.join(root, ".venv/bin/ruff"))
     ap.add_argument("--edits", type=int, default=200)
     ap.add_argument("--out")
+    ap.add_argument("--sizes", default="2000,20000", help="comma-separated line counts")
+    ap.add_argument("--modes", default="typing,breaking")
+    ap.add_argument("--servers", default="xeforge,ruff")
     a = ap.parse_args()
     ruff_version = subprocess.run([a.ruff, "--version"], capture_output=True, text=True).stdout.strip()
     rows = []
-    for lines in (2000, 20000):
+    servers = [(n, c) for key, n, c in (("xeforge", "xeforge", [a.xeforge, "lsp"]), ("ruff", ruff_version, [a.ruff, "server"]))
+               if key in a.servers.split(",")]
+    for lines in map(int, a.sizes.split(",")):
         text = make_file(lines)
         n = text.count("\n")
-        for mode in ("typing", "breaking"):
-            for name, cmd in (("xeforge", [a.xeforge, "lsp"]), (ruff_version, [a.ruff, "server"])):
+        for mode in a.modes.split(","):
+            for name, cmd in servers:
                 med, p99, idle = run(cmd, text, a.edits, mode)
                 rows.append(f"| {n} | {mode} | {name} | {med:.2f} | {p99:.2f} | {idle / 1024:.1f} |")
                 print(rows[-1], file=sys.stderr)

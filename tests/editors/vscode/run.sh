@@ -71,12 +71,17 @@ WORK=$(mktemp -d)
 CS_PID=
 cleanup() { [ -n "$CS_PID" ] && kill "$CS_PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
-mkdir -p "$WORK/project" "$WORK/user/User" "$WORK/ext" "$WORK/bin"
-# The setting names the binary; PATH has it too, because code-server has been seen (once) to
-# activate the extension before the user settings were readable.
+mkdir -p "$WORK/project/.vscode" "$WORK/user/User" "$WORK/user/Machine" "$WORK/ext" "$WORK/bin" "$WORK/home"
+# The user setting names the binary. code-server has been seen (twice, once in CI) to start the
+# extension without it, so the machine and workspace settings name it too, and it is on PATH as
+# well. The extension host's PATH is the one a login shell prints (VS Code resolves the user's shell
+# environment), not code-server's, so PATH is extended in the .profile of a HOME of its own.
 ln -s "$BIN" "$WORK/bin/xeforge"
+printf 'PATH="%s:$PATH"; export PATH\n' "$WORK/bin" >"$WORK/home/.profile"
 cp "$ROOT/tests/editors/fixtures/add_kernel.py" "$WORK/project/"
 printf '[tool.xeforge]\ntoolchain = "xpu-3.7"\ndevice = "arc-pro-b70"\n' >"$WORK/project/pyproject.toml"
+printf '{ "xeforge.server.path": "%s" }\n' "$BIN" >"$WORK/user/Machine/settings.json"
+printf '{ "xeforge.server.path": "%s" }\n' "$BIN" >"$WORK/project/.vscode/settings.json"
 cat >"$WORK/user/User/settings.json" <<JSON
 {
   "security.workspace.trust.enabled": false,
@@ -99,7 +104,7 @@ CODE_SERVER=( "$NODE24/bin/node" "$CS/out/node/entry.js" )
   || { cat "$WORK/install.log"; echo "FAIL: code-server --install-extension"; exit 1; }
 
 PORT=$("$NODE24/bin/node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-PATH="$WORK/bin:$PATH" "${CODE_SERVER[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry --disable-update-check \
+HOME="$WORK/home" PATH="$WORK/bin:$PATH" "${CODE_SERVER[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry --disable-update-check \
   --disable-workspace-trust --user-data-dir "$WORK/user" --extensions-dir "$WORK/ext" "$WORK/project" >"$WORK/code-server.log" 2>&1 &
 CS_PID=$!
 for _ in $(seq 1 60); do
@@ -117,4 +122,6 @@ if [ $rc -ne 0 ]; then
   echo "FAIL: vscode e2e"
   exit 1
 fi
+# Which of the three ways found the server (the setting is the one users rely on).
+find "$WORK/user" -name '*XeForge*' -path '*output*' -exec grep -h "found via" {} \; 2>/dev/null | head -n 3
 echo "vscode e2e: ok"

@@ -43,7 +43,7 @@ pub fn code_actions(c: &Computed, req: &Request<'_>) -> Vec<CodeActionOrCommand>
     let at = range_from_lsp(&c.rope, req.range, c.encoding);
     let mut out = Vec::new();
     if wanted(req.only, CodeActionKind::QUICKFIX.as_str()) {
-        for (d, lsp_diag) in c.diagnostics.iter().zip(&c.lsp) {
+        for (d, lsp_diag) in c.diagnostics.iter().zip(c.lsp()) {
             let hit = d.range.intersects(at) || d.range.contains(at.start) || d.range.end == at.start || at.contains_range(d.range);
             if !hit {
                 continue;
