@@ -3,8 +3,7 @@
 
 use crate::knowledge::{Knowledge, Target, TargetKind, UnknownTarget};
 use crate::lint::{self, Diagnostic, LintOptions};
-use crate::model::FileModel;
-use crate::syntax::flat::FlatTree;
+use crate::model::{FileModel, Reuse};
 use tree_sitter::Tree;
 
 /// Everything known about one text for one target.
@@ -45,16 +44,16 @@ pub fn analyze_with_tree(text: &str, tree: &Tree, kb: &Knowledge, opts: &LintOpt
     analyze_reusing(text, tree, None, kb, opts).map(|(a, _)| a)
 }
 
-/// Same as [`analyze_with_tree`], reusing the syntax of the statements unchanged since `prev`
-/// (the flat tree this function returned for `prev_text`), and returning this version's for
-/// the next call. The result is the same as without `prev`; only faster after small edits.
+/// Same as [`analyze_with_tree`], reusing what is unchanged since `prev` (what this function
+/// returned for `prev_text`: statements' syntax, the kernels they define), and returning this
+/// version's for the next call. The result is the same as without `prev`; only faster after small edits.
 pub fn analyze_reusing(
     text: &str,
     tree: &Tree,
-    prev: Option<(&FlatTree, &str)>,
+    prev: Option<(&Reuse, &str)>,
     kb: &Knowledge,
     opts: &LintOptions,
-) -> Result<(Analysis, Option<FlatTree>), AnalysisError> {
+) -> Result<(Analysis, Option<Reuse>), AnalysisError> {
     let target = resolve_target(kb, opts)?;
     if !looks_like_triton(text) {
         return Ok((empty(target), None));

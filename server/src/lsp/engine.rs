@@ -10,8 +10,7 @@ use super::convert;
 use super::encoding::Encoding;
 use crate::knowledge::Knowledge;
 use crate::lint::{Diagnostic, LintOptions};
-use crate::model::FileModel;
-use crate::syntax::flat::FlatTree;
+use crate::model::{FileModel, Reuse};
 
 /// One version of a document, analysed. Everything a handler needs, immutable and shareable.
 #[derive(Debug)]
@@ -23,8 +22,8 @@ pub struct Computed {
     pub text: String,
     pub tree: Tree,
     pub model: FileModel,
-    /// The builder's flat copy of `tree`, handed to the next version's build for reuse.
-    pub flat: Option<Arc<FlatTree>>,
+    /// What the next version's build reuses (the flat copy of `tree`, the kernels).
+    pub reuse: Option<Reuse>,
     pub diagnostics: Vec<Diagnostic>,
     /// `diagnostics` in LSP form, converted on first use (publishing writes JSON directly).
     lsp: OnceLock<Vec<lsp::Diagnostic>>,
@@ -51,10 +50,10 @@ pub struct Inputs<'a> {
 
 pub fn compute(inp: Inputs<'_>) -> Computed {
     let text = inp.rope.to_string();
-    let prev = inp.prev.as_deref().and_then(|p| Some((p.flat.as_deref()?, p.text.as_str())));
-    let (model, flat, diagnostics, error) =
+    let prev = inp.prev.as_deref().and_then(|p| Some((p.reuse.as_ref()?, p.text.as_str())));
+    let (model, reuse, diagnostics, error) =
         match crate::analysis::analyze_reusing(&text, &inp.tree, prev, &inp.kb, &inp.options) {
-            Ok((a, flat)) => (a.model, flat.map(Arc::new), a.diagnostics, None),
+            Ok((a, reuse)) => (a.model, reuse, a.diagnostics, None),
             Err(e) => (FileModel::default(), None, Vec::new(), Some(e.to_string())),
         };
     Computed {
@@ -64,7 +63,7 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
         text,
         tree: inp.tree,
         model,
-        flat,
+        reuse,
         diagnostics,
         lsp: OnceLock::new(),
         uri: inp.uri.clone(),

@@ -215,7 +215,7 @@ impl<'a, 't> Expander<'a, 't> {
             return false;
         }
         let name = self.cx.text_of(func);
-        let Some(def) = self.cx.module_functions.get(name).copied() else { return false };
+        let Some(def) = self.cx.module_function(name) else { return false };
         let Some(ret) = returned_expression(def) else { return false };
         // Bind the helper's parameters to the call's positional arguments (or defaults).
         let mut locals: Vec<Local> = Vec::new();

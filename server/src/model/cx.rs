@@ -42,6 +42,22 @@ pub struct Cx<'t> {
     fn_locals: RefCell<HashMap<usize, Rc<FnLocals<'t>>, IdHash>>,
     /// [`Cx::canonical`] results by node id.
     canonical_cache: RefCell<HashMap<usize, Option<String>, IdHash>>,
+    /// While recording (a kernel being built for reuse): every module-level fact read, by name.
+    facts: RefCell<Option<Vec<Fact>>>,
+}
+
+/// A module-level fact a build step read, with what it found. A kernel built in an earlier version
+/// of the text is reused only where each of its facts still holds ([`Cx::holds`]); the imports are
+/// compared whole. Ranges are part of the facts: a reused kernel points at them unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fact {
+    Shadowed(String, bool),
+    Mutated(String, bool),
+    /// The single module-level right-hand side of the name: its text and range.
+    ModuleValue(String, Option<(String, TextRange)>),
+    /// The module-level function of that name: its text and range.
+    ModuleFunction(String, Option<(String, TextRange)>),
+    Constant(String, Option<Binding>),
 }
 
 /// Hasher for node ids (addresses): one multiply instead of SipHash on the hot lookups.
@@ -84,7 +100,71 @@ impl<'t> Cx<'t> {
             mutated: HashSet::new(),
             fn_locals: RefCell::new(HashMap::default()),
             canonical_cache: RefCell::new(HashMap::default()),
+            facts: RefCell::new(None),
         }
+    }
+
+    /// Names the imports bind to something other than Triton's conventional spellings.
+    pub fn shadowed(&self) -> &HashSet<String> {
+        &self.shadowed
+    }
+
+    /// Starts recording the module-level facts read from now on.
+    pub fn record_facts(&self) {
+        *self.facts.borrow_mut() = Some(Vec::new());
+    }
+
+    /// Stops recording and returns what was read (None when not recording).
+    pub fn take_facts(&self) -> Option<Vec<Fact>> {
+        let mut facts = self.facts.borrow_mut().take()?;
+        facts.dedup();
+        Some(facts)
+    }
+
+    fn note(&self, fact: impl FnOnce() -> Fact) {
+        if let Some(list) = self.facts.borrow_mut().as_mut() {
+            let f = fact();
+            if !list.contains(&f) {
+                list.push(f);
+            }
+        }
+    }
+
+    /// Whether `fact` (recorded in another build) is true of this one.
+    pub fn holds(&self, fact: &Fact) -> bool {
+        let now = match fact {
+            Fact::Shadowed(n, _) => Fact::Shadowed(n.clone(), self.shadowed.contains(n)),
+            Fact::Mutated(n, _) => Fact::Mutated(n.clone(), self.mutated.contains(n)),
+            Fact::ModuleValue(n, _) => Fact::ModuleValue(n.clone(), self.module_values.get(n).map(|v| self.located(*v))),
+            Fact::ModuleFunction(n, _) => {
+                Fact::ModuleFunction(n.clone(), self.module_functions.get(n).map(|v| self.located(*v)))
+            }
+            Fact::Constant(n, _) => Fact::Constant(n.clone(), self.constant_index.get(n).and_then(|i| self.constants.get(*i)).cloned()),
+        };
+        now == *fact
+    }
+
+    fn located(&self, node: Node) -> (String, TextRange) {
+        (self.text_of(node).to_string(), range(node))
+    }
+
+    fn is_shadowed(&self, name: &str) -> bool {
+        let v = self.shadowed.contains(name);
+        self.note(|| Fact::Shadowed(name.to_string(), v));
+        v
+    }
+
+    fn module_value(&self, name: &str) -> Option<Node<'t>> {
+        let v = self.module_values.get(name).copied();
+        self.note(|| Fact::ModuleValue(name.to_string(), v.map(|n| self.located(n))));
+        v
+    }
+
+    /// The module-level function `name` (a config helper).
+    pub fn module_function(&self, name: &str) -> Option<Node<'t>> {
+        let v = self.module_functions.get(name).copied();
+        self.note(|| Fact::ModuleFunction(name.to_string(), v.map(|n| self.located(n))));
+        v
     }
 
     pub fn text_of(&self, node: Node) -> &'t str {
@@ -107,7 +187,7 @@ impl<'t> Cx<'t> {
         }
         // Conventional spellings in snippets that omit their imports; never when the file
         // binds the name to something else.
-        if self.shadowed.contains(name) {
+        if self.is_shadowed(name) {
             return None;
         }
         match name {
@@ -177,11 +257,13 @@ impl<'t> Cx<'t> {
     }
 
     pub fn is_builtin(&self, name: &str) -> bool {
-        BUILTINS.contains(&name) && !self.shadowed.contains(name) && !self.module_values.contains_key(name)
+        BUILTINS.contains(&name) && !self.is_shadowed(name) && self.module_value(name).is_none()
     }
 
     pub fn constant(&self, name: &str) -> Option<&Binding> {
-        self.constant_index.get(name).and_then(|i| self.constants.get(*i))
+        let c = self.constant_index.get(name).and_then(|i| self.constants.get(*i));
+        self.note(|| Fact::Constant(name.to_string(), c.cloned()));
+        c
     }
 
     pub fn add_constant(&mut self, b: Binding) {
@@ -223,7 +305,9 @@ impl<'t> Cx<'t> {
     /// Resolves an identifier to the expression assigned to it: exactly one simple assignment in
     /// the enclosing function `scope` (excluding nested functions), else a module-level value.
     pub fn resolve_name(&self, name: &str, scope: Option<Node<'t>>) -> Option<Node<'t>> {
-        if self.mutated.contains(name) {
+        let mutated = self.mutated.contains(name);
+        self.note(|| Fact::Mutated(name.to_string(), mutated));
+        if mutated {
             return None;
         }
         if let Some(func) = scope {
@@ -233,7 +317,7 @@ impl<'t> Cx<'t> {
                 LocalAssign::None => {}
             }
         }
-        self.module_values.get(name).copied()
+        self.module_value(name)
     }
 }
 

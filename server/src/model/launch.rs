@@ -258,7 +258,7 @@ impl<'a, 't> Resolver<'a, 't> {
                 },
                 "identifier" => {
                     let name = self.cx.text_of(node);
-                    if let Some(def) = scope.and_then(|s| local_def(self.cx, s, name)).or_else(|| self.cx.module_functions.get(name).copied()) {
+                    if let Some(def) = scope.and_then(|s| local_def(self.cx, s, name)).or_else(|| self.cx.module_function(name)) {
                         texts.push(self.cx.text_of(def));
                         match returned(def) {
                             Some(r) => node = unparen(r),

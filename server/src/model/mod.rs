@@ -14,11 +14,14 @@ mod imports;
 mod kernel;
 mod launch;
 mod ops;
+mod reuse;
+mod shift;
 mod suppressions;
 mod types;
 
 pub use display::shape_string;
 pub use env::{BindingSet, MAX_BINDING_SETS, binding_sets};
+pub use reuse::Reuse;
 pub use eval::{canonical_dtype, parse_int};
 pub use types::*;
 
@@ -50,9 +53,9 @@ pub fn build(text: &str, tree: &Tree) -> FileModel {
     build_reusing(text, tree, None).0
 }
 
-/// [`build`], copying the unchanged statements' syntax from `prev` (the flat tree an earlier
-/// build of `prev_text` returned); also returns this build's flat tree for the next one.
-pub fn build_reusing(text: &str, tree: &Tree, prev: Option<(&FlatTree, &str)>) -> (FileModel, Option<FlatTree>) {
+/// [`build`], reusing from `prev` (what an earlier build of `prev_text` returned) the syntax of
+/// unchanged statements and the kernels they define; also returns this build's for the next one.
+pub fn build_reusing(text: &str, tree: &Tree, prev: Option<(&Reuse, &str)>) -> (FileModel, Option<Reuse>) {
     if !may_have_kernels(text) {
         return (FileModel::default(), None);
     }
@@ -64,11 +67,17 @@ pub fn build_reusing(text: &str, tree: &Tree, prev: Option<(&FlatTree, &str)>) -
     }
     model.syntax_errors = syntax::error_ranges(tree);
     model.has_syntax_errors = !model.syntax_errors.is_empty();
-    let flat = FlatTree::reusing(tree, text, prev);
-    (build_flat(text, &flat, model), Some(flat))
+    let flat = FlatTree::reusing(tree, text, prev.map(|(r, t)| (&r.flat, t)));
+    let (model, kernels) = build_flat(text, &flat, model, prev.map(|(r, t)| (&r.kernels, t)));
+    (model, Some(Reuse { flat, kernels }))
 }
 
-fn build_flat(text: &str, flat: &FlatTree, mut model: FileModel) -> FileModel {
+fn build_flat(
+    text: &str,
+    flat: &FlatTree,
+    mut model: FileModel,
+    prev: Option<(&reuse::KernelCache, &str)>,
+) -> (FileModel, reuse::KernelCache) {
     let root = flat.root_node();
     let found = collect::collect(text, flat);
 
@@ -97,8 +106,30 @@ fn build_flat(text: &str, flat: &FlatTree, mut model: FileModel) -> FileModel {
 
     let mut kernels = Vec::new();
     let mut sites = Vec::new();
+    let mut cache = reuse::KernelCache::new(&cx);
+    let prev = prev.filter(|(c, _)| c.compatible(&cx));
     for d in &found.decorated {
-        if let Some((k, site)) = kernel::build(&cx, *d) {
+        // Only top-level, error-free definitions: their build reads nothing above the statement
+        // but the module-level facts it records.
+        let top = !d.has_error() && d.parent().is_some_and(|p| p.parent().is_none());
+        if top && let Some((c, prev_text)) = prev {
+            if let Some((k, facts)) = c.reuse(prev_text, text, range(*d), &cx) {
+                cache.insert(text, range(*d), k.clone(), facts);
+                cache.reused += 1;
+                kernels.push(k);
+                sites.push(kernel::KernelSite { scope: None });
+                continue;
+            }
+        }
+        if top {
+            cx.record_facts();
+        }
+        let built = kernel::build(&cx, *d);
+        let facts = cx.take_facts();
+        if let Some((k, site)) = built {
+            if let Some(facts) = facts {
+                cache.insert(text, range(*d), k.clone(), facts);
+            }
             kernels.push(k);
             sites.push(site);
         }
@@ -154,7 +185,7 @@ fn build_flat(text: &str, flat: &FlatTree, mut model: FileModel) -> FileModel {
     model.obfuscated_calls.dedup_by(|a, b| a.range == b.range);
     model.constants = std::mem::take(&mut cx.constants);
     model.imports = cx.imports;
-    model
+    (model, cache)
 }
 
 /// `x.append(...)`-style calls mutate `x`.

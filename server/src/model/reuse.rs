@@ -1,0 +1,146 @@
+//! What one build hands the next, so that an edit rebuilds only what it touched (the language
+//! server keeps it per document): the flat tree, whose unchanged statements are copied, and every
+//! top-level kernel with the module-level facts its build read.
+//!
+//! A kernel is reused when its statement's text is unchanged, the imports are the same and each
+//! recorded fact still holds; its ranges inside the statement move with the statement. The result
+//! equals a fresh build (unit tests here; the LSP differential test checks every edit).
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use super::cx::{Cx, Fact};
+use super::shift::move_block;
+use super::types::{Imports, Kernel};
+use crate::syntax::flat::FlatTree;
+use crate::text::TextRange;
+
+/// The reusable state of one build of one text.
+pub struct Reuse {
+    pub flat: FlatTree,
+    pub(super) kernels: KernelCache,
+}
+
+impl Reuse {
+    /// Kernels this build took from the previous one instead of building them.
+    pub fn kernels_reused(&self) -> usize {
+        self.kernels.reused
+    }
+}
+
+impl std::fmt::Debug for Reuse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reuse").field("kernels", &self.kernels.len()).finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+pub(super) struct KernelCache {
+    imports: Imports,
+    shadowed: HashSet<String>,
+    by_text: HashMap<u64, Vec<Cached>>,
+    /// How many of the kernels were reused rather than built (for tests and benchmarks).
+    pub(super) reused: usize,
+}
+
+struct Cached {
+    /// The statement's range in the text it was built from.
+    range: TextRange,
+    kernel: Kernel,
+    facts: Vec<Fact>,
+}
+
+fn text_hash(s: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+impl KernelCache {
+    pub(super) fn new(cx: &Cx) -> Self {
+        KernelCache { imports: cx.imports.clone(), shadowed: cx.shadowed().clone(), by_text: HashMap::new(), reused: 0 }
+    }
+
+    fn len(&self) -> usize {
+        self.by_text.values().map(Vec::len).sum()
+    }
+
+    /// Whether kernels built under this cache's imports can be reused under `cx`'s at all.
+    pub(super) fn compatible(&self, cx: &Cx) -> bool {
+        self.imports == cx.imports && self.shadowed == *cx.shadowed()
+    }
+
+    pub(super) fn insert(&mut self, text: &str, range: TextRange, kernel: Kernel, facts: Vec<Fact>) {
+        let Some(src) = text.get(range.start..range.end) else { return };
+        self.by_text.entry(text_hash(src)).or_default().push(Cached { range, kernel, facts });
+    }
+
+    /// The kernel built from the same statement text in `prev_text`, moved to `at`, when every
+    /// fact its build read holds in `cx`. The caller has checked [`KernelCache::compatible`].
+    pub(super) fn reuse(&self, prev_text: &str, text: &str, at: TextRange, cx: &Cx) -> Option<(Kernel, Vec<Fact>)> {
+        let src = text.get(at.start..at.end)?;
+        let hit = self.by_text.get(&text_hash(src))?.iter().find(|c| {
+            prev_text.get(c.range.start..c.range.end) == Some(src) && c.facts.iter().all(|f| cx.holds(f))
+        })?;
+        let mut kernel = hit.kernel.clone();
+        move_block(&mut kernel, hit.range, at.start);
+        Some((kernel, hit.facts.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{build, build_reusing};
+    use crate::syntax;
+
+    /// Every fixture, edited at spread positions (typing, breaking, lines above, literals that
+    /// module constants and config lists hold), each version built from the previous one's reuse:
+    /// the model equals a fresh build of the same text.
+    #[test]
+    fn reused_kernels_give_the_fresh_model_after_every_edit() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut reused = 0;
+        let mut files = 0;
+        for dir in ["rules", "model"] {
+            for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+                let Ok(mut text) = std::fs::read_to_string(e.path()) else { continue };
+                if !e.path().extension().is_some_and(|x| x == "py") {
+                    continue;
+                }
+                files += 1;
+                let (_, mut prev) = build_reusing(&text, &syntax::parse(&text), None);
+                for i in 0..12 {
+                    let cut = text.len() * (i * 7 % 12 + 1) / 13;
+                    let Some(cut) = (cut..text.len()).find(|c| text.is_char_boundary(*c)) else { continue };
+                    let mut next = text.clone();
+                    match i % 6 {
+                        0 => next.insert(cut, 'x'),
+                        1 => next.insert(cut, '('),
+                        2 => next.insert_str(text[..cut].rfind('\n').map_or(0, |n| n + 1), "\n"),
+                        // A digit somewhere after the cut: a constant, a config value, a block size.
+                        3 => {
+                            if let Some(d) = text[cut..].find(|c: char| c.is_ascii_digit()) {
+                                let at = cut + d;
+                                let v = if &text[at..at + 1] == "1" { "2" } else { "1" };
+                                next.replace_range(at..at + 1, v);
+                            }
+                        }
+                        4 => next.insert_str(cut, "é"),
+                        _ => {
+                            // Undo of the broken insert above, when it is still there.
+                            next = next.replacen("(", "", usize::from(i == 5));
+                        }
+                    }
+                    let tree = syntax::parse(&next);
+                    let (model, r) = build_reusing(&next, &tree, prev.as_ref().map(|p| (p, text.as_str())));
+                    assert_eq!(model, build(&next, &tree), "{} after edit {i} at {cut}", e.path().display());
+                    reused += r.as_ref().map_or(0, |r| r.kernels_reused());
+                    prev = r;
+                    text = next;
+                }
+            }
+        }
+        assert!(files > 50, "{files} fixtures");
+        assert!(reused > 100, "only {reused} kernels reused");
+    }
+}
