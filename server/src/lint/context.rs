@@ -112,7 +112,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn kernels(&self) -> impl Iterator<Item = (usize, &'a Kernel)> {
-        self.model.kernels.iter().enumerate()
+        self.model.kernels.iter().map(|k| &**k).enumerate()
     }
 
     pub fn launches_of(&self, kernel: usize) -> impl Iterator<Item = (usize, &'a Launch)> {

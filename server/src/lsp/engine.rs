@@ -87,6 +87,6 @@ impl Computed {
 
     /// The `publishDiagnostics` notification body for this result.
     pub fn publish_json(&self) -> String {
-        super::wire::publish_diagnostics(&self.uri, &self.diagnostics, &self.rope, self.encoding, self.version, true)
+        super::wire::publish_diagnostics(&self.uri, &self.diagnostics, &self.text, self.encoding, self.version, true)
     }
 }

@@ -6,13 +6,41 @@
 //! structs serialize the same JSON (same keys, same order, same omissions; a test compares them on
 //! every fixture) directly into one string, which the transport's outbox writes as a frame.
 
-use ropey::Rope;
 use serde::Serialize;
-use tower_lsp::lsp_types::{Range, Url};
+use tower_lsp::lsp_types::{Position, Range, Url};
 
 use super::convert::{self, SOURCE};
-use super::encoding::{Encoding, range_to_lsp};
+use super::encoding::Encoding;
 use crate::lint::Diagnostic;
+use crate::text::{LineIndex, TextRange, clamp_to_char_boundary};
+
+/// Byte offsets to LSP positions over the text itself: one line table per publish instead of a
+/// rope walk per position. Agrees with `encoding::byte_to_position` (same line breaks, same
+/// rounding down to a character; the test below compares every published range).
+struct Positions<'a> {
+    text: &'a str,
+    lines: LineIndex,
+    enc: Encoding,
+}
+
+impl Positions<'_> {
+    fn position(&self, byte: usize) -> Position {
+        let b = clamp_to_char_boundary(self.text, byte.min(self.text.len()));
+        let line = self.lines.line_of(b);
+        let seg = &self.text[self.lines.line_start(line)..b];
+        let character = match self.enc {
+            Encoding::Utf8 => seg.len(),
+            Encoding::Utf16 if seg.is_ascii() => seg.len(),
+            Encoding::Utf16 => seg.encode_utf16().count(),
+            Encoding::Utf32 => seg.chars().count(),
+        };
+        Position { line: line as u32, character: character as u32 }
+    }
+
+    fn range(&self, r: TextRange) -> Range {
+        Range { start: self.position(r.start), end: self.position(r.end) }
+    }
+}
 
 #[derive(Serialize)]
 struct Notification<'a> {
@@ -33,8 +61,7 @@ struct Params<'a> {
 struct Diagnostics<'a> {
     list: &'a [Diagnostic],
     uri: &'a str,
-    rope: &'a Rope,
-    enc: Encoding,
+    positions: Positions<'a>,
     version: i32,
 }
 
@@ -43,7 +70,7 @@ impl Serialize for Diagnostics<'_> {
         use serde::ser::SerializeSeq;
         let mut seq = s.serialize_seq(Some(self.list.len()))?;
         for d in self.list {
-            seq.serialize_element(&wire_diagnostic(d, self.uri, self.rope, self.enc, self.version))?;
+            seq.serialize_element(&wire_diagnostic(d, self.uri, &self.positions, self.version))?;
         }
         seq.end()
     }
@@ -104,10 +131,10 @@ struct TextEdit<'a> {
     new_text: &'a str,
 }
 
-fn wire_diagnostic<'a>(d: &'a Diagnostic, uri: &'a str, rope: &Rope, enc: Encoding, version: i32) -> WireDiagnostic<'a> {
+fn wire_diagnostic<'a>(d: &'a Diagnostic, uri: &'a str, pos: &Positions, version: i32) -> WireDiagnostic<'a> {
     let href = convert::rule_url(d.code);
     WireDiagnostic {
-        range: range_to_lsp(rope, d.range, enc),
+        range: pos.range(d.range),
         severity: convert::severity(d.severity),
         code: d.code,
         // What `Url` would print; the rule address is plain ASCII, so parsing is only the check.
@@ -117,7 +144,7 @@ fn wire_diagnostic<'a>(d: &'a Diagnostic, uri: &'a str, rope: &Rope, enc: Encodi
         related_information: d
             .related
             .iter()
-            .map(|r| Related { location: Location { uri, range: range_to_lsp(rope, r.range, enc) }, message: &r.message })
+            .map(|r| Related { location: Location { uri, range: pos.range(r.range) }, message: &r.message })
             .collect(),
         data: Data {
             name: d.name,
@@ -128,7 +155,7 @@ fn wire_diagnostic<'a>(d: &'a Diagnostic, uri: &'a str, rope: &Rope, enc: Encodi
                 edits: f
                     .edits
                     .iter()
-                    .map(|e| TextEdit { range: range_to_lsp(rope, e.range, enc), new_text: &e.content })
+                    .map(|e| TextEdit { range: pos.range(e.range), new_text: &e.content })
                     .collect(),
             }),
         },
@@ -136,12 +163,12 @@ fn wire_diagnostic<'a>(d: &'a Diagnostic, uri: &'a str, rope: &Rope, enc: Encodi
 }
 
 /// The JSON-RPC body of a `textDocument/publishDiagnostics` notification for `diagnostics`,
-/// computed on `rope`, stamped with `version` (in each diagnostic's data, and in the params when
+/// computed on `text`, stamped with `version` (in each diagnostic's data, and in the params when
 /// `stamp` is set).
 pub fn publish_diagnostics(
     uri: &Url,
     diagnostics: &[Diagnostic],
-    rope: &Rope,
+    text: &str,
     enc: Encoding,
     version: i32,
     stamp: bool,
@@ -151,7 +178,12 @@ pub fn publish_diagnostics(
         method: "textDocument/publishDiagnostics",
         params: Params {
             uri: uri.as_str(),
-            diagnostics: Diagnostics { list: diagnostics, uri: uri.as_str(), rope, enc, version },
+            diagnostics: Diagnostics {
+                list: diagnostics,
+                uri: uri.as_str(),
+                positions: Positions { text, lines: LineIndex::new(text), enc },
+                version,
+            },
             version: stamp.then_some(version),
         },
     };
@@ -164,6 +196,7 @@ mod tests {
     use super::*;
     use crate::knowledge::Knowledge;
     use crate::lint::LintOptions;
+    use ropey::Rope;
     use tower_lsp::lsp_types::{PublishDiagnosticsParams, notification::Notification as _, notification::PublishDiagnostics};
 
     /// What tower-lsp would have written for the same diagnostics.
@@ -187,16 +220,18 @@ mod tests {
             if path.extension().and_then(|e| e.to_str()) != Some("py") {
                 continue;
             }
-            // Multi-byte text ahead of every range, so the encodings differ.
-            let text = format!("# é🚀\n{}", std::fs::read_to_string(&path).unwrap());
-            let rope = Rope::from_str(&text);
-            for device in ["arc-pro-b70", "max-1550", "arc-a770"] {
+            // Multi-byte text ahead of every range, so the encodings differ; CRLF and lone CR
+            // line breaks in two of the three runs.
+            let src = std::fs::read_to_string(&path).unwrap();
+            for (device, eol) in [("arc-pro-b70", "\n"), ("max-1550", "\r\n"), ("arc-a770", "\r")] {
+                let text = format!("# é🚀{eol}{}", src.replace('\n', eol));
+                let rope = Rope::from_str(&text);
                 let opts = LintOptions { device: device.into(), ..LintOptions::default() };
                 let a = crate::analysis::analyze(&text, kb, &opts).expect("known device");
                 seen += a.diagnostics.len();
-                for enc in [Encoding::Utf8, Encoding::Utf16] {
+                for enc in [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32] {
                     let ours: serde_json::Value =
-                        serde_json::from_str(&publish_diagnostics(&uri, &a.diagnostics, &rope, enc, 7, true)).unwrap();
+                        serde_json::from_str(&publish_diagnostics(&uri, &a.diagnostics, &text, enc, 7, true)).unwrap();
                     assert_eq!(ours, via_lsp_types(&uri, &a.diagnostics, &rope, enc, 7), "{}", path.display());
                 }
             }
@@ -208,7 +243,7 @@ mod tests {
     fn unstamped_publish_has_no_version_and_empty_list_is_an_array() {
         let uri = Url::parse("file:///k.py").unwrap();
         let v: serde_json::Value =
-            serde_json::from_str(&publish_diagnostics(&uri, &[], &Rope::from_str(""), Encoding::Utf16, 3, false)).unwrap();
+            serde_json::from_str(&publish_diagnostics(&uri, &[], "", Encoding::Utf16, 3, false)).unwrap();
         assert_eq!(v, serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
             "params": {"uri": "file:///k.py", "diagnostics": []}}));
     }

@@ -23,7 +23,7 @@ const DEVICE_COUNT_MARKERS: &[&str] = &["multi_processor_count", "NUM_SMS", "num
 
 pub struct Resolver<'a, 't> {
     pub cx: &'a Cx<'t>,
-    pub kernels: &'a [Kernel],
+    pub kernels: &'a [std::sync::Arc<Kernel>],
     pub sites: &'a [KernelSite<'t>],
     /// Source text of an assignment target → kernel (`fwd = triton.autotune(...)(k)`).
     pub aliases: HashMap<String, usize>,
@@ -34,7 +34,7 @@ pub struct Resolver<'a, 't> {
 }
 
 impl<'a, 't> Resolver<'a, 't> {
-    pub fn new(cx: &'a Cx<'t>, kernels: &'a [Kernel], sites: &'a [KernelSite<'t>]) -> Self {
+    pub fn new(cx: &'a Cx<'t>, kernels: &'a [std::sync::Arc<Kernel>], sites: &'a [KernelSite<'t>]) -> Self {
         let mut by_name: HashMap<&'a str, Vec<usize>> = HashMap::new();
         for (i, k) in kernels.iter().enumerate() {
             by_name.entry(k.name.as_str()).or_default().push(i);

@@ -127,6 +127,7 @@ fn build_flat(
         let built = kernel::build(&cx, *d);
         let facts = cx.take_facts();
         if let Some((k, site)) = built {
+            let k = std::sync::Arc::new(k);
             if let Some(facts) = facts {
                 cache.insert(text, range(*d), k.clone(), facts);
             }
@@ -155,13 +156,13 @@ fn build_flat(
     };
     for (k, tuner) in attach {
         if let Some(kernel) = kernels.get_mut(k) {
-            launch::attach_autotune(&cx, kernel, tuner);
+            launch::attach_autotune(&cx, std::sync::Arc::make_mut(kernel), tuner);
         }
     }
     for (k, h) in heur {
         if let Some(kernel) = kernels.get_mut(k) {
             if !kernel.heuristics.iter().any(|x| x.range == h.range) {
-                kernel.heuristics.push(h);
+                std::sync::Arc::make_mut(kernel).heuristics.push(h);
             }
         }
     }

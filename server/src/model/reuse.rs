@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use super::cx::{Cx, Fact};
 use super::shift::move_block;
@@ -46,7 +47,7 @@ pub(super) struct KernelCache {
 struct Cached {
     /// The statement's range in the text it was built from.
     range: TextRange,
-    kernel: Kernel,
+    kernel: Arc<Kernel>,
     facts: Vec<Fact>,
 }
 
@@ -70,20 +71,26 @@ impl KernelCache {
         self.imports == cx.imports && self.shadowed == *cx.shadowed()
     }
 
-    pub(super) fn insert(&mut self, text: &str, range: TextRange, kernel: Kernel, facts: Vec<Fact>) {
+    pub(super) fn insert(&mut self, text: &str, range: TextRange, kernel: Arc<Kernel>, facts: Vec<Fact>) {
         let Some(src) = text.get(range.start..range.end) else { return };
         self.by_text.entry(text_hash(src)).or_default().push(Cached { range, kernel, facts });
     }
 
-    /// The kernel built from the same statement text in `prev_text`, moved to `at`, when every
-    /// fact its build read holds in `cx`. The caller has checked [`KernelCache::compatible`].
-    pub(super) fn reuse(&self, prev_text: &str, text: &str, at: TextRange, cx: &Cx) -> Option<(Kernel, Vec<Fact>)> {
+    /// The kernel built from the same statement text in `prev_text`, moved to `at` (shared when it
+    /// has not moved), when every fact its build read holds in `cx`. The caller has checked
+    /// [`KernelCache::compatible`].
+    pub(super) fn reuse(&self, prev_text: &str, text: &str, at: TextRange, cx: &Cx) -> Option<(Arc<Kernel>, Vec<Fact>)> {
         let src = text.get(at.start..at.end)?;
         let hit = self.by_text.get(&text_hash(src))?.iter().find(|c| {
             prev_text.get(c.range.start..c.range.end) == Some(src) && c.facts.iter().all(|f| cx.holds(f))
         })?;
-        let mut kernel = hit.kernel.clone();
-        move_block(&mut kernel, hit.range, at.start);
+        let kernel = if hit.range.start == at.start {
+            hit.kernel.clone()
+        } else {
+            let mut k = Kernel::clone(&hit.kernel);
+            move_block(&mut k, hit.range, at.start);
+            Arc::new(k)
+        };
         Some((kernel, hit.facts.clone()))
     }
 }

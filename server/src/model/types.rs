@@ -308,7 +308,8 @@ pub struct Imports {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct FileModel {
-    pub kernels: Vec<Kernel>,
+    /// Shared with the reuse cache: an unchanged kernel is not copied between versions.
+    pub kernels: Vec<std::sync::Arc<Kernel>>,
     pub launches: Vec<Launch>,
     pub imports: Imports,
     pub obfuscated_calls: Vec<ObfuscatedCall>,
