@@ -188,3 +188,33 @@ fn random_edits_in_utf16_match_a_fresh_check() {
 fn random_edits_in_utf8_match_a_fresh_check() {
     run(&["utf-8"], 1000, 0x5eed_0008);
 }
+
+/// An edit whose incremental tree is not the one a fresh parse gives (found by a random walk: a
+/// backslash typed into text with unterminated strings). Pushed diagnostics come from the
+/// incremental tree at once; once the document is idle the server parses afresh and publishes
+/// again, so the last word for that version is what `xeforge check` says.
+#[test]
+fn a_diverging_incremental_tree_is_corrected_once_the_document_is_idle() {
+    // The seed with an unterminated `"""` in the kernel; then a backslash typed in `run`.
+    let before = SEED.replacen("tl.load(x_ptr + offs", "tl.load(x_ptr\"\"\" + offs", 1);
+    let mut c = Client::spawn();
+    c.initialize(capabilities(&["utf-16"]), json!({}));
+    c.open(URI, &before, 0);
+    c.diagnostics_for_version(URI, 0);
+    c.change(URI, 1, json!([{"range": {"start": {"line": 14, "character": 23}, "end": {"line": 14, "character": 23}}, "text": "\\"}]));
+    let mut text = before.clone();
+    let at = text.match_indices('\n').nth(13).unwrap().0 + 1 + 23;
+    text.insert(at, '\\');
+    let expected = fresh_diagnostics(&text, false);
+    let first = c.diagnostics_for_version(URI, 1);
+    // Every later publish for version 1 (the idle-time check), the last one wins.
+    let mut last = Value::Array(first.clone());
+    while let Some(n) = c.take_within(std::time::Duration::from_millis(1500), |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == json!(1)
+    }) {
+        last = n["params"]["diagnostics"].clone();
+    }
+    assert_ne!(server_diagnostics(&Value::Array(first)), expected, "the incremental tree's findings differ (else this edit tests nothing)");
+    assert_eq!(server_diagnostics(&last), expected);
+    assert_eq!(c.shutdown_and_exit(), Some(0));
+}

@@ -186,30 +186,14 @@ thread_local! {
 /// Parse a rope, reusing `old` (already edited to match) when given. `cancelled` is polled during the
 /// parse; when it returns true the parse stops and `None` comes back, so a newer version can start.
 pub fn parse_rope(rope: &Rope, old: Option<&Tree>, cancelled: &dyn Fn() -> bool) -> Option<Tree> {
-    match parse_rope_until(rope, old, cancelled, false) {
-        Parsed::Tree(t) => Some(t),
-        Parsed::Cancelled | Parsed::Broken => None,
-    }
-}
-
-enum Parsed {
-    Tree(Tree),
-    Cancelled,
-    /// Stopped at the first syntax error (`stop_on_error`).
-    Broken,
-}
-
-fn parse_rope_until(rope: &Rope, old: Option<&Tree>, cancelled: &dyn Fn() -> bool, stop_on_error: bool) -> Parsed {
     PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
             let mut p = Parser::new();
-            if p.set_language(&crate::syntax::language()).is_err() {
-                return Parsed::Cancelled;
-            }
+            p.set_language(&crate::syntax::language()).ok()?;
             *slot = Some(p);
         }
-        let Some(parser) = slot.as_mut() else { return Parsed::Cancelled };
+        let parser = slot.as_mut()?;
         let len = rope.len_bytes();
         let mut read = |b: usize, _: Point| -> &[u8] {
             if b >= len {
@@ -218,44 +202,37 @@ fn parse_rope_until(rope: &Rope, old: Option<&Tree>, cancelled: &dyn Fn() -> boo
             let (chunk, chunk_byte, _, _) = rope.chunk_at_byte(b);
             &chunk.as_bytes()[b - chunk_byte..]
         };
-        let mut broken = false;
-        let mut progress = |state: &tree_sitter::ParseState| {
-            if stop_on_error && state.has_error() {
-                broken = true;
-                return ControlFlow::Break(());
-            }
-            if cancelled() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
-        };
+        let mut progress =
+            |_: &tree_sitter::ParseState| if cancelled() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) };
         let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
         let tree = parser.parse_with_options(&mut read, old, Some(options));
-        match tree {
-            Some(t) => Parsed::Tree(t),
-            None => {
-                // A stopped parse leaves resumable state behind; the next parse is of other text.
-                parser.reset();
-                if broken { Parsed::Broken } else { Parsed::Cancelled }
-            }
+        if tree.is_none() {
+            // A stopped parse leaves resumable state behind; the next parse is of other text.
+            parser.reset();
         }
+        tree
     })
 }
 
-/// The tree for a snapshot, equal to what a fresh parse of its text gives.
-///
-/// Incremental reparse is used for error-free results. When the text has syntax errors the tree
-/// comes from a fresh parse: tree-sitter's error recovery can differ between the two, and rules
-/// must see the same tree `xeforge check` sees. The incremental attempt stops at the first error
-/// it meets (recovering from it costs about twice a fresh parse), and is skipped while the old
-/// tree is already broken.
-pub fn parse_snapshot(snap: &Snapshot, cancelled: &dyn Fn() -> bool) -> Option<Tree> {
-    let reusable = snap.tree.as_ref().filter(|t| !t.root_node().has_error());
-    if let Some(old) = reusable {
-        match parse_rope_until(&snap.rope, Some(old), cancelled, true) {
-            Parsed::Tree(tree) if !tree.root_node().has_error() => return Some(tree),
-            Parsed::Cancelled => return None,
-            Parsed::Tree(_) | Parsed::Broken => {}
+/// A parse of a snapshot, and whether it is certainly the tree `xeforge check` would build.
+pub struct SnapshotTree {
+    pub tree: Tree,
+    /// Parsed from scratch, or incremental without syntax errors. An incremental tree with errors
+    /// has been the fresh one on every text tried (see the test below), but tree-sitter does not
+    /// promise it, so the worker checks it against a fresh parse once the document is idle.
+    pub trusted: bool,
+}
+
+/// Parses incrementally from the snapshot's edited tree when there is one, else from scratch.
+pub fn parse_snapshot(snap: &Snapshot, cancelled: &dyn Fn() -> bool) -> Option<SnapshotTree> {
+    match snap.tree.as_ref() {
+        Some(old) => {
+            let tree = parse_rope(&snap.rope, Some(old), cancelled)?;
+            let trusted = !tree.root_node().has_error();
+            Some(SnapshotTree { tree, trusted })
         }
+        None => Some(SnapshotTree { tree: parse_rope(&snap.rope, None, cancelled)?, trusted: true }),
     }
-    parse_rope(&snap.rope, None, cancelled)
 }
 
 #[cfg(test)]
@@ -296,11 +273,11 @@ mod tests {
     fn incremental_tree_matches_a_fresh_parse_after_edits() {
         let mut d = Document::new("def f(a):\n    return a + 1\n", 0);
         let snap = d.snapshot();
-        let tree = parse_snapshot(&snap, &|| false).unwrap();
+        let tree = parse_snapshot(&snap, &|| false).unwrap().tree;
         assert!(d.install_tree(&snap, tree));
         d.apply_changes(1, &[change(1, 15, 1, 16, "b * 2")], Encoding::Utf16).unwrap();
         let snap = d.snapshot();
-        let incremental = parse_snapshot(&snap, &|| false).unwrap();
+        let incremental = parse_snapshot(&snap, &|| false).unwrap().tree;
         let fresh = parse_rope(&Rope::from_str(&d.text()), None, &|| false).unwrap();
         assert_eq!(sexp(&incremental), sexp(&fresh));
     }
@@ -309,11 +286,11 @@ mod tests {
     fn edits_arriving_during_a_parse_are_replayed_onto_the_new_tree() {
         let mut d = Document::new("a = 1\n", 0);
         let snap = d.snapshot();
-        let tree = parse_snapshot(&snap, &|| false).unwrap();
+        let tree = parse_snapshot(&snap, &|| false).unwrap().tree;
         d.apply_changes(1, &[change(1, 0, 1, 0, "b = 2\n")], Encoding::Utf16).unwrap();
         assert!(d.install_tree(&snap, tree));
         let snap = d.snapshot();
-        let tree = parse_snapshot(&snap, &|| false).unwrap();
+        let tree = parse_snapshot(&snap, &|| false).unwrap().tree;
         assert_eq!(tree.root_node().named_child_count(), 2);
     }
 
@@ -321,7 +298,7 @@ mod tests {
     fn a_full_replacement_discards_trees_parsed_before_it() {
         let mut d = Document::new("a = 1\n", 0);
         let snap = d.snapshot();
-        let tree = parse_snapshot(&snap, &|| false).unwrap();
+        let tree = parse_snapshot(&snap, &|| false).unwrap().tree;
         d.apply_changes(
             1,
             &[TextDocumentContentChangeEvent { range: None, range_length: None, text: "b = 2\n".into() }],
@@ -337,5 +314,54 @@ mod tests {
         let rope = Rope::from_str(&big);
         assert!(parse_rope(&rope, None, &|| true).is_none());
         assert!(parse_rope(&Rope::from_str("y = 2\n"), None, &|| false).is_some());
+    }
+
+    /// Syntax-breaking edits (an opening bracket or quote, a colon), then one more character, then
+    /// undoing both, at spread places of every fixture: each incremental tree, broken or not, has
+    /// the shape of a fresh parse of the same text. This is what lets the worker publish broken
+    /// incremental trees before their idle-time check.
+    #[test]
+    fn incremental_trees_of_broken_text_match_fresh_parses() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut broken = 0;
+        for dir in ["rules", "model"] {
+            for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+                let Ok(text) = std::fs::read_to_string(e.path()) else { continue };
+                for i in 1..6 {
+                    let Some(at) = (text.len() * i / 6..text.len()).find(|c| text.is_char_boundary(*c)) else { continue };
+                    let (line, col) = (text[..at].matches('\n').count() as u32, at - text[..at].rfind('\n').map_or(0, |n| n + 1));
+                    let col = text[at - col..at].encode_utf16().count() as u32;
+                    let mut d = Document::new(&text, 0);
+                    let snap = d.snapshot();
+                    let t = parse_snapshot(&snap, &|| false).unwrap();
+                    assert!(d.install_tree(&snap, t.tree));
+                    let ch = ["(", "[", ":", "'", "{"][i % 5];
+                    for (v, c) in [change(line, col, line, col, ch), change(line, col + 1, line, col + 1, "x"), change(line, col, line, col + 2, "")]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        d.apply_changes(v as i32 + 1, &[c], Encoding::Utf16).unwrap();
+                        let snap = d.snapshot();
+                        let inc = parse_snapshot(&snap, &|| false).unwrap();
+                        let fresh = parse_rope(&Rope::from_str(&d.text()), None, &|| false).unwrap();
+                        assert!(crate::syntax::same_shape(&inc.tree, &fresh), "{} step {v} at {at}", e.path().display());
+                        broken += usize::from(!inc.trusted);
+                        assert!(d.install_tree(&snap, inc.tree));
+                    }
+                }
+            }
+        }
+        assert!(broken > 200, "only {broken} broken incremental trees");
+    }
+
+    #[test]
+    fn same_shape_tells_different_trees_apart() {
+        let parse = crate::syntax::parse;
+        let a = parse("def f(a):\n    return a + 1\n");
+        // Same kinds and ranges: the same shape, whatever the identifiers say.
+        assert!(crate::syntax::same_shape(&a, &parse("def f(b):\n    return b + 1\n")));
+        assert!(!crate::syntax::same_shape(&a, &parse("def f(a):\n    return a - 1\n")));
+        assert!(!crate::syntax::same_shape(&a, &parse("def f(a):\n    return (a + 1\n")));
+        assert!(!crate::syntax::same_shape(&a, &parse("def f(a):\n    return a + 1\nx = 2\n")));
     }
 }

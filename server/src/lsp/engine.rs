@@ -2,6 +2,7 @@
 //! The only place the server calls the analyser, so `xeforge check` and the editor agree.
 
 use ropey::Rope;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use tower_lsp::lsp_types::{self as lsp, Url};
 use tree_sitter::Tree;
@@ -21,6 +22,9 @@ pub struct Computed {
     pub rope: Rope,
     pub text: String,
     pub tree: Tree,
+    /// `tree` is certainly what a fresh parse gives (see `documents::SnapshotTree`); when not, the
+    /// worker checks it once the document is idle, and a handler before it answers ([`reverified`]).
+    tree_trusted: AtomicBool,
     pub model: FileModel,
     /// What the next version's build reuses (the flat copy of `tree`, the kernels).
     pub reuse: Option<Reuse>,
@@ -41,6 +45,7 @@ pub struct Inputs<'a> {
     pub config_gen: u64,
     pub rope: Rope,
     pub tree: Tree,
+    pub tree_trusted: bool,
     pub encoding: Encoding,
     pub kb: Arc<Knowledge>,
     pub options: LintOptions,
@@ -62,6 +67,7 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
         rope: inp.rope,
         text,
         tree: inp.tree,
+        tree_trusted: AtomicBool::new(inp.tree_trusted),
         model,
         reuse,
         diagnostics,
@@ -75,6 +81,15 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
 }
 
 impl Computed {
+    pub fn tree_trusted(&self) -> bool {
+        self.tree_trusted.load(Ordering::SeqCst)
+    }
+
+    /// A fresh parse confirmed the tree.
+    pub fn mark_trusted(&self) {
+        self.tree_trusted.store(true, Ordering::SeqCst);
+    }
+
     /// The diagnostics in LSP form, stamped with this version.
     pub fn lsp(&self) -> &[lsp::Diagnostic] {
         self.lsp.get_or_init(|| {
@@ -88,5 +103,64 @@ impl Computed {
     /// The `publishDiagnostics` notification body for this result.
     pub fn publish_json(&self) -> String {
         super::wire::publish_diagnostics(&self.uri, &self.diagnostics, &self.text, self.encoding, self.version, true)
+    }
+}
+
+/// `c` again from a fresh parse of its text, when its tree turns out not to be that parse; None
+/// when it is (or when `cancelled` stops the parse). The result reuses nothing from `c`.
+pub fn reverified(c: &Computed, cancelled: &dyn Fn() -> bool) -> Option<Computed> {
+    let fresh = super::documents::parse_rope(&c.rope, None, cancelled)?;
+    if crate::syntax::same_shape(&fresh, &c.tree) {
+        return None;
+    }
+    Some(compute(Inputs {
+        uri: &c.uri,
+        version: c.version,
+        config_gen: c.config_gen,
+        rope: c.rope.clone(),
+        tree: fresh,
+        tree_trusted: true,
+        encoding: c.encoding,
+        kb: c.kb.clone(),
+        options: c.options.clone(),
+        prev: None,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn computed(text: &str, tree: Tree) -> Computed {
+        compute(Inputs {
+            uri: &Url::parse("file:///k.py").unwrap(),
+            version: 3,
+            config_gen: 0,
+            rope: Rope::from_str(text),
+            tree,
+            tree_trusted: false,
+            encoding: Encoding::Utf16,
+            kb: Arc::new(Knowledge::embedded().clone()),
+            options: LintOptions::default(),
+            prev: None,
+        })
+    }
+
+    #[test]
+    fn reverify_replaces_a_result_built_on_a_tree_that_is_not_the_fresh_parse() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules");
+        let text = std::fs::read_to_string(dir.join("XF104_xpu37_fix.py")).unwrap();
+        // The right tree: nothing to redo.
+        let right = computed(&text, crate::syntax::parse(&text));
+        assert!(reverified(&right, &|| false).is_none());
+        // A tree of the text with a syntax error in it stands in for a diverging incremental parse.
+        let broken = text.replacen("def ", "def (", 1);
+        let wrong = computed(&text, crate::syntax::parse(&broken));
+        let fixed = reverified(&wrong, &|| false).expect("the tree differs from a fresh parse");
+        assert_eq!(fixed.version, 3);
+        assert!(fixed.tree_trusted());
+        let check = crate::analysis::analyze(&text, Knowledge::embedded(), &LintOptions::default()).unwrap();
+        assert_eq!(fixed.diagnostics, check.diagnostics);
+        assert_ne!(wrong.diagnostics, check.diagnostics, "the wrong tree must have mattered");
     }
 }

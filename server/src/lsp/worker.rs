@@ -76,6 +76,39 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
         if let Some(old) = replaced {
             tokio::task::spawn_blocking(move || drop(old));
         }
+        if !c.tree_trusted() {
+            verify_when_idle(&session, &entry, c).await;
+        }
+    }
+}
+
+/// How long a document must stay unchanged before a broken incremental tree is checked.
+const VERIFY_IDLE: Duration = Duration::from_millis(250);
+
+/// A result built on an incremental tree with syntax errors is published at once; once the
+/// document has been idle for [`VERIFY_IDLE`], a fresh parse confirms the tree (what `xeforge
+/// check` would see) or replaces the result and publishes again. A change meanwhile cancels this.
+async fn verify_when_idle(session: &Arc<Session>, entry: &Arc<DocEntry>, c: Arc<Computed>) {
+    tokio::select! {
+        _ = entry.wake.notified() => {
+            // Handled at the top of the worker loop.
+            entry.wake.notify_one();
+            return;
+        }
+        _ = tokio::time::sleep(VERIFY_IDLE) => {}
+    }
+    let (s, e) = (session.clone(), entry.clone());
+    let fixed = tokio::task::spawn_blocking(move || {
+        let cancelled = || e.latest.load(Ordering::SeqCst) != c.version;
+        let v = verified(&s, &e, c.clone(), &cancelled);
+        (!Arc::ptr_eq(&v, &c)).then_some(v)
+    })
+    .await;
+    if let Ok(Some(fixed)) = fixed {
+        let current = lock(&entry.doc).version() == fixed.version;
+        if current && !session.caps().pull_diagnostics && !entry.closed.load(Ordering::SeqCst) {
+            publish_computed(session, entry, &fixed).await;
+        }
     }
 }
 
@@ -96,15 +129,18 @@ fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> 
         && c.version == snap.version
         && c.config_gen == config_gen
     {
-        return (Some(c.clone()), None);
+        // A handler answers from what `xeforge check` would see.
+        let c = if cancellable { c.clone() } else { verified(session, entry, c.clone(), &|| false) };
+        return (Some(c), None);
     }
     let cancelled = || cancellable && entry.latest.load(Ordering::SeqCst) != snap.version;
-    let tree = match (&snap.tree, snap.tree_current) {
-        (Some(t), true) => t.clone(),
+    let (tree, tree_trusted) = match (&snap.tree, snap.tree_current) {
+        // Parsed for this version already (by a handler's compute): trusted when error-free.
+        (Some(t), true) => (t.clone(), !t.root_node().has_error()),
         _ => {
             let Some(t) = parse_snapshot(&snap, &cancelled) else { return (None, None) };
-            lock(&entry.doc).install_tree(&snap, t.clone());
-            t
+            lock(&entry.doc).install_tree(&snap, t.tree.clone());
+            (t.tree, t.trusted)
         }
     };
     if cancelled() {
@@ -120,6 +156,7 @@ fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> 
         config_gen,
         rope: snap.rope,
         tree,
+        tree_trusted,
         encoding: session.encoding(),
         kb,
         options,
@@ -134,7 +171,37 @@ fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> 
         }
         newer
     });
+    let c = if cancellable { c } else { verified(session, entry, c, &|| false) };
     (Some(c), replaced)
+}
+
+/// `c` once a fresh parse has confirmed its tree, or the result rebuilt from that parse (stored in
+/// `c`'s place, its tree installed in the document). `c` itself when cancelled.
+fn verified(session: &Session, entry: &DocEntry, c: Arc<Computed>, cancelled: &dyn Fn() -> bool) -> Arc<Computed> {
+    if c.tree_trusted() {
+        return c;
+    }
+    let snap = lock(&entry.doc).snapshot();
+    let Some(fixed) = engine::reverified(&c, cancelled) else {
+        if !cancelled() {
+            c.mark_trusted();
+        }
+        return c;
+    };
+    session.log(MessageType::WARNING, format!("xeforge: the incremental tree of {} differed from a fresh parse; re-analysed", entry.uri));
+    let fixed = Arc::new(fixed);
+    if snap.version == c.version {
+        // Later incremental parses start from the fresh tree.
+        lock(&entry.doc).install_tree(&snap, fixed.tree.clone());
+    }
+    entry.result.send_if_modified(|cur| {
+        let same = cur.as_ref().is_some_and(|old| Arc::ptr_eq(old, &c));
+        if same {
+            *cur = Some(fixed.clone());
+        }
+        same
+    });
+    fixed
 }
 
 /// onSave mode while the text differs from the last lint: keep only the diagnostics that lie wholly

@@ -243,6 +243,45 @@ pub fn kinds() -> &'static Kinds {
     K.get_or_init(Kinds::build)
 }
 
+/// Whether two trees have the same nodes (kind, byte range, missing flag, field) in the same
+/// shape. One walk of both with cursors, no allocation.
+pub fn same_shape(a: &Tree, b: &Tree) -> bool {
+    let (mut x, mut y) = (a.walk(), b.walk());
+    loop {
+        let (n, m) = (x.node(), y.node());
+        if n.kind_id() != m.kind_id()
+            || n.byte_range() != m.byte_range()
+            || n.is_missing() != m.is_missing()
+            || x.field_id() != y.field_id()
+        {
+            return false;
+        }
+        let (dx, dy) = (x.goto_first_child(), y.goto_first_child());
+        if dx != dy {
+            return false;
+        }
+        if dx {
+            continue;
+        }
+        loop {
+            let (sx, sy) = (x.goto_next_sibling(), y.goto_next_sibling());
+            if sx != sy {
+                return false;
+            }
+            if sx {
+                break;
+            }
+            let (px, py) = (x.goto_parent(), y.goto_parent());
+            if px != py {
+                return false;
+            }
+            if !px {
+                return true;
+            }
+        }
+    }
+}
+
 /// Ranges of ERROR and MISSING nodes, outermost only.
 pub fn error_ranges(tree: &Tree) -> Vec<TextRange> {
     let mut out = Vec::new();
