@@ -47,9 +47,8 @@ where
     O: AsyncWrite + Unpin,
 {
     let input = transport::sanitized_input(input);
-    let session = Session::new();
     let (writer, outbox, frames) = transport::mux();
-    session.set_outbox(outbox);
+    let session = Session::new(outbox);
     if let Some(p) = opts.stage {
         *session.stage.write().unwrap_or_else(|e| e.into_inner()) = Some(p);
     }

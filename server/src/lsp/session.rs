@@ -114,8 +114,8 @@ impl DocEntry {
 
 pub struct Session {
     client: OnceLock<Client>,
-    /// Where pre-serialized notifications go (absent in tests that drive `Backend` directly).
-    outbox: OnceLock<super::transport::Outbox>,
+    /// Where `publishDiagnostics` goes, serialized by the server (every publish, so they stay in order).
+    outbox: super::transport::Outbox,
     pub docs: Mutex<HashMap<Url, Arc<DocEntry>>>,
     encoding: RwLock<Encoding>,
     caps: RwLock<Caps>,
@@ -136,10 +136,10 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new() -> Arc<Session> {
+    pub fn new(outbox: super::transport::Outbox) -> Arc<Session> {
         Arc::new(Session {
             client: OnceLock::new(),
-            outbox: OnceLock::new(),
+            outbox,
             docs: Mutex::new(HashMap::new()),
             encoding: RwLock::new(Encoding::Utf16),
             caps: RwLock::new(Caps::default()),
@@ -163,11 +163,8 @@ impl Session {
     pub fn client(&self) -> Option<&Client> {
         self.client.get()
     }
-    pub fn set_outbox(&self, outbox: super::transport::Outbox) {
-        let _ = self.outbox.set(outbox);
-    }
-    pub fn outbox(&self) -> Option<&super::transport::Outbox> {
-        self.outbox.get()
+    pub fn outbox(&self) -> &super::transport::Outbox {
+        &self.outbox
     }
 
     pub fn encoding(&self) -> Encoding {

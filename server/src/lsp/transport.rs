@@ -14,6 +14,11 @@
 //!    ("receiver already dropped", tower-lsp#417) when the reply arrives, and four handlers blocked on
 //!    client replies wedge stdio. [`client_request`] runs the request in a detached task that always
 //!    awaits to completion; the timeout is on the caller's receiver.
+//! 7. **Pre-serialized output.** tower-lsp serializes every outgoing message through
+//!    `serde_json::Value`; for `publishDiagnostics` that detour costs more than the analysis. The
+//!    output is one queue of whole frames: [`MuxWriter`] (what tower-lsp writes to) cuts its byte
+//!    stream into frames, [`Outbox`] adds frames the server serialized itself, and [`write_frames`]
+//!    writes them in queue order, so frames never interleave.
 
 use std::any::Any;
 use std::future::Future;
@@ -253,11 +258,7 @@ fn is_jsonrpc_message(body: &[u8]) -> bool {
     }
 }
 
-/// 7. **Pre-serialized output.** tower-lsp serializes every outgoing message through
-/// `serde_json::Value`; for `publishDiagnostics` that detour costs more than the analysis. The
-/// output is therefore one queue of whole frames: [`MuxWriter`] (what tower-lsp writes to) cuts its
-/// byte stream into frames, [`Outbox`] adds frames the server serialized itself, and [`write_frames`]
-/// writes them to the real output in the order they were queued, so frames never interleave.
+/// One whole message for the output queue (see item 7 of the module docs).
 pub enum Frame {
     Bytes(Vec<u8>),
     /// The tower-lsp side has finished: everything queued before this is written, then the writer stops.

@@ -191,6 +191,12 @@ pub fn publish_diagnostics(
     serde_json::to_string(&n).unwrap_or_default()
 }
 
+/// The JSON-RPC body of any notification, through `serde_json` (for the rare publishes that are
+/// not a plain analysed version: a cleared or filtered list).
+pub fn notification<N: tower_lsp::lsp_types::notification::Notification>(params: &N::Params) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "method": N::METHOD, "params": params}).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

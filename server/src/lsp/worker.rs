@@ -33,7 +33,7 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
             // the document was reopened and a new worker owns its diagnostics now.
             let reopened = session.entry(&entry.uri).is_some();
             if !session.caps().pull_diagnostics && !reopened {
-                publish(&session, &entry, Vec::new(), None).await;
+                publish(&session, &entry, Vec::new(), None);
             }
             break;
         }
@@ -44,7 +44,7 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
         let forced = entry.force.swap(false, Ordering::SeqCst);
         let mode = session.lint_run(entry.path.as_deref());
         if mode == LintRun::OnSave && !forced {
-            publish_while_dirty(&session, &entry).await;
+            publish_while_dirty(&session, &entry);
             continue;
         }
         let (s, e) = (session.clone(), entry.clone());
@@ -68,10 +68,7 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
         if let Some(err) = &c.error {
             session.report_once(format!("xeforge: {err}"));
         }
-        let current = lock(&entry.doc).version() == c.version;
-        if current && !session.caps().pull_diagnostics && !entry.closed.load(Ordering::SeqCst) {
-            publish_computed(&session, &entry, &c).await;
-        }
+        push_if_current(&session, &entry, &c);
         // The result this one replaced is freed after the publish, off the latency path.
         if let Some(old) = replaced {
             tokio::task::spawn_blocking(move || drop(old));
@@ -105,10 +102,7 @@ async fn verify_when_idle(session: &Arc<Session>, entry: &Arc<DocEntry>, c: Arc<
     })
     .await;
     if let Ok(Some(fixed)) = fixed {
-        let current = lock(&entry.doc).version() == fixed.version;
-        if current && !session.caps().pull_diagnostics && !entry.closed.load(Ordering::SeqCst) {
-            publish_computed(session, entry, &fixed).await;
-        }
+        push_if_current(session, entry, &fixed);
     }
 }
 
@@ -233,29 +227,27 @@ pub fn dirty_diagnostics(entry: &DocEntry) -> Option<(Vec<tower_lsp::lsp_types::
     Some((kept, version))
 }
 
-async fn publish_while_dirty(session: &Session, entry: &DocEntry) {
+fn publish_while_dirty(session: &Session, entry: &DocEntry) {
     if session.caps().pull_diagnostics {
         return;
     }
     if let Some((diags, version)) = dirty_diagnostics(entry) {
-        publish(session, entry, diags, Some(version)).await;
+        publish(session, entry, diags, Some(version));
     }
 }
 
-/// Publishes an analysed version: written as JSON straight from the checker's diagnostics when the
-/// transport takes pre-serialized frames, else through tower-lsp.
-pub async fn publish_computed(session: &Session, entry: &DocEntry, c: &Computed) {
-    match session.outbox() {
-        Some(outbox) => {
-            outbox.send(c.publish_json());
-        }
-        None => publish(session, entry, c.lsp().to_vec(), Some(c.version)).await,
+/// Publishes an analysed version, written as JSON straight from the checker's diagnostics, when
+/// it is still the document's version and the client takes pushed diagnostics.
+fn push_if_current(session: &Session, entry: &DocEntry, c: &Computed) {
+    let current = lock(&entry.doc).version() == c.version;
+    if current && !session.caps().pull_diagnostics && !entry.closed.load(Ordering::SeqCst) {
+        session.outbox().send(c.publish_json());
     }
 }
 
-pub async fn publish(session: &Session, entry: &DocEntry, diagnostics: Vec<tower_lsp::lsp_types::Diagnostic>, version: Option<i32>) {
-    if let Some(client) = session.client() {
-        let params = PublishDiagnosticsParams { uri: entry.uri.clone(), diagnostics, version };
-        client.send_notification::<PublishDiagnostics>(params).await;
-    }
+/// Publishes a list built otherwise (cleared, filtered while dirty). Through the same outbox as
+/// [`push_if_current`], so a document's publishes reach the client in the order they were made.
+pub fn publish(session: &Session, entry: &DocEntry, diagnostics: Vec<tower_lsp::lsp_types::Diagnostic>, version: Option<i32>) {
+    let params = PublishDiagnosticsParams { uri: entry.uri.clone(), diagnostics, version };
+    session.outbox().send(super::wire::notification::<PublishDiagnostics>(&params));
 }
