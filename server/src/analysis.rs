@@ -3,8 +3,23 @@
 
 use crate::knowledge::{Knowledge, Target, TargetKind, UnknownTarget};
 use crate::lint::{self, Diagnostic, LintOptions};
-use crate::model::{FileModel, Reuse};
+use crate::model::FileModel;
 use tree_sitter::Tree;
+
+/// What one analysis hands the next of an edited version of the same text: the model's reusable
+/// parts and the rules' findings per kernel.
+#[derive(Debug)]
+pub struct Reuse {
+    pub model: crate::model::Reuse,
+    pub lint: Option<lint::Memo>,
+}
+
+impl Reuse {
+    /// Kernels whose findings were carried over from the previous analysis.
+    pub fn findings_reused(&self) -> usize {
+        self.lint.as_ref().map_or(0, |m| m.reused)
+    }
+}
 
 /// Everything known about one text for one target.
 #[derive(Debug, Clone)]
@@ -58,8 +73,19 @@ pub fn analyze_reusing(
     if !looks_like_triton(text) {
         return Ok((empty(target), None));
     }
-    let (model, flat) = crate::model::build_reusing(text, tree, prev);
-    Ok((lint_model(text, model, target, kb, opts), flat))
+    let (model, reuse) = crate::model::build_reusing(text, tree, prev.map(|(r, t)| (&r.model, t)));
+    let Some(reuse) = reuse else {
+        return Ok((lint_model(text, model, target, kb, opts), None));
+    };
+    let moved_from = |k: &std::sync::Arc<crate::model::Kernel>| reuse.moved_from(k).cloned();
+    let reusing = lint::Reusing {
+        prev: prev.and_then(|(r, t)| Some(lint::Previous { memo: r.lint.as_ref()?, text: t })),
+        tops: reuse.flat.top_ranges(),
+        moved_from: &moved_from,
+    };
+    let (diagnostics, memo) = lint::check_reusing(&model, text, target, kb, opts, Some(reusing));
+    let analysis = Analysis { model, diagnostics, device: target.device.id.clone(), toolchain: target.toolchain.id.clone() };
+    Ok((analysis, Some(Reuse { model: reuse, lint: memo })))
 }
 
 fn run(text: &str, tree: &Tree, target: Target, kb: &Knowledge, opts: &LintOptions) -> Analysis {

@@ -6,15 +6,17 @@ use crate::knowledge::{Backend, Device, Fact, Knowledge, Severity, Target, Toolc
 use crate::lint::{Diagnostic, Related};
 use crate::model::{Binding, BindingSet, Config, FileModel, Kernel, Launch, binding_sets};
 use crate::text::{LineIndex, TextRange};
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 
 pub struct Ctx<'a> {
     pub model: &'a FileModel,
     pub text: &'a str,
     pub target: Target<'a>,
     pub kb: &'a Knowledge,
-    pub lines: LineIndex,
+    lines: OnceCell<LineIndex>,
     sets: Vec<OnceCell<Vec<BindingSet>>>,
+    /// The one kernel `kernels()` yields while kernel-scoped rules run for it; None = all.
+    scope: Cell<Option<usize>>,
 }
 
 /// Where an option value was written.
@@ -89,9 +91,20 @@ impl<'a> Ctx<'a> {
             text,
             target,
             kb,
-            lines: LineIndex::new(text),
+            lines: OnceCell::new(),
             sets: (0..model.kernels.len()).map(|_| OnceCell::new()).collect(),
+            scope: Cell::new(None),
         }
+    }
+
+    /// Line table of the text, built on first use (only suppressions need it).
+    pub fn lines(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(self.text))
+    }
+
+    /// Restricts `kernels()` to one kernel (None: every kernel again).
+    pub fn set_scope(&self, kernel: Option<usize>) {
+        self.scope.set(kernel);
     }
 
     pub fn device(&self) -> &'a Device {
@@ -111,8 +124,10 @@ impl<'a> Ctx<'a> {
         format!("{} ({})", self.device().name, self.toolchain().id)
     }
 
+    /// The kernels rules report on: all of them, or the one in scope.
     pub fn kernels(&self) -> impl Iterator<Item = (usize, &'a Kernel)> {
-        self.model.kernels.iter().map(|k| &**k).enumerate()
+        let scope = self.scope.get();
+        self.model.kernels.iter().map(|k| &**k).enumerate().filter(move |(i, _)| scope.is_none_or(|s| s == *i))
     }
 
     pub fn launches_of(&self, kernel: usize) -> impl Iterator<Item = (usize, &'a Launch)> {

@@ -14,12 +14,23 @@ pub struct RuleId {
     pub name: &'static str,
 }
 
-/// A rule: its identity and the check. A check pushes every finding for the whole file;
-/// the engine sorts, dedupes, filters and suppresses afterwards.
+/// A rule: its identity and the check. A check pushes every finding for the kernels
+/// `Ctx::kernels` yields (or for the file); the engine sorts, dedupes, filters and suppresses afterwards.
 #[derive(Clone, Copy)]
 pub struct Rule {
     pub id: RuleId,
     pub check: fn(&Ctx, &mut Vec<Diagnostic>),
+    pub scope: Scope,
+}
+
+/// What a rule's findings depend on, which decides what the engine may reuse between versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One kernel at a time: its definition, its launches, the module constants (and the text
+    /// under their ranges). Checked per kernel, so an unchanged kernel's findings are reused.
+    Kernel,
+    /// The whole file, on every check.
+    File,
 }
 
 impl std::fmt::Debug for Rule {
@@ -65,32 +76,32 @@ rule_ids! {
 
 /// Every rule, in code order.
 pub static RULES: &[Rule] = &[
-    Rule { id: XF101, check: warps::num_warps_power_of_two },
-    Rule { id: XF102, check: warps::work_group_too_large },
-    Rule { id: XF103, check: warps::large_grf_warp_limit },
-    Rule { id: XF104, check: options::grf_mode_value },
-    Rule { id: XF105, check: options::subgroup_option_name },
-    Rule { id: XF106, check: options::subgroup_size_value },
-    Rule { id: XF107, check: options::foreign_backend_option },
-    Rule { id: XF108, check: shapes::arange_power_of_two },
-    Rule { id: XF109, check: options::autotune_conflicting_launch_arg },
-    Rule { id: XF110, check: shapes::dot_min_shape },
-    Rule { id: XF201, check: resources::slm_capacity },
-    Rule { id: XF202, check: resources::grf_pressure },
-    Rule { id: XF203, check: resources::int32_offset_overflow },
-    Rule { id: XF301, check: dtypes::fp64_unsupported },
-    Rule { id: XF302, check: dtypes::fp64_slow },
-    Rule { id: XF303, check: dtypes::dot_ieee_fallback },
-    Rule { id: XF304, check: dtypes::dot_without_dpas },
-    Rule { id: XF401, check: memory::block_pointer_removed },
-    Rule { id: XF402, check: memory::tensor_descriptor_unavailable },
-    Rule { id: XF403, check: memory::boundary_check_bools },
-    Rule { id: XF404, check: memory::dot_accumulate_inplace },
-    Rule { id: XF501, check: tuning::hardcoded_launch_config },
-    Rule { id: XF502, check: tuning::grf_mode_not_swept },
-    Rule { id: XF503, check: tuning::config_num_stages_default },
-    Rule { id: XF505, check: tuning::hardcoded_program_count },
-    Rule { id: XF901, check: security::obfuscated_call },
+    Rule { id: XF101, check: warps::num_warps_power_of_two, scope: Scope::Kernel },
+    Rule { id: XF102, check: warps::work_group_too_large, scope: Scope::Kernel },
+    Rule { id: XF103, check: warps::large_grf_warp_limit, scope: Scope::Kernel },
+    Rule { id: XF104, check: options::grf_mode_value, scope: Scope::Kernel },
+    Rule { id: XF105, check: options::subgroup_option_name, scope: Scope::Kernel },
+    Rule { id: XF106, check: options::subgroup_size_value, scope: Scope::Kernel },
+    Rule { id: XF107, check: options::foreign_backend_option, scope: Scope::Kernel },
+    Rule { id: XF108, check: shapes::arange_power_of_two, scope: Scope::Kernel },
+    Rule { id: XF109, check: options::autotune_conflicting_launch_arg, scope: Scope::Kernel },
+    Rule { id: XF110, check: shapes::dot_min_shape, scope: Scope::Kernel },
+    Rule { id: XF201, check: resources::slm_capacity, scope: Scope::Kernel },
+    Rule { id: XF202, check: resources::grf_pressure, scope: Scope::Kernel },
+    Rule { id: XF203, check: resources::int32_offset_overflow, scope: Scope::Kernel },
+    Rule { id: XF301, check: dtypes::fp64_unsupported, scope: Scope::Kernel },
+    Rule { id: XF302, check: dtypes::fp64_slow, scope: Scope::Kernel },
+    Rule { id: XF303, check: dtypes::dot_ieee_fallback, scope: Scope::Kernel },
+    Rule { id: XF304, check: dtypes::dot_without_dpas, scope: Scope::Kernel },
+    Rule { id: XF401, check: memory::block_pointer_removed, scope: Scope::Kernel },
+    Rule { id: XF402, check: memory::tensor_descriptor_unavailable, scope: Scope::Kernel },
+    Rule { id: XF403, check: memory::boundary_check_bools, scope: Scope::Kernel },
+    Rule { id: XF404, check: memory::dot_accumulate_inplace, scope: Scope::Kernel },
+    Rule { id: XF501, check: tuning::hardcoded_launch_config, scope: Scope::Kernel },
+    Rule { id: XF502, check: tuning::grf_mode_not_swept, scope: Scope::Kernel },
+    Rule { id: XF503, check: tuning::config_num_stages_default, scope: Scope::Kernel },
+    Rule { id: XF505, check: tuning::hardcoded_program_count, scope: Scope::Kernel },
+    Rule { id: XF901, check: security::obfuscated_call, scope: Scope::File },
 ];
 
 /// The rule with this code (case-insensitive) or name.

@@ -11,7 +11,8 @@ use super::convert;
 use super::encoding::Encoding;
 use crate::knowledge::Knowledge;
 use crate::lint::{Diagnostic, LintOptions};
-use crate::model::{FileModel, Reuse};
+use crate::analysis::Reuse;
+use crate::model::FileModel;
 
 /// One version of a document, analysed. Everything a handler needs, immutable and shareable.
 #[derive(Debug)]

@@ -45,21 +45,24 @@ impl<'a, 't> Resolver<'a, 't> {
     /// Records `left = right` when `right` is a kernel (alias) or an autotune call (tuner).
     pub fn assignment(&mut self, left: Node<'t>, right: Node<'t>) {
         let right = unparen(right);
-        let key = self.cx.text_of(left).to_string();
+        let key = self.cx.text_of(left);
         if right.kind() == "call" {
-            if let Some(f) = right.field("function") {
+            if let Some(f) = right.field("function").filter(|f| may_name_autotune(self.cx, *f)) {
                 if self.cx.canonical(f).as_deref() == Some("triton.autotune") {
-                    self.tuners.insert(key, right);
+                    self.tuners.insert(key.to_string(), right);
                     return;
                 }
             }
         }
         match self.kernel_of(right, 0) {
             Some(k) => {
-                self.aliases.insert(key, k);
+                self.aliases.insert(key.to_string(), k);
             }
             None => {
-                self.aliases.remove(&key);
+                // Most assignments (every statement of every kernel body) bind no kernel.
+                if !self.aliases.is_empty() {
+                    self.aliases.remove(key);
+                }
             }
         }
     }
@@ -316,4 +319,15 @@ fn returned(def: Node) -> Option<Node> {
     let body = def.field("body")?;
     let last = named_children(body).last()?;
     if last.kind() == "return_statement" { named_children(last).next() } else { None }
+}
+
+/// Whether a callee can denote `triton.autotune` at all: a bare name (an import alias) or an
+/// attribute chain ending in `.autotune` (every spelling the import table normalises ends so).
+/// Skips the canonical-name lookup for the many calls that cannot.
+fn may_name_autotune(cx: &Cx, f: Node) -> bool {
+    match f.kind() {
+        "identifier" => true,
+        "attribute" => f.field("attribute").is_some_and(|a| cx.text_of(a) == "autotune"),
+        _ => false,
+    }
 }

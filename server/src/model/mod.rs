@@ -15,7 +15,7 @@ mod kernel;
 mod launch;
 mod ops;
 mod reuse;
-mod shift;
+pub mod shift;
 mod suppressions;
 mod types;
 
@@ -113,8 +113,11 @@ fn build_flat(
         // but the module-level facts it records.
         let top = !d.has_error() && d.parent().is_some_and(|p| p.parent().is_none());
         if top && let Some((c, prev_text)) = prev {
-            if let Some((k, facts)) = c.reuse(prev_text, text, range(*d), &cx) {
+            if let Some((k, facts, was)) = c.reuse(prev_text, text, range(*d), &cx) {
                 cache.insert(text, range(*d), k.clone(), facts);
+                if let Some(was) = was {
+                    cache.note_moved(&k, &was);
+                }
                 cache.reused += 1;
                 kernels.push(k);
                 sites.push(kernel::KernelSite { scope: None });

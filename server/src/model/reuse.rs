@@ -27,6 +27,13 @@ impl Reuse {
     pub fn kernels_reused(&self) -> usize {
         self.kernels.reused
     }
+
+    /// For a kernel of this build's model that is an earlier build's kernel moved to where its
+    /// unchanged statement now starts (and not modified since): that earlier kernel. A kernel
+    /// reused in place is the earlier `Arc` itself and has no entry here.
+    pub fn moved_from(&self, kernel: &Arc<Kernel>) -> Option<&Arc<Kernel>> {
+        self.kernels.moved.get(&(Arc::as_ptr(kernel) as usize)).filter(|(now, _)| Arc::ptr_eq(now, kernel)).map(|(_, was)| was)
+    }
 }
 
 impl std::fmt::Debug for Reuse {
@@ -40,6 +47,9 @@ pub(super) struct KernelCache {
     imports: Imports,
     shadowed: HashSet<String>,
     by_text: HashMap<u64, Vec<Cached>>,
+    /// Moved kernels of this build (by address) → (the kernel, the earlier one it was moved from).
+    /// Both are held, so an address cannot be reused while the entry exists.
+    moved: HashMap<usize, (Arc<Kernel>, Arc<Kernel>)>,
     /// How many of the kernels were reused rather than built (for tests and benchmarks).
     pub(super) reused: usize,
 }
@@ -59,7 +69,13 @@ fn text_hash(s: &str) -> u64 {
 
 impl KernelCache {
     pub(super) fn new(cx: &Cx) -> Self {
-        KernelCache { imports: cx.imports.clone(), shadowed: cx.shadowed().clone(), by_text: HashMap::new(), reused: 0 }
+        KernelCache {
+            imports: cx.imports.clone(),
+            shadowed: cx.shadowed().clone(),
+            by_text: HashMap::new(),
+            moved: HashMap::new(),
+            reused: 0,
+        }
     }
 
     fn len(&self) -> usize {
@@ -71,6 +87,11 @@ impl KernelCache {
         self.imports == cx.imports && self.shadowed == *cx.shadowed()
     }
 
+    /// Records that `now` is `was` moved (see [`Reuse::moved_from`]).
+    pub(super) fn note_moved(&mut self, now: &Arc<Kernel>, was: &Arc<Kernel>) {
+        self.moved.insert(Arc::as_ptr(now) as usize, (now.clone(), was.clone()));
+    }
+
     pub(super) fn insert(&mut self, text: &str, range: TextRange, kernel: Arc<Kernel>, facts: Vec<Fact>) {
         let Some(src) = text.get(range.start..range.end) else { return };
         self.by_text.entry(text_hash(src)).or_default().push(Cached { range, kernel, facts });
@@ -79,19 +100,24 @@ impl KernelCache {
     /// The kernel built from the same statement text in `prev_text`, moved to `at` (shared when it
     /// has not moved), when every fact its build read holds in `cx`. The caller has checked
     /// [`KernelCache::compatible`].
-    pub(super) fn reuse(&self, prev_text: &str, text: &str, at: TextRange, cx: &Cx) -> Option<(Arc<Kernel>, Vec<Fact>)> {
+    /// Also returns the earlier kernel when the result is a moved copy of it.
+    pub(super) fn reuse(
+        &self,
+        prev_text: &str,
+        text: &str,
+        at: TextRange,
+        cx: &Cx,
+    ) -> Option<(Arc<Kernel>, Vec<Fact>, Option<Arc<Kernel>>)> {
         let src = text.get(at.start..at.end)?;
         let hit = self.by_text.get(&text_hash(src))?.iter().find(|c| {
             prev_text.get(c.range.start..c.range.end) == Some(src) && c.facts.iter().all(|f| cx.holds(f))
         })?;
-        let kernel = if hit.range.start == at.start {
-            hit.kernel.clone()
-        } else {
-            let mut k = Kernel::clone(&hit.kernel);
-            move_block(&mut k, hit.range, at.start);
-            Arc::new(k)
-        };
-        Some((kernel, hit.facts.clone()))
+        if hit.range.start == at.start {
+            return Some((hit.kernel.clone(), hit.facts.clone(), None));
+        }
+        let mut k = Kernel::clone(&hit.kernel);
+        move_block(&mut k, hit.range, at.start);
+        Some((Arc::new(k), hit.facts.clone(), Some(hit.kernel.clone())))
     }
 }
 

@@ -4,7 +4,7 @@
 //! Every impl destructures its type completely, so a new field with a range fails to compile here
 //! instead of being left behind.
 
-use super::types::{Autotune, Binding, Config, Heuristics, Kernel, Param, TlOp, TlOpKind};
+use super::types::{Autotune, Binding, Config, Heuristics, Kernel, Launch, Param, TlOp, TlOpKind};
 use crate::text::TextRange;
 
 pub trait MapRanges {
@@ -77,6 +77,29 @@ impl MapRanges for Autotune {
         f(range);
         configs.map_ranges(f);
         configs_range.map_ranges(f);
+    }
+}
+
+impl MapRanges for Launch {
+    fn map_ranges(&mut self, f: &mut dyn FnMut(&mut TextRange)) {
+        let Launch {
+            range,
+            target_range,
+            kernel: _,
+            grid_range,
+            grid: _, // expressions only
+            positional: _,
+            kwargs,
+            opaque_kwargs: _,
+            grid_uses_device_count: _,
+            positional_args,
+            via_fn: _,
+        } = self;
+        f(range);
+        f(target_range);
+        f(grid_range);
+        kwargs.map_ranges(f);
+        positional_args.map_ranges(f);
     }
 }
 

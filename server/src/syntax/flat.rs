@@ -202,6 +202,11 @@ impl FlatTree {
         self.reused
     }
 
+    /// Byte ranges of the top-level statements (and comments), in order.
+    pub fn top_ranges(&self) -> Vec<TextRange> {
+        self.top.iter().map(|&i| TextRange::new(self.nodes[i as usize].start as usize, self.nodes[i as usize].end as usize)).collect()
+    }
+
     pub fn len(&self) -> usize {
         self.nodes.len()
     }

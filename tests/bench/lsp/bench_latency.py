@@ -1,6 +1,9 @@
 """didChange → publishDiagnostics latency of `xeforge lsp` and `ruff server` on the same files and
 the same edit script, in the same run.
 
+Latency is from writing a didChange to the arrival of the last byte of the publishDiagnostics
+frame stamped with that version (before the client decodes it).
+
 Usage: python tests/bench/lsp/bench_latency.py [--xeforge BIN] [--ruff BIN] [--edits N]
 Writes a markdown table to stdout (and to --out if given). Both servers get a push-only client
 (no pull-diagnostics capability) and UTF-16 positions, so the work per edit is comparable.
@@ -54,11 +57,15 @@ class Server:
                     break
                 if line.lower().startswith(b"content-length:"):
                     n = int(line.split(b":")[1])
-            msg = json.loads(f.read(n))
+            body = f.read(n)
+            # Stamped when the frame has arrived, before decoding it: the client's JSON parse
+            # grows with the message and is not the server's latency.
+            t = time.perf_counter()
+            msg = json.loads(body)
             if "method" in msg and "id" in msg:  # server→client request: answer null
                 self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None if msg["method"] != "workspace/configuration" else [{} for _ in msg["params"]["items"]]})
                 continue
-            self.q.put((time.perf_counter(), msg))
+            self.q.put((t, msg))
 
     def send(self, obj):
         b = json.dumps(obj).encode()

@@ -1,0 +1,123 @@
+//! Where one editor keystroke's time goes inside the language server, without the pipe: the
+//! stages `xeforge lsp` runs for a didChange (incremental parse, model build reusing the previous
+//! version, rules, publishDiagnostics JSON), timed apart on the latency benchmark's file and edits.
+//!
+//! Run: `cargo test --release --test edit_pipeline_bench -- [LINES]` (XF_BENCH_ITERS edits per
+//! kind, default 2 under plain `cargo test` as a smoke run). Prints medians in microseconds.
+
+use std::time::Instant;
+use tower_lsp::lsp_types::Url;
+use tree_sitter::{InputEdit, Point, Tree};
+use xeforge::knowledge::Knowledge;
+use xeforge::lint::LintOptions;
+use xeforge::lsp::encoding::Encoding;
+use xeforge::{analysis, lsp::wire, syntax};
+
+/// The same module as `tests/bench/lsp/bench_latency.py` writes.
+const KERNEL: &str = r#"
+@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=4), triton.Config({'BLOCK': 128}, num_warps=8)], key=['n'])
+@triton.jit
+def add_kernel_I(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    acc = x + y
+    acc = acc * 2.0
+    tl.store(out_ptr + offs, acc, mask=mask)
+
+
+def launch_I(x, y, out, n):
+    grid = (triton.cdiv(n, 256),)
+    add_kernel_I[grid](x, y, out, n)
+    return out
+
+"#;
+
+fn make_file(lines: usize) -> String {
+    let block = KERNEL.matches('\n').count();
+    let mut s = String::from("import triton\nimport triton.language as tl\n");
+    for i in 0..(lines / block).max(1) {
+        s.push_str(&KERNEL.replace("_I", &format!("_{i}")));
+    }
+    s
+}
+
+fn point(text: &str, byte: usize) -> Point {
+    let before = &text[..byte];
+    let row = before.matches('\n').count();
+    Point::new(row, byte - before.rfind('\n').map_or(0, |n| n + 1))
+}
+
+/// `text` with `insert` at `at` (or `len` bytes removed there), and the tree edit that says so.
+fn edit(text: &str, at: usize, insert: &str, len: usize) -> (String, InputEdit) {
+    let mut next = text.to_string();
+    next.replace_range(at..at + len, insert);
+    let e = InputEdit {
+        start_byte: at,
+        old_end_byte: at + len,
+        new_end_byte: at + insert.len(),
+        start_position: point(text, at),
+        old_end_position: point(text, at + len),
+        new_end_position: point(&next, at + insert.len()),
+    };
+    (next, e)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let lines: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(2000);
+    let iters: usize = std::env::var("XF_BENCH_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
+    let kb = Knowledge::embedded();
+    let opts = LintOptions::default();
+    let uri = Url::parse("file:///tmp/kern.py").unwrap();
+    let base = make_file(lines);
+    let mid = base[base.len() / 2..].find("acc = acc * 2.0").unwrap() + base.len() / 2 + "acc = acc".len();
+    for (kind, ch) in [("typing", "x"), ("breaking", "(")] {
+        let mut text = base.clone();
+        let mut tree: Tree = syntax::parse(&text);
+        let (_, mut reuse) = analysis::analyze_reusing(&text, &tree, None, kb, &opts).unwrap();
+        let (mut parse, mut build, mut publish, mut total) = (vec![], vec![], vec![], vec![]);
+        let (mut diags, mut carried) = (0, 0);
+        for v in 0..iters * 2 {
+            let (next, e) = if v % 2 == 0 { edit(&text, mid, ch, 0) } else { edit(&text, mid, "", 1) };
+            let t0 = Instant::now();
+            tree.edit(&e);
+            let new_tree = syntax::parse_incremental(&next, &tree);
+            let t1 = Instant::now();
+            let (a, r) = analysis::analyze_reusing(&next, &new_tree, reuse.as_ref().map(|r| (r, text.as_str())), kb, &opts).unwrap();
+            let t2 = Instant::now();
+            let json = wire::publish_diagnostics(&uri, &a.diagnostics, &next, Encoding::Utf16, v as i32, true);
+            let t3 = Instant::now();
+            std::hint::black_box(&json);
+            // The edit that changes the kernel is the one timed for breaking edits, as in the LSP bench.
+            if kind == "typing" || v % 2 == 0 {
+                parse.push((t1 - t0).as_secs_f64() * 1e6);
+                build.push((t2 - t1).as_secs_f64() * 1e6);
+                publish.push((t3 - t2).as_secs_f64() * 1e6);
+                total.push((t3 - t0).as_secs_f64() * 1e6);
+                diags = a.diagnostics.len();
+                carried = r.as_ref().map_or(0, |r| r.findings_reused());
+            }
+            let t4 = Instant::now();
+            drop(a);
+            let dropped = t4.elapsed().as_secs_f64() * 1e6;
+            std::hint::black_box(dropped);
+            text = next;
+            tree = new_tree;
+            reuse = r;
+        }
+        println!(
+            "{lines} lines, {kind:>8}: parse {:7.1} µs, analyze {:7.1} µs, publish JSON {:7.1} µs, total {:7.1} µs ({diags} diagnostics, {carried} kernels' findings carried over)",
+            median(&mut parse),
+            median(&mut build),
+            median(&mut publish),
+            median(&mut total)
+        );
+    }
+}
