@@ -120,7 +120,7 @@ impl<'a, 't> Resolver<'a, 't> {
     }
 
     /// `k.fn` (or `self.k.fn`) where `k` denotes a kernel: the wrapped function, not the wrapper.
-    fn is_fn_of_kernel(&self, node: Node<'t>) -> bool {
+    pub fn is_fn_of_kernel(&self, node: Node<'t>) -> bool {
         let node = unparen(node);
         node.kind() == "attribute"
             && node.field("attribute").is_some_and(|a| self.cx.text_of(a) == "fn")

@@ -68,16 +68,16 @@ pub fn build_reusing(text: &str, tree: &Tree, prev: Option<(&Reuse, &str)>) -> (
     model.syntax_errors = syntax::error_ranges(tree);
     model.has_syntax_errors = !model.syntax_errors.is_empty();
     let flat = FlatTree::reusing(tree, text, prev.map(|(r, t)| (&r.flat, t)));
-    let (model, kernels) = build_flat(text, &flat, model, prev.map(|(r, t)| (&r.kernels, t)));
-    (model, Some(Reuse { flat, kernels }))
+    let (model, kernels, launches) = build_flat(text, &flat, model, prev.map(|(r, t)| (&r.kernels, &r.launches, t)));
+    (model, Some(Reuse { flat, kernels, launches }))
 }
 
 fn build_flat(
     text: &str,
     flat: &FlatTree,
     mut model: FileModel,
-    prev: Option<(&reuse::KernelCache, &str)>,
-) -> (FileModel, reuse::KernelCache) {
+    prev: Option<(&reuse::KernelCache, &reuse::LaunchCache, &str)>,
+) -> (FileModel, reuse::KernelCache, reuse::LaunchCache) {
     let root = flat.root_node();
     let found = collect::collect(text, flat);
 
@@ -107,12 +107,12 @@ fn build_flat(
     let mut kernels = Vec::new();
     let mut sites = Vec::new();
     let mut cache = reuse::KernelCache::new(&cx);
-    let prev = prev.filter(|(c, _)| c.compatible(&cx));
+    let prev = prev.filter(|(c, _, _)| c.compatible(&cx));
     for d in &found.decorated {
         // Only top-level, error-free definitions: their build reads nothing above the statement
         // but the module-level facts it records.
         let top = !d.has_error() && d.parent().is_some_and(|p| p.parent().is_none());
-        if top && let Some((c, prev_text)) = prev {
+        if top && let Some((c, _, prev_text)) = prev {
             if let Some((k, facts, was)) = c.reuse(prev_text, text, range(*d), &cx) {
                 cache.insert(text, range(*d), k.clone(), facts);
                 if let Some(was) = was {
@@ -140,6 +140,7 @@ fn build_flat(
     }
 
     // Aliases and tuners first (document order), then functional autotune/heuristics.
+    let mut launch_cache = reuse::LaunchCache::default();
     let mut attach: Vec<(usize, Node)> = Vec::new();
     let mut heur: Vec<(usize, Heuristics)> = Vec::new();
     let launches = {
@@ -155,7 +156,7 @@ fn build_flat(
                 heur.push(h);
             }
         }
-        found.calls.iter().filter_map(|c| res.launch(*c)).collect::<Vec<_>>()
+        launches_by_statement(text, &cx, &res, &found.calls, prev.map(|(_, l, t)| (l, t)), &mut launch_cache)
     };
     for (k, tuner) in attach {
         if let Some(kernel) = kernels.get_mut(k) {
@@ -189,7 +190,85 @@ fn build_flat(
     model.obfuscated_calls.dedup_by(|a, b| a.range == b.range);
     model.constants = std::mem::take(&mut cx.constants);
     model.imports = cx.imports;
-    (model, cache)
+    (model, cache, launch_cache)
+}
+
+/// The launches among `calls` (document order), built per top-level statement, or taken from
+/// `prev` for a statement whose launches still resolve as before (see `reuse::LaunchCache`).
+fn launches_by_statement<'t>(
+    text: &str,
+    cx: &Cx<'t>,
+    res: &launch::Resolver<'_, 't>,
+    calls: &[Node<'t>],
+    prev: Option<(&reuse::LaunchCache, &str)>,
+    out_cache: &mut reuse::LaunchCache,
+) -> Vec<Launch> {
+    let target = |c: Node<'t>| c.field("function").filter(|f| f.kind() == "subscript").and_then(|f| f.field("value"));
+    let params = |k: usize| res.kernels.get(k).map(|k| k.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>());
+    let subs: Vec<Node<'t>> = calls.iter().copied().filter(|c| target(*c).is_some()).collect();
+    let mut launches = Vec::new();
+    let mut i = 0;
+    while i < subs.len() {
+        let top = top_statement(subs[i]);
+        let mut j = i + 1;
+        while j < subs.len() && top_statement(subs[j]) == top {
+            j += 1;
+        }
+        let group = &subs[i..j];
+        i = j;
+        let at = range(top);
+        // Only error-free top-level statements: their launches read nothing above the statement
+        // but the module-level facts recorded.
+        let cacheable = !top.has_error() && top.parent().is_some_and(|p| p.parent().is_none());
+        if cacheable && let Some((cache, prev_text)) = prev {
+            if let Some(hit) = cache.reuse(prev_text, text, at, cx) {
+                let now: Vec<Option<usize>> = group.iter().map(|c| target(*c).and_then(|t| res.kernel_of(t, 0))).collect();
+                let records = &hit.calls;
+                if records.len() == group.len()
+                    && records.iter().zip(&now).all(|(r, k)| r.same_target(k.and_then(|k| res.kernels.get(k)).map(|k| &**k)))
+                {
+                    for ((r, k), c) in records.iter().zip(&now).zip(group) {
+                        if let (Some(l), Some(k)) = (&r.launch, k) {
+                            let mut l = l.clone();
+                            l.kernel = *k;
+                            l.via_fn = target(*c).is_some_and(|t| res.is_fn_of_kernel(t));
+                            launches.push(l);
+                        }
+                    }
+                    out_cache.keep(text, hit);
+                    continue;
+                }
+            }
+        }
+        if cacheable {
+            cx.record_facts();
+        }
+        let records: Vec<reuse::CallRecord> = group
+            .iter()
+            .map(|c| {
+                let launch = res.launch(*c);
+                reuse::CallRecord { params: launch.as_ref().and_then(|l| params(l.kernel)), launch }
+            })
+            .collect();
+        let facts = cx.take_facts();
+        launches.extend(records.iter().filter_map(|r| r.launch.clone()));
+        if let Some(facts) = facts {
+            out_cache.insert(text, at, facts, records);
+        }
+    }
+    launches
+}
+
+/// The top-level statement holding `node` (the root's child on its path).
+fn top_statement(node: Node) -> Node {
+    let mut cur = node;
+    while let Some(p) = cur.parent() {
+        if p.parent().is_none() {
+            return cur;
+        }
+        cur = p;
+    }
+    cur
 }
 
 /// `x.append(...)`-style calls mutate `x`.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::cx::{Cx, Fact};
 use super::shift::move_block;
-use super::types::{Imports, Kernel};
+use super::types::{Imports, Kernel, Launch};
 use crate::syntax::flat::FlatTree;
 use crate::text::TextRange;
 
@@ -20,12 +20,18 @@ use crate::text::TextRange;
 pub struct Reuse {
     pub flat: FlatTree,
     pub(super) kernels: KernelCache,
+    pub(super) launches: LaunchCache,
 }
 
 impl Reuse {
     /// Kernels this build took from the previous one instead of building them.
     pub fn kernels_reused(&self) -> usize {
         self.kernels.reused
+    }
+
+    /// Top-level statements whose launches this build took from the previous one.
+    pub fn launch_statements_reused(&self) -> usize {
+        self.launches.reused
     }
 
     /// For a kernel of this build's model that is an earlier build's kernel moved to where its
@@ -121,6 +127,77 @@ impl KernelCache {
     }
 }
 
+/// The launches of top-level statements, for the next build: a statement's launches are reused
+/// when its text is unchanged, every module-level fact their resolution read still holds, and
+/// each `a[b](...)` call in it still denotes the same kind of kernel (same parameter names; the
+/// kernel index and `k.fn` are looked up afresh, the rest moves with the statement).
+#[derive(Default)]
+pub(super) struct LaunchCache {
+    by_text: HashMap<u64, Vec<Arc<CachedLaunches>>>,
+    pub(super) reused: usize,
+}
+
+pub(super) struct CachedLaunches {
+    range: TextRange,
+    facts: Arc<[Fact]>,
+    pub(super) calls: Vec<CallRecord>,
+}
+
+/// One subscript call of a statement: the parameter names of the kernel its target denoted, and
+/// the launch built from it.
+#[derive(Clone)]
+pub(super) struct CallRecord {
+    pub(super) params: Option<Vec<String>>,
+    pub(super) launch: Option<Launch>,
+}
+
+impl CallRecord {
+    /// Whether the target now denotes a kernel with the same parameter names (or still none).
+    pub(super) fn same_target(&self, now: Option<&Kernel>) -> bool {
+        match (&self.params, now) {
+            (None, None) => true,
+            (Some(names), Some(k)) => names.iter().eq(k.params.iter().map(|p| &p.name)),
+            _ => false,
+        }
+    }
+}
+
+impl LaunchCache {
+    pub(super) fn insert(&mut self, text: &str, range: TextRange, facts: Vec<Fact>, calls: Vec<CallRecord>) {
+        self.insert_shared(text, Arc::new(CachedLaunches { range, facts: facts.into(), calls }));
+    }
+
+    fn insert_shared(&mut self, text: &str, entry: Arc<CachedLaunches>) {
+        let Some(src) = text.get(entry.range.start..entry.range.end) else { return };
+        self.by_text.entry(text_hash(src)).or_default().push(entry);
+    }
+
+    /// The calls recorded for the same statement text in `prev_text`, with their launches where
+    /// the statement now is (`at`), when every fact they read holds in `cx`.
+    pub(super) fn reuse(&self, prev_text: &str, text: &str, at: TextRange, cx: &Cx) -> Option<Arc<CachedLaunches>> {
+        let src = text.get(at.start..at.end)?;
+        let hit = self.by_text.get(&text_hash(src))?.iter().find(|c| {
+            prev_text.get(c.range.start..c.range.end) == Some(src) && c.facts.iter().all(|f| cx.holds(f))
+        })?;
+        if hit.range.start == at.start {
+            return Some(hit.clone());
+        }
+        let mut calls = hit.calls.clone();
+        for c in &mut calls {
+            if let Some(l) = &mut c.launch {
+                move_block(l, hit.range, at.start);
+            }
+        }
+        Some(Arc::new(CachedLaunches { range: at, facts: hit.facts.clone(), calls }))
+    }
+
+    /// Keeps a reused entry for the next build.
+    pub(super) fn keep(&mut self, text: &str, entry: Arc<CachedLaunches>) {
+        self.insert_shared(text, entry);
+        self.reused += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::model::{build, build_reusing};
@@ -133,6 +210,7 @@ mod tests {
     fn reused_kernels_give_the_fresh_model_after_every_edit() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut reused = 0;
+        let mut launches = 0;
         let mut files = 0;
         for dir in ["rules", "model"] {
             for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
@@ -168,6 +246,7 @@ mod tests {
                     let (model, r) = build_reusing(&next, &tree, prev.as_ref().map(|p| (p, text.as_str())));
                     assert_eq!(model, build(&next, &tree), "{} after edit {i} at {cut}", e.path().display());
                     reused += r.as_ref().map_or(0, |r| r.kernels_reused());
+                    launches += r.as_ref().map_or(0, |r| r.launch_statements_reused());
                     prev = r;
                     text = next;
                 }
@@ -175,5 +254,38 @@ mod tests {
         }
         assert!(files > 50, "{files} fixtures");
         assert!(reused > 100, "only {reused} kernels reused");
+        assert!(launches > 50, "only {launches} statements' launches reused");
+    }
+
+    /// A launch statement left as it is, while what it launches changes elsewhere: the kernel's
+    /// parameters are renamed, the kernel is renamed away (no launch) and back, and the module
+    /// constant passed to it changes.
+    #[test]
+    fn launches_follow_the_kernel_they_denote() {
+        let version = |params: &str, name: &str, n: u32| {
+            format!(
+                "import triton\nimport triton.language as tl\n\nN = {n}\n\n\n@triton.jit\ndef {name}({params}):\n    pass\n\n\n\
+                 def run(x):\n    k[(1,)](x, N, num_warps=4)\n"
+            )
+        };
+        let texts = [
+            version("x, n", "k", 4),
+            version("x, m", "k", 4),
+            version("x, m", "k2", 4),
+            version("x, m", "k", 4),
+            version("x, m", "k", 4),
+            version("x, m", "k", 8),
+        ];
+        let (_, mut prev) = build_reusing(&texts[0], &syntax::parse(&texts[0]), None);
+        let mut reused = 0;
+        for w in texts.windows(2) {
+            let tree = syntax::parse(&w[1]);
+            let (model, r) = build_reusing(&w[1], &tree, prev.as_ref().map(|p| (p, w[0].as_str())));
+            assert_eq!(model, build(&w[1], &tree), "{}", w[1]);
+            reused += r.as_ref().map_or(0, |r| r.launch_statements_reused());
+            prev = r;
+        }
+        // Only the unchanged step may reuse the launch: every other step changed what it reads.
+        assert_eq!(reused, 1);
     }
 }

@@ -1,6 +1,7 @@
 """didChange → publishDiagnostics latency of `xeforge lsp` and `ruff server` on the same files and
 the same edit script, in the same run.
 
+The servers run side by side and get each edit in turn, so the machine's noise falls on both.
 Latency is from writing a didChange to the arrival of the last byte of the publishDiagnostics
 frame stamped with that version (before the client decodes it).
 
@@ -108,22 +109,28 @@ def rss_kb(pid):
     except OSError:
         return None
 
-def run(cmd, text, edits, mode):
+def start(cmd, text, uri):
     s = Server(cmd)
     s.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
         "general": {"positionEncodings": ["utf-16"]},
         "textDocument": {"publishDiagnostics": {"versionSupport": True}}}})
     s.notify("initialized", {})
-    uri = "file:///tmp/xeforge-bench/kern.py"
     s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 0, "text": text}})
     s.wait_diags(uri, 0)
+    return s
+
+def run(cmds, text, edits, mode):
+    """Every server gets the same edits, interleaved: edit v goes to each server in turn (the
+    order alternating), so a noisy phase of the machine falls on all of them alike."""
+    uri = "file:///tmp/xeforge-bench/kern.py"
+    servers = [start(cmd, text, uri) for cmd in cmds]
     time.sleep(0.5)
-    idle = rss_kb(s.p.pid)
+    idle = [rss_kb(s.p.pid) for s in servers]
     lines = text.split("\n")
     # Middle of the file, inside `acc = acc * 2.0`: an identifier for typing, a '(' to break syntax.
     target = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].strip() == "acc = acc * 2.0")
     col = lines[target].index("acc * 2.0") + 3
-    lat = []
+    lat = [[] for _ in servers]
     for v in range(1, edits + 1):
         insert = (v % 2 == 1)
         ch = "x" if mode == "typing" else "("
@@ -131,15 +138,24 @@ def run(cmd, text, edits, mode):
             change = {"range": {"start": {"line": target, "character": col}, "end": {"line": target, "character": col}}, "text": ch}
         else:
             change = {"range": {"start": {"line": target, "character": col}, "end": {"line": target, "character": col + 1}}, "text": ""}
-        t0 = time.perf_counter()
-        s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]})
-        t1 = s.wait_diags(uri, v)
-        if mode == "typing" or insert:  # for breaking edits, measure the edit that breaks
-            lat.append((t1 - t0) * 1000)
-    s.close()
-    lat.sort()
-    p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
-    return statistics.median(lat), p99, idle
+        order = list(range(len(servers)))
+        if (v // 2) % 2:
+            order.reverse()
+        for k in order:
+            s = servers[k]
+            t0 = time.perf_counter()
+            s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]})
+            t1 = s.wait_diags(uri, v)
+            if mode == "typing" or insert:  # for breaking edits, measure the edit that breaks
+                lat[k].append((t1 - t0) * 1000)
+    for s in servers:
+        s.close()
+    out = []
+    for k, l in enumerate(lat):
+        l.sort()
+        p99 = l[min(len(l) - 1, int(len(l) * 0.99))]
+        out.append((statistics.median(l), p99, idle[k]))
+    return out
 
 def main():
     ap = argparse.ArgumentParser()
@@ -163,8 +179,8 @@ def main():
         text = make_file(lines)
         n = text.count("\n")
         for mode in a.modes.split(","):
-            for name, cmd in servers:
-                med, p99, idle = run(cmd, text, a.edits, mode)
+            results = run([c for _, c in servers], text, a.edits, mode)
+            for (name, _), (med, p99, idle) in zip(servers, results):
                 rows.append(f"| {n} | {mode} | {name} | {med:.2f} | {p99:.2f} | {idle / 1024:.1f} |")
                 print(rows[-1], file=sys.stderr)
     out = ["| lines | edit | server | median ms | p99 ms | idle RSS MiB |", "|---|---|---|---|---|---|"] + rows
