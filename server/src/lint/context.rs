@@ -4,7 +4,7 @@
 use super::registry::RuleId;
 use crate::knowledge::{Backend, Device, Fact, Knowledge, Severity, Target, Toolchain, Vendor};
 use crate::lint::{Diagnostic, Related};
-use crate::model::{Binding, BindingSet, Config, FileModel, Kernel, Launch, binding_sets};
+use crate::model::{Binding, BindingSet, Config, FileModel, Kernel, Launch, binding_sets_with};
 use crate::text::{LineIndex, TextRange};
 use std::cell::{Cell, OnceCell};
 
@@ -17,6 +17,8 @@ pub struct Ctx<'a> {
     sets: Vec<OnceCell<Vec<BindingSet>>>,
     /// The one kernel `kernels()` yields while kernel-scoped rules run for it; None = all.
     scope: Cell<Option<usize>>,
+    /// Launch indices per kernel, built on first use.
+    launches_by_kernel: OnceCell<Vec<Vec<usize>>>,
 }
 
 /// Where an option value was written.
@@ -94,6 +96,7 @@ impl<'a> Ctx<'a> {
             lines: OnceCell::new(),
             sets: (0..model.kernels.len()).map(|_| OnceCell::new()).collect(),
             scope: Cell::new(None),
+            launches_by_kernel: OnceCell::new(),
         }
     }
 
@@ -130,14 +133,24 @@ impl<'a> Ctx<'a> {
         self.model.kernels.iter().map(|k| &**k).enumerate().filter(move |(i, _)| scope.is_none_or(|s| s == *i))
     }
 
-    pub fn launches_of(&self, kernel: usize) -> impl Iterator<Item = (usize, &'a Launch)> {
-        self.model.launches.iter().enumerate().filter(move |(_, l)| l.kernel == kernel)
+    pub fn launches_of(&self, kernel: usize) -> impl Iterator<Item = (usize, &'a Launch)> + '_ {
+        let by_kernel = self.launches_by_kernel.get_or_init(|| {
+            let mut v = vec![Vec::new(); self.model.kernels.len()];
+            for (i, l) in self.model.launches.iter().enumerate() {
+                if let Some(list) = v.get_mut(l.kernel) {
+                    list.push(i);
+                }
+            }
+            v
+        });
+        let model = self.model;
+        by_kernel.get(kernel).into_iter().flatten().filter_map(move |&i| model.launches.get(i).map(|l| (i, l)))
     }
 
     /// Every binding set of a kernel (constants < defaults < one config < one launch), computed once.
     pub fn binding_sets(&self, kernel: usize) -> &[BindingSet] {
         match self.sets.get(kernel) {
-            Some(cell) => cell.get_or_init(|| binding_sets(self.model, kernel)),
+            Some(cell) => cell.get_or_init(|| binding_sets_with(self.model, kernel, self.launches_of(kernel).map(|(i, _)| i).collect())),
             None => &[],
         }
     }

@@ -161,6 +161,7 @@ impl<'p> Carry<'p> {
         &self,
         model: &FileModel,
         ki: usize,
+        launches: &[&Launch],
         moved_from: &dyn Fn(&Arc<Kernel>) -> Option<Arc<Kernel>>,
     ) -> Option<Carried> {
         let kernel = model.kernels.get(ki)?;
@@ -175,7 +176,7 @@ impl<'p> Carry<'p> {
         if self.zones.map(unit.kernel.range) != Some(kernel.range) || unit.outside.iter().any(|r| self.zones.map(*r) != Some(*r)) {
             return None;
         }
-        let mut launches = model.launches.iter().filter(|l| l.kernel == ki);
+        let mut launches = launches.iter().copied();
         for was in &unit.launches {
             let mut was = self.zones.moved(was)?;
             was.kernel = ki;
@@ -219,7 +220,7 @@ impl MemoBuilder {
     }
 
     /// Kernel `ki` was checked afresh.
-    pub(super) fn checked(&mut self, model: &FileModel, ki: usize, diagnostics: Vec<Diagnostic>) {
+    pub(super) fn checked(&mut self, model: &FileModel, ki: usize, launches: &[&Launch], diagnostics: Vec<Diagnostic>) {
         let Some(kernel) = model.kernels.get(ki) else { return };
         let mut outside = Vec::new();
         let within = kernel.range;
@@ -228,18 +229,18 @@ impl MemoBuilder {
                 outside.push(*r);
             }
         });
-        self.insert(model, ki, diagnostics.into(), outside);
+        self.insert(model, ki, launches, diagnostics.into(), outside);
     }
 
     /// Kernel `ki`'s findings were carried over.
-    pub(super) fn carried(&mut self, model: &FileModel, ki: usize, c: Carried) {
-        self.insert(model, ki, c.diagnostics, c.outside);
+    pub(super) fn carried(&mut self, model: &FileModel, ki: usize, launches: &[&Launch], c: Carried) {
+        self.insert(model, ki, launches, c.diagnostics, c.outside);
         self.memo.reused += 1;
     }
 
-    fn insert(&mut self, model: &FileModel, ki: usize, diagnostics: Arc<[Diagnostic]>, outside: Vec<TextRange>) {
+    fn insert(&mut self, model: &FileModel, ki: usize, launches: &[&Launch], diagnostics: Arc<[Diagnostic]>, outside: Vec<TextRange>) {
         let Some(kernel) = model.kernels.get(ki) else { return };
-        let launches = model.launches.iter().filter(|l| l.kernel == ki).cloned().collect();
+        let launches = launches.iter().map(|l| (*l).clone()).collect();
         self.memo.units.insert(key(kernel), Unit { kernel: kernel.clone(), launches, outside, diagnostics });
     }
 

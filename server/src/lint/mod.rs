@@ -80,11 +80,19 @@ pub fn check_reusing(
     });
     let mut memo = reusing.as_ref().map(|r| memo::MemoBuilder::new(model, r.tops.clone(), target, kb, opts));
     let mut out = Vec::new();
+    let mut launches_of: Vec<Vec<&crate::model::Launch>> = vec![Vec::new(); model.kernels.len()];
+    if memo.is_some() {
+        for l in &model.launches {
+            if let Some(v) = launches_of.get_mut(l.kernel) {
+                v.push(l);
+            }
+        }
+    }
     for ki in 0..model.kernels.len() {
         if let (Some(carry), Some(r), Some(memo)) = (&carry, &reusing, memo.as_mut()) {
-            if let Some(c) = carry.findings(model, ki, r.moved_from) {
+            if let Some(c) = carry.findings(model, ki, &launches_of[ki], r.moved_from) {
                 out.extend(c.diagnostics.iter().cloned());
-                memo.carried(model, ki, c);
+                memo.carried(model, ki, &launches_of[ki], c);
                 continue;
             }
         }
@@ -96,7 +104,7 @@ pub fn check_reusing(
         match memo.as_mut() {
             Some(memo) => {
                 out.extend(found.iter().cloned());
-                memo.checked(model, ki, found);
+                memo.checked(model, ki, &launches_of[ki], found);
             }
             None => out.append(&mut found),
         }

@@ -72,6 +72,13 @@ impl BindingSet {
 
 /// The binding sets of kernel `kernel` (index into `file.kernels`); empty for a bad index.
 pub fn binding_sets(file: &FileModel, kernel: usize) -> Vec<BindingSet> {
+    let launches: Vec<usize> = file.launches.iter().enumerate().filter(|(_, l)| l.kernel == kernel).map(|(i, _)| i).collect();
+    binding_sets_with(file, kernel, launches)
+}
+
+/// [`binding_sets`] when the caller already knows the kernel's launches (indices into
+/// `file.launches`, in order), which saves a scan of every launch per kernel.
+pub fn binding_sets_with(file: &FileModel, kernel: usize, launches: Vec<usize>) -> Vec<BindingSet> {
     let Some(k) = file.kernels.get(kernel) else { return Vec::new() };
     let mut base = BindingSet::new(None, None);
     for c in &file.constants {
@@ -84,7 +91,6 @@ pub fn binding_sets(file: &FileModel, kernel: usize) -> Vec<BindingSet> {
         }
     }
     let configs = k.autotune.as_ref().map(|a| a.configs.as_slice()).unwrap_or(&[]);
-    let launches: Vec<usize> = file.launches.iter().enumerate().filter(|(_, l)| l.kernel == kernel).map(|(i, _)| i).collect();
     let heuristic_names: Vec<&str> = k.heuristics.iter().flat_map(|h| h.names.iter().map(String::as_str)).collect();
 
     // A `k.fn[grid](...)` launch that skips the autotuner runs the bare function: it pairs with no config.

@@ -20,7 +20,7 @@ mod suppressions;
 mod types;
 
 pub use display::shape_string;
-pub use env::{BindingSet, MAX_BINDING_SETS, binding_sets};
+pub use env::{BindingSet, MAX_BINDING_SETS, binding_sets, binding_sets_with};
 pub use reuse::Reuse;
 pub use eval::{canonical_dtype, parse_int};
 pub use types::*;
