@@ -13,33 +13,14 @@ use xeforge::lint::LintOptions;
 use xeforge::lsp::encoding::Encoding;
 use xeforge::{analysis, lsp::wire, syntax};
 
-/// The same module as `tests/bench/lsp/bench_latency.py` writes.
-const KERNEL: &str = r#"
-@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=4), triton.Config({'BLOCK': 128}, num_warps=8)], key=['n'])
-@triton.jit
-def add_kernel_I(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    acc = x + y
-    acc = acc * 2.0
-    tl.store(out_ptr + offs, acc, mask=mask)
-
-
-def launch_I(x, y, out, n):
-    grid = (triton.cdiv(n, 256),)
-    add_kernel_I[grid](x, y, out, n)
-    return out
-
-"#;
+/// The latency benchmark's kernel block (`@I@` = the copy's number), so both time the same module.
+const KERNEL: &str = include_str!("lsp/kernel_block.py.tmpl");
 
 fn make_file(lines: usize) -> String {
     let block = KERNEL.matches('\n').count();
     let mut s = String::from("import triton\nimport triton.language as tl\n");
     for i in 0..(lines / block).max(1) {
-        s.push_str(&KERNEL.replace("_I", &format!("_{i}")));
+        s.push_str(&KERNEL.replace("@I@", &i.to_string()));
     }
     s
 }

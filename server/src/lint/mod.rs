@@ -27,7 +27,7 @@ pub use registry::{RULES, Rule, RuleId, Scope, rule};
 pub use select::{Selection, unknown_selectors};
 
 use crate::knowledge::{Knowledge, Target};
-use crate::model::{FileModel, Kernel};
+use crate::model::{FileModel, Kernel, Launch};
 use crate::text::TextRange;
 use context::Ctx;
 use std::sync::Arc;
@@ -75,24 +75,24 @@ pub fn check_reusing(
     let selection = Selection::new(&opts.select, &opts.ignore);
     let enabled: Vec<&Rule> = RULES.iter().filter(|r| selection.is_enabled(r.id)).collect();
     let ctx = Ctx::new(model, text, target, kb);
-    let carry = reusing.as_ref().and_then(|r| {
-        r.prev.as_ref().and_then(|p| memo::Carry::new(p, model, text, &r.tops, target, kb, opts))
-    });
-    let mut memo = reusing.as_ref().map(|r| memo::MemoBuilder::new(model, r.tops.clone(), target, kb, opts));
-    let mut out = Vec::new();
-    let mut launches_of: Vec<Vec<&crate::model::Launch>> = vec![Vec::new(); model.kernels.len()];
-    if memo.is_some() {
-        for l in &model.launches {
-            if let Some(v) = launches_of.get_mut(l.kernel) {
-                v.push(l);
-            }
+    // What carries over from the previous check (and how to tell moved kernels), and the memo for the next.
+    let (carry, mut memo) = match reusing {
+        Some(Reusing { prev, tops, moved_from }) => {
+            let carry = prev.as_ref().and_then(|p| memo::Carry::new(p, model, text, &tops, target, kb, opts));
+            (carry.map(|c| (c, moved_from)), Some(memo::MemoBuilder::new(model, tops, target, kb, opts)))
         }
-    }
+        None => (None, None),
+    };
+    let mut out = Vec::new();
     for ki in 0..model.kernels.len() {
-        if let (Some(carry), Some(r), Some(memo)) = (&carry, &reusing, memo.as_mut()) {
-            if let Some(c) = carry.findings(model, ki, &launches_of[ki], r.moved_from) {
+        let launches: Vec<&Launch> = match memo {
+            Some(_) => ctx.launches_of(ki).map(|(_, l)| l).collect(),
+            None => Vec::new(),
+        };
+        if let (Some((carry, moved_from)), Some(memo)) = (&carry, memo.as_mut()) {
+            if let Some(c) = carry.findings(model, ki, &launches, *moved_from) {
                 out.extend(c.diagnostics.iter().cloned());
-                memo.carried(model, ki, &launches_of[ki], c);
+                memo.carried(model, ki, &launches, c);
                 continue;
             }
         }
@@ -104,7 +104,7 @@ pub fn check_reusing(
         match memo.as_mut() {
             Some(memo) => {
                 out.extend(found.iter().cloned());
-                memo.checked(model, ki, &launches_of[ki], found);
+                memo.checked(model, ki, &launches, found);
             }
             None => out.append(&mut found),
         }

@@ -109,9 +109,7 @@ fn build_flat(
     let mut cache = reuse::KernelCache::new(&cx);
     let prev = prev.filter(|(c, _, _)| c.compatible(&cx));
     for d in &found.decorated {
-        // Only top-level, error-free definitions: their build reads nothing above the statement
-        // but the module-level facts it records.
-        let top = !d.has_error() && d.parent().is_some_and(|p| p.parent().is_none());
+        let top = reusable_statement(*d);
         if top && let Some((c, _, prev_text)) = prev {
             if let Some((k, facts, was)) = c.reuse(prev_text, text, range(*d), &cx) {
                 cache.insert(text, range(*d), k.clone(), facts);
@@ -217,9 +215,7 @@ fn launches_by_statement<'t>(
         let group = &subs[i..j];
         i = j;
         let at = range(top);
-        // Only error-free top-level statements: their launches read nothing above the statement
-        // but the module-level facts recorded.
-        let cacheable = !top.has_error() && top.parent().is_some_and(|p| p.parent().is_none());
+        let cacheable = reusable_statement(top);
         if cacheable && let Some((cache, prev_text)) = prev {
             if let Some(hit) = cache.reuse(prev_text, text, at, cx) {
                 let now: Vec<Option<usize>> = group.iter().map(|c| target(*c).and_then(|t| res.kernel_of(t, 0))).collect();
@@ -257,6 +253,12 @@ fn launches_by_statement<'t>(
         }
     }
     launches
+}
+
+/// Whether what is built from `node` may be kept for the next version: only top-level, error-free
+/// statements, whose build reads nothing outside them but the module-level facts it records.
+fn reusable_statement(node: Node) -> bool {
+    !node.has_error() && node.parent().is_some_and(|p| p.parent().is_none())
 }
 
 /// The top-level statement holding `node` (the root's child on its path).

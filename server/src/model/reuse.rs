@@ -52,7 +52,7 @@ impl std::fmt::Debug for Reuse {
 pub(super) struct KernelCache {
     imports: Imports,
     shadowed: HashSet<String>,
-    by_text: HashMap<u64, Vec<Cached>>,
+    by_text: ByStatement<Cached>,
     /// Moved kernels of this build (by address) → (the kernel, the earlier one it was moved from).
     /// Both are held, so an address cannot be reused while the entry exists.
     moved: HashMap<usize, (Arc<Kernel>, Arc<Kernel>)>,
@@ -73,19 +73,77 @@ fn text_hash(s: &str) -> u64 {
     h.finish()
 }
 
+/// What was built from one top-level statement: where the statement stood in the text it was
+/// built from, and the module-level facts the build read.
+trait FromStatement {
+    fn statement(&self) -> TextRange;
+    fn facts(&self) -> &[Fact];
+}
+
+impl FromStatement for Cached {
+    fn statement(&self) -> TextRange {
+        self.range
+    }
+    fn facts(&self) -> &[Fact] {
+        &self.facts
+    }
+}
+
+impl FromStatement for Arc<CachedLaunches> {
+    fn statement(&self) -> TextRange {
+        self.range
+    }
+    fn facts(&self) -> &[Fact] {
+        &self.facts
+    }
+}
+
+/// Entries found again by the text of the statement they were built from.
+struct ByStatement<T> {
+    by_text: HashMap<u64, Vec<T>>,
+}
+
+impl<T> Default for ByStatement<T> {
+    fn default() -> Self {
+        ByStatement { by_text: HashMap::new() }
+    }
+}
+
+impl<T: FromStatement> ByStatement<T> {
+    fn insert(&mut self, text: &str, entry: T) {
+        let r = entry.statement();
+        let Some(src) = text.get(r.start..r.end) else { return };
+        self.by_text.entry(text_hash(src)).or_default().push(entry);
+    }
+
+    /// The entry built from a statement of `prev_text` with the same text as `at` in `text`,
+    /// when every fact its build read holds in `cx`.
+    fn find(&self, prev_text: &str, text: &str, at: TextRange, cx: &Cx) -> Option<&T> {
+        let src = text.get(at.start..at.end)?;
+        self.by_text.get(&text_hash(src))?.iter().find(|e| {
+            let r = e.statement();
+            prev_text.get(r.start..r.end) == Some(src) && e.facts().iter().all(|f| cx.holds(f))
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.by_text.values().map(Vec::len).sum()
+    }
+}
+
 impl KernelCache {
     pub(super) fn new(cx: &Cx) -> Self {
         KernelCache {
             imports: cx.imports.clone(),
             shadowed: cx.shadowed().clone(),
-            by_text: HashMap::new(),
+            by_text: ByStatement::default(),
             moved: HashMap::new(),
             reused: 0,
         }
     }
 
     fn len(&self) -> usize {
-        self.by_text.values().map(Vec::len).sum()
+        self.by_text.len()
     }
 
     /// Whether kernels built under this cache's imports can be reused under `cx`'s at all.
@@ -99,8 +157,7 @@ impl KernelCache {
     }
 
     pub(super) fn insert(&mut self, text: &str, range: TextRange, kernel: Arc<Kernel>, facts: Vec<Fact>) {
-        let Some(src) = text.get(range.start..range.end) else { return };
-        self.by_text.entry(text_hash(src)).or_default().push(Cached { range, kernel, facts });
+        self.by_text.insert(text, Cached { range, kernel, facts });
     }
 
     /// The kernel built from the same statement text in `prev_text`, moved to `at` (shared when it
@@ -114,10 +171,7 @@ impl KernelCache {
         at: TextRange,
         cx: &Cx,
     ) -> Option<(Arc<Kernel>, Vec<Fact>, Option<Arc<Kernel>>)> {
-        let src = text.get(at.start..at.end)?;
-        let hit = self.by_text.get(&text_hash(src))?.iter().find(|c| {
-            prev_text.get(c.range.start..c.range.end) == Some(src) && c.facts.iter().all(|f| cx.holds(f))
-        })?;
+        let hit = self.by_text.find(prev_text, text, at, cx)?;
         if hit.range.start == at.start {
             return Some((hit.kernel.clone(), hit.facts.clone(), None));
         }
@@ -133,7 +187,7 @@ impl KernelCache {
 /// kernel index and `k.fn` are looked up afresh, the rest moves with the statement).
 #[derive(Default)]
 pub(super) struct LaunchCache {
-    by_text: HashMap<u64, Vec<Arc<CachedLaunches>>>,
+    by_text: ByStatement<Arc<CachedLaunches>>,
     pub(super) reused: usize,
 }
 
@@ -164,21 +218,13 @@ impl CallRecord {
 
 impl LaunchCache {
     pub(super) fn insert(&mut self, text: &str, range: TextRange, facts: Vec<Fact>, calls: Vec<CallRecord>) {
-        self.insert_shared(text, Arc::new(CachedLaunches { range, facts: facts.into(), calls }));
-    }
-
-    fn insert_shared(&mut self, text: &str, entry: Arc<CachedLaunches>) {
-        let Some(src) = text.get(entry.range.start..entry.range.end) else { return };
-        self.by_text.entry(text_hash(src)).or_default().push(entry);
+        self.by_text.insert(text, Arc::new(CachedLaunches { range, facts: facts.into(), calls }));
     }
 
     /// The calls recorded for the same statement text in `prev_text`, with their launches where
     /// the statement now is (`at`), when every fact they read holds in `cx`.
     pub(super) fn reuse(&self, prev_text: &str, text: &str, at: TextRange, cx: &Cx) -> Option<Arc<CachedLaunches>> {
-        let src = text.get(at.start..at.end)?;
-        let hit = self.by_text.get(&text_hash(src))?.iter().find(|c| {
-            prev_text.get(c.range.start..c.range.end) == Some(src) && c.facts.iter().all(|f| cx.holds(f))
-        })?;
+        let hit = self.by_text.find(prev_text, text, at, cx)?;
         if hit.range.start == at.start {
             return Some(hit.clone());
         }
@@ -193,7 +239,7 @@ impl LaunchCache {
 
     /// Keeps a reused entry for the next build.
     pub(super) fn keep(&mut self, text: &str, entry: Arc<CachedLaunches>) {
-        self.insert_shared(text, entry);
+        self.by_text.insert(text, entry);
         self.reused += 1;
     }
 }

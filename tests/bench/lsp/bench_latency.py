@@ -11,32 +11,15 @@ Writes a markdown table to stdout (and to --out if given). Both servers get a pu
 """
 import argparse, json, os, statistics, subprocess, sys, time, threading, queue
 
-KERNEL = '''
-@triton.autotune(configs=[triton.Config({{'BLOCK': 64}}, num_warps=4), triton.Config({{'BLOCK': 128}}, num_warps=8)], key=['n'])
-@triton.jit
-def add_kernel_{i}(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    acc = x + y
-    acc = acc * 2.0
-    tl.store(out_ptr + offs, acc, mask=mask)
-
-
-def launch_{i}(x, y, out, n):
-    grid = (triton.cdiv(n, 256),)
-    add_kernel_{i}[grid](x, y, out, n)
-    return out
-
-'''
+# One kernel, its autotune configs and a launch; `@I@` is the copy's number. Shared with the
+# in-process bench (tests/bench/edit_pipeline.rs), so both time the same module.
+KERNEL = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_block.py.tmpl")).read()
 
 def make_file(lines):
     head = "import triton\nimport triton.language as tl\n"
     block = KERNEL.count("\n")
     n = max(1, lines // block)
-    return head + "".join(KERNEL.format(i=i) for i in range(n))
+    return head + "".join(KERNEL.replace("@I@", str(i)) for i in range(n))
 
 class Server:
     def __init__(self, cmd):
