@@ -4,6 +4,10 @@
 //!
 //! Run: `cargo test --release --test edit_pipeline_bench -- [LINES]` (XF_BENCH_ITERS edits per
 //! kind, default 2 under plain `cargo test` as a smoke run). Prints medians in microseconds.
+//!
+//! `XF_REUSE_FILES=LIST` (a file of paths, one per line, e.g. the corpus files with `@triton.jit`)
+//! instead replays eight chained edits on each file the way the server does, and fails unless
+//! every reused model and finding list equals a fresh analysis of the same text.
 
 use std::time::Instant;
 use tower_lsp::lsp_types::Url;
@@ -51,7 +55,43 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// Chained edits over real files: typing, breaking, a line added above, a bracket removed.
+fn reuse_over_files(list: &str) {
+    let kb = Knowledge::embedded();
+    let opts = LintOptions::default();
+    let (mut files, mut edits, mut carried) = (0, 0, 0);
+    for path in std::fs::read_to_string(list).expect("readable file list").lines() {
+        let Ok(mut text) = std::fs::read_to_string(path.trim()) else { continue };
+        files += 1;
+        let (_, mut prev) = analysis::analyze_reusing(&text, &syntax::parse(&text), None, kb, &opts).unwrap();
+        for i in 0..8usize {
+            let cut = text.len() * (i * 3 % 8 + 1) / 9;
+            let Some(cut) = (cut..text.len()).find(|c| text.is_char_boundary(*c)) else { continue };
+            let mut next = text.clone();
+            match i % 4 {
+                0 => next.insert(cut, 'x'),
+                1 => next.insert(cut, '('),
+                2 => next.insert_str(text[..cut].rfind('\n').map_or(0, |n| n + 1), "\n"),
+                _ => next = next.replacen("(", "", 1),
+            }
+            let tree = syntax::parse(&next);
+            let (a, r) = analysis::analyze_reusing(&next, &tree, prev.as_ref().map(|p| (p, text.as_str())), kb, &opts).unwrap();
+            let fresh = analysis::analyze(&next, kb, &opts).unwrap();
+            assert_eq!(a.model, fresh.model, "{path}: model after edit {i}");
+            assert_eq!(a.diagnostics, fresh.diagnostics, "{path}: findings after edit {i}");
+            carried += r.as_ref().map_or(0, |r| r.findings_reused());
+            edits += 1;
+            prev = r;
+            text = next;
+        }
+    }
+    println!("{files} files, {edits} chained edits: every reused result equals a fresh analysis; {carried} kernels' findings carried over");
+}
+
 fn main() {
+    if let Ok(list) = std::env::var("XF_REUSE_FILES") {
+        return reuse_over_files(&list);
+    }
     let lines: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(2000);
     let iters: usize = std::env::var("XF_BENCH_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
     let kb = Knowledge::embedded();
