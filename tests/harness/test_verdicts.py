@@ -43,7 +43,8 @@ def test_correct_candidate_reports_every_variant_and_seed(serve):
     assert [v["name"] for v in variants] == ["ci[0]", "ci[1]"]
     assert all(v["seeds"] == 3 and v["ok"] for v in variants)
     assert all(v["rtol"] == 1e-4 and v["atol"] == 1e-4 for v in variants)
-    assert reply["guard"] == {"ok": True, "new_torch_ops": []}
+    assert reply["guard"]["ok"] is True and reply["guard"]["new_torch_ops"] == []
+    assert reply["guard"]["triton_launches"] == [1] * 6 and reply["guard"]["tampered"] == []
     assert reply["device"]["kind"] == DEVICE
     if not ON_GPU:
         assert reply["timing"]["meaningful"] is False

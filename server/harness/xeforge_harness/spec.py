@@ -111,6 +111,11 @@ class Spec:
     def variants(self, family: str) -> list[Variant]:
         return self.families[family]
 
+    def variant_by_name(self, name: str) -> Variant:
+        """`ci[1]` → that variant (the name a variant is known by between processes)."""
+        family, _, rest = name.partition("[")
+        return self.families[family][int(rest.rstrip("]"))]
+
     def input_dtype(self, variant: Variant, name: str) -> str:
         declared = self.inputs[name].dtype
         if declared == "inherit":

@@ -20,14 +20,17 @@ import sys
 import tempfile
 import time
 
+from . import envsafe
 from . import protocol as P
 
 LOG_TAIL_CHARS = 6000
+JUDGE_GRACE_S = 15.0  # the judge enforces the job's limit itself; this is the backstop
 
 
 def main() -> int:
     # Keep the reply channel private: fd 1 becomes stderr, so whatever torch or triton print while
     # importing (or a job prints) can never corrupt a reply line.
+    envsafe.protect_process()
     reply_fd = os.dup(1)
     os.dup2(2, 1)
     replies = os.fdopen(reply_fd, "w", buffering=1, encoding="utf-8")
@@ -74,50 +77,81 @@ def _warm_imports() -> None:
             importlib.import_module(name)
         except Exception:  # an optional speed-up; the child imports it again if it needs it
             pass
-    for name in ("xeforge_harness.child.evaluate", "xeforge_harness.child.job"):  # the harness's own torch-side code
+    for name in ("xeforge_harness.child.evaluate", "xeforge_harness.child.job", "xeforge_harness.child.worker", "torch.profiler"):  # the harness's own torch-side code
         importlib.import_module(name)
 
 
 def run_forked(job: dict, replies) -> dict:
+    """Run one job in a forked child; its phases and its result come back through a pipe.
+
+    Only this process holds the pipe's read end and only the child (the judge) its write end; the
+    judge's workers close it when they start. A candidate therefore has no file and no descriptor
+    through which to plant a result.
+    """
     timeout = float(job.get("timeout", P.DEFAULT_TIMEOUT_S))
     workdir = tempfile.mkdtemp(prefix="xeforge-job-")
-    paths = {
-        "result": os.path.join(workdir, "result.json"),
-        "phase": os.path.join(workdir, "phase"),
-        "log": os.path.join(workdir, "child.log"),
-        "workdir": workdir,
-    }
+    read_fd, write_fd = os.pipe()
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:  # the child: never returns into the zygote loop
         code = 0
         try:
+            os.close(read_fd)
             replies.close()
-            _child_main(job, paths)
+            _child_main(job, workdir, write_fd)
         except BaseException:  # noqa: BLE001  (anything escaping the job must still end this process)
             code = 70
         finally:
             os._exit(code)
-
-    status, timed_out = _wait(pid, timeout)
-    wall = time.monotonic() - started
+    os.close(write_fd)
     try:
-        return _outcome(job, paths, status, timed_out, timeout, wall)
+        report = _collect(pid, read_fd, timeout + JUDGE_GRACE_S)
+        wall = time.monotonic() - started
+        return _outcome(job, workdir, report, timeout, wall)
     finally:
+        os.close(read_fd)
         if not os.environ.get("XEFORGE_KEEP_WORKDIR"):
             shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _child_main(job: dict, paths: dict) -> None:
-    os.setsid()  # own process group: a timeout kills anything the candidate started, too
+class Channel:
+    """The child's side of the pipe: one tagged line per event (phase, device, group, result)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.current = ""
+
+    def _send(self, tag: str, payload) -> None:
+        data = (tag + " " + json.dumps(payload, default=_json_default) + "\n").encode()
+        while data:
+            data = data[os.write(self.fd, data):]
+
+    def __call__(self, phase: str) -> None:
+        if phase != self.current:
+            self.current = phase
+            self._send("P", phase)
+
+    def device(self, info: dict) -> None:
+        self._send("D", info)
+
+    def group(self, pgid: int) -> None:
+        self._send("G", pgid)
+
+    def result(self, result: dict) -> None:
+        self._send("R", result)
+
+
+def _child_main(job: dict, workdir: str, fd: int) -> None:
+    os.setsid()  # own process group: a timeout kills the judge and its trusted worker together
+    envsafe.protect_process()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
-    log = os.open(paths["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    log = os.open(os.path.join(workdir, "child.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    os.environ["TRITON_CACHE_DIR"] = os.path.join(paths["workdir"], "triton-cache")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(paths["workdir"], "inductor-cache")
-    os.chdir(paths["workdir"])
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(workdir, "triton-cache")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
+    os.chdir(workdir)
     # Python-level streams were opened on the zygote's descriptors; rebind them to the log.
     sys.stdout = os.fdopen(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     sys.stderr = os.fdopen(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
@@ -125,11 +159,9 @@ def _child_main(job: dict, paths: dict) -> None:
 
     from .child import job as jobmod
 
-    result = jobmod.run(job, phase_path=paths["phase"])
-    tmp = paths["result"] + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(result, f, default=_json_default)
-    os.replace(tmp, paths["result"])
+    channel = Channel(fd)
+    result = jobmod.run(job, channel)
+    channel.result(result)
     sys.stdout.flush()
     sys.stderr.flush()
 
@@ -140,33 +172,59 @@ def _json_default(o):
     return str(o)
 
 
-def _wait(pid: int, timeout: float) -> tuple[int, bool]:
-    """Wait for `pid` up to `timeout` seconds; on timeout kill its process group. Returns (status, timed_out)."""
-    deadline = time.monotonic() + timeout
-    pidfd = None
-    if hasattr(os, "pidfd_open"):
-        try:
-            pidfd = os.pidfd_open(pid)
-        except OSError:
-            pidfd = None
-    try:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return status, False
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            if pidfd is not None:
-                select.select([pidfd], [], [], remaining)
-            else:
-                time.sleep(min(0.01, remaining))
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
+def _collect(pid: int, fd: int, limit: float) -> dict:
+    """Read the child's events until it exits or `limit` seconds pass (then kill it and its groups)."""
+    deadline = time.monotonic() + limit
+    report: dict = {"phase": "setup", "device": None, "groups": [], "result": None, "timed_out": False}
+    buf = b""
+    eof = False
+    while not eof:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            report["timed_out"] = True
+            break
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            eof = True
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            tag, _, payload = line.decode("utf-8", errors="replace").partition(" ")
+            try:
+                value = json.loads(payload)
+            except ValueError:
+                continue
+            if tag == "P":
+                report["phase"] = str(value)
+            elif tag == "D":
+                report["device"] = value
+            elif tag == "G" and isinstance(value, int):
+                report["groups"].append(value)
+            elif tag == "R":
+                report["result"] = value
+    if report["timed_out"]:
+        for group in report["groups"]:
+            _kill_group(group)
+        _kill_group(pid)
+    status = _reap(pid)
+    for group in report["groups"]:  # whatever the candidate left behind
+        _kill_group(group)
+    report["status"] = status
+    return report
+
+
+def _reap(pid: int) -> int:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.01)
     _kill_group(pid)
-    _, status = os.waitpid(pid, 0)
-    return status, True
+    return os.waitpid(pid, 0)[1]
 
 
 def _kill_group(pid: int) -> None:
@@ -186,32 +244,21 @@ def _read(path: str) -> str:
         return ""
 
 
-def _read_json(path: str):
-    try:
-        return json.loads(_read(path) or "null")
-    except ValueError:
-        return None
-
-
-def _outcome(job: dict, paths: dict, status: int, timed_out: bool, timeout: float, wall: float) -> dict:
-    log_text = _read(paths["log"])
-    log_tail = log_text[-LOG_TAIL_CHARS:]
-    phase = _read(paths["phase"]).strip() or "setup"
+def _outcome(job: dict, workdir: str, report: dict, timeout: float, wall: float) -> dict:
+    log_tail = _read(os.path.join(workdir, "child.log"))[-LOG_TAIL_CHARS:]
+    phase = report["phase"]
     side = phase.split(":", 1)[0]  # "candidate", "reference" or "setup"
     elapsed = {"wall_s": round(wall, 4)}
+    status = report["status"]
+    result = report["result"]
 
-    if not timed_out and os.path.exists(paths["result"]):
-        try:
-            with open(paths["result"], encoding="utf-8") as f:
-                result = json.load(f)
-        except ValueError as e:
-            return P.error_result(f"the child wrote an unreadable result: {e}", log_tail, elapsed=elapsed)
+    if not report["timed_out"] and isinstance(result, dict):
         child_log = result.get("log") or ""
-        result["log"] = (child_log + ("\n--- output ---\n" + log_tail if log_tail.strip() else ""))[-LOG_TAIL_CHARS:]
+        result["log"] = (child_log + ("\n--- harness output ---\n" + log_tail if log_tail.strip() else ""))[-LOG_TAIL_CHARS:]
         result.setdefault("elapsed", {}).update(elapsed)
         return result
 
-    if timed_out:
+    if report["timed_out"]:
         what = f"did not finish within {timeout:g} s (while in {phase})"
         verdict = P.TIMEOUT
     elif os.WIFSIGNALED(status):
@@ -226,11 +273,13 @@ def _outcome(job: dict, paths: dict, status: int, timed_out: bool, timeout: floa
         verdict = P.CRASHED
 
     if job.get("kind") == "evaluate" and side == "candidate":
+        # The judge itself died or hung while the candidate ran: whatever did it, the candidate
+        # gets no better than this.
         return {
             "verdict": verdict,
-            "message": f"the candidate {what}",
+            "message": f"the harness's judge process {what}; the candidate was running",
             "phase": phase,
-            "device": _read_json(paths["phase"] + ".device"),
+            "device": report["device"],
             "compile": {"ok": None, "configs": []},
             "correctness": {"ok": False, "variants": []},
             "guard": {"ok": None, "new_torch_ops": []},

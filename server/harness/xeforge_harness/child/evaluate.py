@@ -1,22 +1,33 @@
-"""One evaluation, inside the child: compile, correctness over variants × seeds, guard, timing.
+"""One evaluation, run by the judge: a process that never imports the candidate and never touches
+the device.
+
+The judge forks two workers first thing (`link.Link`): a trusted one with the original (and the
+reference) and an untrusted one with the candidate. It asks the trusted worker for inputs and
+reference outputs, hands the same inputs to the candidate's worker, gets raw output tensors back
+(`wire`: no pickle, no subclasses) and compares them itself. It clocks the timed calls itself
+(`timing`) and writes the verdict itself, to the zygote through a pipe no worker holds.
 
 Every outcome leaves through `Stop` (a verdict with a message) or a normal return; `job.run` turns
-anything else into `error`. The phase file tells the zygote which side (reference or candidate) was
-running if this process dies or hangs.
+anything else into `error`.
 """
 
 from __future__ import annotations
 
-import traceback
+import os
+import shutil
+import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import torch
-
 from .. import protocol as P
+from .. import wire
 from ..spec import Spec, SpecError, Variant, load_spec
-from . import compile_meta, device, guard, inputs, integrity, loading, timing
-from .compare import aliased_inputs, changed_inputs, compare_one, default_tolerance, fingerprint, flatten
+from . import guard, source, timing
+from .compare import compare_one, default_tolerance, fingerprint, flatten
+from .link import Died, Failed, Hung, Link
+
+JUDGE_GRACE_S = 5.0  # the judge's own bookkeeping after the candidate's deadline
 
 
 class Stop(Exception):
@@ -28,55 +39,380 @@ class Stop(Exception):
 
 
 @dataclass
+class Reference:
+    """What the trusted worker computed for one (variant, seed)."""
+
+    inputs: tuple  # (tree, tensors)
+    outputs: Any  # decoded value
+    structure: Any
+    changed: dict[int, Any]
+    alias: dict[int, int]
+
+
+@dataclass
 class Problem:
     kind: str
     spec: Spec | None
     family: str | None
-    original: Any
-    reference: Any  # None: the original is the reference
-    candidate: Any = None
-    snapshot: Any = None
+    variants: list[Variant | None]
+    refs: dict[str, list[Reference]] = field(default_factory=dict)
+    models: dict[str, tuple] = field(default_factory=dict)  # variant → (reply, tensors) of `model`
+    original_ops: set[str] = field(default_factory=set)
+    original_kernels: set[str] = field(default_factory=set)
+    original_launches: int = 0
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
-class Timed:
-    name: str
-    size: int
-    original: Any
-    candidate: Any
-    args: list
+def _name(v: Variant | None) -> str:
+    return v.name if v is not None else "default"
 
 
-def _short(e: BaseException) -> str:
-    text = f"{type(e).__name__}: {e}".strip()
-    return text if len(text) < 600 else text[:600] + "…"
+def _tolerance(variant: Variant | None, dtype) -> tuple[float, float]:
+    rtol, atol = default_tolerance(dtype)
+    if variant is not None:
+        rtol = variant.rtol if variant.rtol is not None else rtol
+        atol = variant.atol if variant.atol is not None else atol
+    return rtol, atol
 
 
-def _is_compile_failure(e: BaseException) -> bool:
-    try:
-        from triton.compiler.errors import CompilationError
-        from triton.runtime.errors import OutOfResources, PTXASError
-    except ImportError:  # older Triton layouts: fall back to names
-        return type(e).__name__ in {"CompilationError", "OutOfResources", "PTXASError"}
-    return isinstance(e, (CompilationError, OutOfResources, PTXASError))
+class Judge:
+    def __init__(self, args: P.EvaluateArgs, phase: Callable[[str], None]):
+        self.args = args
+        self.phase = phase
+        self.deadline = time.monotonic() + args.timeout
+        self.dirs = [tempfile.mkdtemp(prefix="xeforge-trusted-"), tempfile.mkdtemp(prefix="xeforge-candidate-")]
+        kind = args.device
+        # Fork both before anything else runs here: no device state, no user code, nothing to inherit.
+        self.trusted = Link("trusted", self.dirs[0], kind)
+        self.candidate = Link("candidate", self.dirs[1], kind)
+        if hasattr(phase, "group"):
+            phase.group(self.candidate.pid)
+        self.kind = kind
+
+    def close(self) -> None:
+        for link in (self.candidate, self.trusted):
+            try:
+                link.close()
+            except Exception:  # noqa: BLE001  (cleanup must not hide the verdict)
+                pass
+        if not os.environ.get("XEFORGE_KEEP_WORKDIR"):
+            for d in self.dirs:
+                shutil.rmtree(d, ignore_errors=True)
+
+    # --- calls ---------------------------------------------------------------------------------
+
+    def trusted_call(self, msg: dict, tensors: list = (), what: str = "the original kernel file"):
+        try:
+            return self.trusted.call(msg, tensors, self.deadline + JUDGE_GRACE_S)
+        except Failed as e:
+            raise Stop(P.ERROR, f"{what} failed: {e.error}", e.trace) from None
+        except Hung:
+            raise Stop(P.ERROR, f"{what} did not finish within {self.args.timeout:g} s") from None
+        except Died as e:
+            raise Stop(P.ERROR, f"{what}: the trusted process {e.how}", self.trusted.log_tail()) from None
+
+    def candidate_call(self, msg: dict, tensors: list = (), what: str = ""):
+        try:
+            return self.candidate.call(msg, tensors, self.deadline)
+        except Failed as e:
+            raise _candidate_failure(e, what) from None
+        except Hung:
+            raise Stop(P.TIMEOUT, f"the candidate did not finish within {self.args.timeout:g} s (while in {self.current})") from None
+        except Died as e:
+            if self.candidate.status is not None and os.WIFEXITED(self.candidate.status) and self.current == "candidate:import":
+                raise Stop(P.COMPILE_ERROR, f"the candidate does not import: its process {e.how} while importing") from None
+            raise Stop(P.CRASHED, f"the candidate {e.how} (while in {self.current})") from None
+
+    def set_phase(self, name: str) -> None:
+        self.current = name
+        self.phase(name)
+
+    # --- the evaluation ------------------------------------------------------------------------
+
+    def run(self, result: dict) -> None:
+        args = self.args
+        self.set_phase("setup")
+        reply, _ = self.trusted_call({"op": "describe"}, what="the device")
+        result["device"] = reply["device"]
+        if hasattr(self.phase, "device"):
+            self.phase.device(result["device"])
+        problem = self._problem()
+
+        self.set_phase("reference:import")
+        files = {"original": args.kernel}
+        if args.reference:
+            files["reference"] = args.reference
+        reply, _ = self.trusted_call({"op": "load", "files": files, "spec": args.spec}, what="importing the original kernel file")
+        if not reply["has_model"]["original"]:
+            raise Stop(P.ERROR, f"the original kernel file defines no class Model: {args.kernel}")
+        if args.reference and not reply["has_model"]["reference"]:
+            raise Stop(P.ERROR, f"the reference file defines no class Model: {args.reference}")
+        has_inputs = reply["has_get_inputs"].get("reference") or reply["has_get_inputs"]["original"]
+        if problem.spec is None and not has_inputs:
+            raise Stop(P.ERROR, "no spec (none given, no <kernel>.yaml beside the kernel) and the kernel file defines no get_inputs()")
+        self._reference_runs(problem)
+        timed = self._timed_variant(problem)
+        solo = None
+        if timed is not None:
+            self.set_phase("reference:timing")
+            solo = timing.solo(self, problem, timed)
+
+        self.set_phase("candidate:import")
+        reply, _ = self.candidate_call({"op": "load", "files": {"candidate": args.candidate}}, what="importing")
+        if not reply["has_model"]["candidate"]:
+            raise Stop(P.COMPILE_ERROR, "the candidate defines no class Model")
+
+        result["correctness"] = {"ok": False, "family": problem.family, "variants": []}
+        result["guard"] = {"ok": True, "new_torch_ops": []}
+        result["compile"] = {"ok": True, "configs": []}
+        failure = None
+        cand_ops: set[str] = set()
+        cand_kernels: set[str] = set()
+        launches: list[int] = []
+        tampered: list[str] = []
+        for variant in problem.variants:
+            report, failure = self._check_variant(problem, variant, cand_ops, cand_kernels, launches, tampered)
+            result["correctness"]["variants"].append(report)
+            if failure is not None:
+                break
+
+        result["compile"] = self._compile_report()
+        self._guard(problem, result, cand_ops, cand_kernels, launches, tampered)
+        if failure is not None:
+            raise failure
+        result["correctness"]["ok"] = True
+        changes = source.precision_changes(source.read(args.kernel), source.read(args.candidate))
+        result["correctness"]["precision"] = {"changed": changes}
+        if changes:
+            problem.notes.append("precision spellings changed: " + "; ".join(changes))
+
+        if self.kind == "cpu":
+            result["timing"] = timing.not_meaningful("the Triton interpreter on CPU: times say nothing about a GPU; no speedup is claimed")
+        elif args.no_timing:
+            result["timing"] = timing.not_meaningful("timing was not requested (--no-timing)")
+        elif timed is None:
+            result["timing"] = timing.not_meaningful("no variant to time")
+        else:
+            self.set_phase("candidate:timing")
+            result["timing"] = timing.measure(self, problem, timed, solo)
+            if result["timing"].get("rejected"):
+                raise Stop(P.REJECTED, result["timing"].pop("rejected"))
+            if result["timing"].get("incorrect"):
+                raise Stop(P.INCORRECT, result["timing"].pop("incorrect"))
+        result["log_notes"] = problem.notes
+        if not result["timing"].get("meaningful"):
+            result.update(verdict=P.CORRECT, message="correct on every variant and seed; " + result["timing"]["reason"])
+            return
+        t = result["timing"]
+        lo, hi = t["speedup_ci95"]
+        verdict = timing.classify(t)
+        if verdict == "faster":
+            result.update(verdict=P.ACCEPTED, message=f"correct and faster: {t['speedup']:.3f}x (95% interval {lo:.3f}–{hi:.3f})")
+        elif verdict == "slower":
+            result.update(verdict=P.SLOWER, message=f"correct but slower: {t['speedup']:.3f}x (95% interval {lo:.3f}–{hi:.3f})")
+        else:
+            result.update(verdict=P.CORRECT, message=f"correct; not shown faster: {t['speedup']:.3f}x (95% interval {lo:.3f}–{hi:.3f})")
+
+    def _problem(self) -> Problem:
+        spec = family = None
+        if self.args.spec:
+            try:
+                spec = load_spec(self.args.spec)
+                family = spec.resolve_family(self.args.family)
+            except SpecError as e:
+                raise Stop(P.ERROR, str(e)) from None
+        variants: list[Variant | None] = list(spec.variants(family)) if spec else [None]
+        return Problem(kind=self.kind, spec=spec, family=family, variants=variants)
+
+    def _reference_runs(self, problem: Problem) -> None:
+        """Everything the trusted side computes, before the candidate's code exists anywhere."""
+        for variant in problem.variants:
+            name = _name(variant)
+            self.set_phase("reference:init")
+            dtype = variant.dtype if variant is not None else None
+            reply, tensors = self.trusted_call({"op": "model", "variant": name, "dtype": dtype}, what=f"building the reference model for {name}")
+            if reply.get("note"):
+                problem.notes.append(f"{name}: original {reply['note']}")
+            problem.models[name] = (reply, tensors)
+            refs = []
+            for n, seed in enumerate(_seeds(self.args.seeds)):
+                self.set_phase("reference:forward")
+                reply, tensors = self.trusted_call({"op": "reference", "variant": name, "seed": seed, "record_original": n == 0},
+                                                   what=f"the reference on {name}")
+                rec = reply["record"]
+                if rec["of"] == "original":
+                    problem.original_ops |= set(rec["ops"])
+                    problem.original_kernels |= set(rec["kernels"])
+                    problem.original_launches = max(problem.original_launches, rec["launches"])
+                refs.append(_reference(reply, tensors))
+            problem.refs[name] = refs
+
+    def _timed_variant(self, problem: Problem) -> Variant | None:
+        if self.kind == "cpu" or self.args.no_timing:
+            return None
+        best, size = None, -1
+        for variant in problem.variants:
+            ref = problem.refs[_name(variant)][0]
+            numel = sum(t.numel() for t in ref.inputs[1])
+            if numel > size:
+                best, size = variant, numel
+        return best if best is not None else (problem.variants[0] if problem.variants == [None] else None)
+
+    def _check_variant(self, problem: Problem, variant, cand_ops, cand_kernels, launches, tampered):
+        name = _name(variant)
+        report: dict = {"name": name, "seeds": 0, "max_abs": 0.0, "rel_err": 0.0}
+        self.set_phase("candidate:init")
+        model_reply, model_tensors = problem.models[name]
+        reply, _ = self.candidate_call(
+            {"op": "model", "variant": name, "dtype": variant.dtype if variant is not None else None,
+             "init": model_reply["init"], "n_init": model_reply["n_init"], "weights": model_reply["weights"]},
+            model_tensors, what=f"building Model for {name}")
+        if reply.get("note"):
+            problem.notes.append(f"{name}: candidate {reply['note']}")
+        ref_prints, cand_prints = [], []
+        for n, (seed, ref) in enumerate(zip(_seeds(self.args.seeds), problem.refs[name])):
+            self.set_phase("candidate:forward")
+            reply, tensors = self.candidate_call({"op": "run", "variant": name, "args": ref.inputs[0]}, ref.inputs[1],
+                                                 what=f"{name}, seed {seed}")
+            rec = reply.get("record") or {}
+            cand_ops |= set(rec.get("ops") or [])
+            cand_kernels |= set(rec.get("kernels") or [])
+            launches.append(int(rec.get("launches") or 0))
+            tampered.extend(rec.get("tampered") or [])
+            report["seeds"] = n + 1
+            self.set_phase("candidate:check")
+            try:
+                out_tree = reply["outputs"]
+                outputs = wire.decode(out_tree, tensors[reply["n_inputs"]:reply["n_inputs"] + reply["n_outputs"]])
+                changed_idx = [int(i) for i in reply["changed"]]
+                after = tensors[reply["n_inputs"] + reply["n_outputs"]:]
+                alias = {int(k): int(v) for k, v in reply["alias"].items()}
+            except (KeyError, TypeError, ValueError, wire.WireError) as e:
+                raise Stop(P.CRASHED, f"the candidate's process sent a malformed reply ({e})") from None
+            failure = _compare(name, seed, variant, ref, out_tree, outputs, report)
+            if failure is None:
+                failure = _check_memory(name, variant, ref, dict(zip(changed_idx, after)), alias)
+            if failure is not None:
+                report["ok"] = False
+                report["reason"] = failure
+                return report, Stop(P.INCORRECT, failure)
+            ref_prints.append(fingerprint(flatten(ref.outputs)))
+            cand_prints.append(fingerprint(flatten(outputs)))
+        if len(set(cand_prints)) == 1 and len(set(ref_prints)) > 1:
+            reason = f"{name}: the candidate returns the same output for every seed while the reference's output changes"
+            report["ok"] = False
+            report["reason"] = reason
+            return report, Stop(P.INCORRECT, reason)
+        report["ok"] = True
+        return report, None
+
+    def _compile_report(self) -> dict:
+        if self.kind == "cpu":
+            return {"ok": True, "configs": [], "metadata_available": False,
+                    "note": "the Triton interpreter compiles nothing: no shared memory, register or spill figures"}
+        try:
+            reply, _ = self.candidate.call({"op": "compile_meta"}, (), self.deadline)
+            configs = reply.get("configs")
+            if not isinstance(configs, list):
+                raise ValueError("no list")
+        except Exception as e:  # noqa: BLE001  (metadata is a report, never a reason to fail a candidate)
+            return {"ok": True, "configs": [], "metadata_available": False, "note": f"could not read Triton's kernel cache: {e}"}
+        return {"ok": True, "configs": configs, "metadata_available": True}
+
+    def _guard(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> None:
+        new_ops = guard.new_compute_ops(cand_ops, problem.original_ops)
+        triton_names = source.triton_kernels(source.read(self.args.candidate)) | source.triton_kernels(source.read(self.args.kernel))
+        new_kernels = [k for k in guard.library_kernels(sorted(cand_kernels), triton_names)
+                       if k not in problem.original_kernels]
+        no_triton = bool(launches) and problem.original_launches > 0 and min(launches) == 0
+        result["guard"] = {"ok": not (new_ops or new_kernels or tampered or no_triton), "new_torch_ops": new_ops,
+                           "new_device_kernels": new_kernels, "triton_launches": launches, "tampered": sorted(set(tampered))}
+        if tampered:
+            raise Stop(P.REJECTED, "the candidate interfered with the harness's recorders: " + "; ".join(sorted(set(tampered))))
+        if new_ops:
+            raise Stop(P.REJECTED, "the candidate runs PyTorch operators the original kernel file does not: " + ", ".join(new_ops))
+        if new_kernels:
+            raise Stop(P.REJECTED, "the candidate launches device kernels that are not Triton kernels of the file: " + ", ".join(new_kernels[:6]))
+        if no_triton:
+            raise Stop(P.REJECTED, "the candidate launched no Triton kernel in a checked call (the original launches "
+                       f"{problem.original_launches}): its result was computed some other way")
 
 
-def candidate_failure(e: BaseException, what: str) -> Stop:
-    if _is_compile_failure(e):
-        return Stop(P.COMPILE_ERROR, f"the candidate's kernel does not compile ({what}): {_short(e)}", traceback.format_exc())
-    if isinstance(e, torch.OutOfMemoryError):
-        return Stop(P.RUNTIME_ERROR, f"the candidate ran out of device memory ({what}): {_short(e)}", traceback.format_exc())
-    return Stop(P.RUNTIME_ERROR, f"the candidate failed ({what}): {_short(e)}", traceback.format_exc())
+def _seeds(count: int) -> list[int]:
+    from .inputs import seeds
+
+    return seeds(count)
+
+
+def _reference(reply: dict, tensors: list) -> Reference:
+    n_in, n_out = reply["n_inputs"], reply["n_outputs"]
+    ins = tensors[:n_in]
+    outs = tensors[n_in:n_in + n_out]
+    after = tensors[n_in + n_out:]
+    return Reference(
+        inputs=(reply["inputs"], ins),
+        outputs=wire.decode(reply["outputs"], outs),
+        structure=wire.shape_of(reply["outputs"]),
+        changed=dict(zip([int(i) for i in reply["changed"]], after)),
+        alias={int(k): int(v) for k, v in reply["alias"].items()},
+    )
+
+
+def _candidate_failure(e: Failed, what: str) -> Stop:
+    if e.kind == "syntax":
+        return Stop(P.COMPILE_ERROR, f"the candidate has a {e.error}", e.trace)
+    if e.kind == "compile":
+        return Stop(P.COMPILE_ERROR, f"the candidate's kernel does not compile ({what}): {e.error}", e.trace)
+    if what == "importing":
+        return Stop(P.COMPILE_ERROR, f"the candidate does not import: {e.error}", e.trace)
+    if e.kind == "oom":
+        return Stop(P.RUNTIME_ERROR, f"the candidate ran out of device memory ({what}): {e.error}", e.trace)
+    if e.kind == "wire":
+        return Stop(P.INCORRECT, f"the candidate's outputs cannot be compared ({what}): {e.error}", e.trace)
+    return Stop(P.RUNTIME_ERROR, f"the candidate failed ({what}): {e.error}", e.trace)
+
+
+def _compare(name, seed, variant, ref: Reference, out_tree, outputs, report) -> str | None:
+    structure = wire.shape_of(out_tree)
+    if structure != ref.structure:
+        return f"{name}, seed {seed}: the candidate returns {wire.describe(structure)}, the reference {wire.describe(ref.structure)}"
+    for j, (r, o) in enumerate(zip(flatten(ref.outputs), flatten(outputs))):
+        rtol, atol = _tolerance(variant, r.dtype) if hasattr(r, "dtype") else (0.0, 0.0)
+        if j == 0:
+            report["rtol"], report["atol"] = rtol, atol
+        diff = compare_one(r, o, rtol, atol, f"{name}, seed {seed}, output {j}")
+        report["max_abs"] = max(report["max_abs"], diff.max_abs)
+        report["rel_err"] = max(report["rel_err"], diff.rel_err)
+        if not diff.ok:
+            return diff.reason
+    return None
+
+
+def _check_memory(name, variant, ref: Reference, changed: dict, alias: dict) -> str | None:
+    for j, i in alias.items():
+        if ref.alias.get(j) != i:
+            return f"{name}: output {j} is input {i} (shares its memory); the reference returns a new tensor"
+    for i in changed:
+        if i not in ref.changed:
+            return f"{name}: the candidate modifies input {i}; the reference leaves it unchanged"
+    for i, r in ref.changed.items():
+        c = changed.get(i)
+        if c is None:
+            return f"{name}: the reference modifies input {i} in place; the candidate does not"
+        rtol, atol = _tolerance(variant, r.dtype)
+        diff = compare_one(r, c, rtol, atol, f"{name}, input {i} after the call")
+        if not diff.ok:
+            return diff.reason
+    return None
 
 
 def evaluate(args: P.EvaluateArgs, phase: Callable[[str], None]) -> dict:
     result: dict = {"verdict": None, "message": ""}
     log: list[str] = []
+    judge = None
     try:
-        problem = _prepare(args, phase, result)
-        _run(args, problem, phase, result)
-        log.extend(problem.notes)
+        judge = Judge(args, phase)
+        judge.run(result)
     except Stop as s:
         result["verdict"] = s.verdict
         result["message"] = s.message
@@ -84,6 +420,13 @@ def evaluate(args: P.EvaluateArgs, phase: Callable[[str], None]) -> dict:
             result["error"] = s.message
         if s.detail:
             log.append(s.detail)
+    finally:
+        if judge is not None:
+            tail = judge.candidate.log_tail()
+            judge.close()
+            if tail.strip():
+                log.append("--- candidate output ---\n" + tail)
+    log[:0] = result.pop("log_notes", [])
     _fill_sections(result)
     result["log"] = "\n".join(log)
     return result
@@ -96,279 +439,9 @@ def _fill_sections(result: dict) -> None:
     result.setdefault("device", None)
     result.setdefault("compile", {"ok": False if verdict == P.COMPILE_ERROR else None, "configs": []})
     result.setdefault("correctness", {"ok": False if reached_candidate else None, "variants": []})
+    if verdict not in (P.ACCEPTED, P.CORRECT, P.SLOWER) and result["correctness"].get("ok"):
+        result["correctness"]["ok"] = False if verdict == P.INCORRECT else result["correctness"]["ok"]
     result.setdefault("guard", {"ok": None, "new_torch_ops": []})
     result.setdefault("timing", timing.not_meaningful(f"not measured: verdict {verdict}"))
-
-
-def _prepare(args: P.EvaluateArgs, phase, result: dict) -> Problem:
-    phase("setup")
-    try:
-        kind = device.resolve(args.device)
-    except device.DeviceError as e:
-        raise Stop(P.ERROR, str(e)) from None
-    device.prepare(kind)
-    result["device"] = device.describe(kind)
-    if hasattr(phase, "device"):
-        phase.device(result["device"])
-
-    spec = None
-    if args.spec:
-        try:
-            spec = load_spec(args.spec)
-        except SpecError as e:
-            raise Stop(P.ERROR, str(e)) from None
-    family = None
-    if spec is not None:
-        try:
-            family = spec.resolve_family(args.family)
-        except SpecError as e:
-            raise Stop(P.ERROR, str(e)) from None
-
-    phase("reference:import")
-    original = _import_trusted(args.kernel, "original", "the original kernel file")
-    reference = _import_trusted(args.reference, "reference", "the reference file") if args.reference else None
-    if loading.model_class(original) is None:
-        raise Stop(P.ERROR, f"the original kernel file defines no class Model: {args.kernel}")
-    if reference is not None and loading.model_class(reference) is None:
-        raise Stop(P.ERROR, f"the reference file defines no class Model: {args.reference}")
-    source = reference if reference is not None and hasattr(reference, "get_inputs") else original
-    if spec is None and not hasattr(source, "get_inputs"):
-        raise Stop(P.ERROR, "no spec (none given, no <kernel>.yaml beside the kernel) and the kernel file defines no get_inputs()")
-    problem = Problem(kind=kind, spec=spec, family=family, original=original, reference=reference)
-
-    phase("candidate:import")
-    problem.snapshot = integrity.Snapshot()
-    try:
-        problem.candidate = loading.import_file(args.candidate, "candidate")
-    except SyntaxError as e:
-        where = f"line {e.lineno}" + (f", column {e.offset}" if e.offset else "")
-        raise Stop(P.COMPILE_ERROR, f"the candidate has a syntax error at {where}: {e.msg}", traceback.format_exc()) from None
-    except BaseException as e:  # noqa: BLE001  (SystemExit from a candidate is a failure too)
-        raise Stop(P.COMPILE_ERROR, f"the candidate does not import: {_short(e)}", traceback.format_exc()) from None
-    _check_integrity(problem)
-    if loading.model_class(problem.candidate, allow_model_new=True) is None:
-        raise Stop(P.COMPILE_ERROR, "the candidate defines no class Model")
-    return problem
-
-
-def _check_integrity(problem: Problem) -> None:
-    changed = problem.snapshot.changed() if problem.snapshot is not None else []
-    if changed:
-        shown = ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else "")
-        raise Stop(P.REJECTED, f"the candidate replaces functions the verification relies on: {shown}")
-
-
-def _import_trusted(path: str, role: str, what: str):
-    try:
-        return loading.import_file(path, role)
-    except BaseException as e:  # noqa: BLE001
-        raise Stop(P.ERROR, f"{what} does not import ({path}): {_short(e)}", traceback.format_exc()) from None
-
-
-def _run(args: P.EvaluateArgs, problem: Problem, phase, result: dict) -> None:
-    kind = problem.kind
-    variants: list[Variant | None] = list(problem.spec.variants(problem.family)) if problem.spec else [None]
-    original_ops: set[str] = set()
-    candidate_ops: set[str] = set()
-    reports: list[dict] = []
-    result["correctness"] = {"ok": False, "family": problem.family, "variants": reports}
-    result["guard"] = {"ok": True, "new_torch_ops": []}
-    result["compile"] = {"ok": True, "configs": []}
-    result["timing"] = timing.not_meaningful("not measured: the candidate is not shown correct")
-    timed: Timed | None = None
-    failure: Stop | None = None
-
-    for variant in variants:
-        report, failure, sample = _check_variant(args, problem, variant, phase, original_ops, candidate_ops)
-        reports.append(report)
-        if sample is not None and (timed is None or sample.size > timed.size):
-            timed = sample
-        if failure is not None:
-            break
-
-    _check_integrity(problem)
-    new_ops = guard.new_compute_ops(candidate_ops, original_ops)
-    result["guard"] = {"ok": not new_ops, "new_torch_ops": new_ops}
-    result["compile"] = _compile_report(problem)
-    if new_ops:
-        raise Stop(P.REJECTED, "the candidate runs PyTorch operators the original kernel file does not: " + ", ".join(new_ops))
-    if failure is not None:
-        raise failure
-    result["correctness"]["ok"] = True
-
-    if kind == "cpu":
-        result["timing"] = timing.not_meaningful("the Triton interpreter on CPU: times say nothing about a GPU; no speedup is claimed")
-    elif args.no_timing:
-        result["timing"] = timing.not_meaningful("timing was not requested (--no-timing)")
-    elif timed is None:
-        result["timing"] = timing.not_meaningful("no variant to time")
-    else:
-        phase("candidate:timing")
-        try:
-            result["timing"] = timing.measure(
-                lambda: timed.original(*timed.args),
-                lambda: timed.candidate(*timed.args),
-                kind,
-                args.runs,
-                args.warmup,
-            )
-        except Exception as e:
-            raise candidate_failure(e, "while timing") from None
-        result["timing"]["variant"] = timed.name
-        verdict = timing.classify(result["timing"])
-        t = result["timing"]
-        lo, hi = t["speedup_ci95"]
-        if verdict == "faster":
-            result.update(verdict=P.ACCEPTED, message=f"correct and faster: {t['speedup']:.3f}x (95% interval {lo:.3f}–{hi:.3f})")
-        elif verdict == "slower":
-            result.update(verdict=P.SLOWER, message=f"correct but slower: {t['speedup']:.3f}x (95% interval {lo:.3f}–{hi:.3f})")
-        else:
-            result.update(verdict=P.CORRECT, message=f"correct; not shown faster: {t['speedup']:.3f}x (95% interval {lo:.3f}–{hi:.3f})")
-        return
-    result.update(verdict=P.CORRECT, message="correct on every variant and seed; " + result["timing"]["reason"])
-
-
-def _compile_report(problem: Problem) -> dict:
-    if problem.kind == "cpu":
-        return {"ok": True, "configs": [], "metadata_available": False,
-                "note": "the Triton interpreter compiles nothing: no shared memory, register or spill figures"}
-    try:
-        configs = compile_meta.collect(problem.candidate) if problem.candidate is not None else []
-    except Exception as e:  # metadata is a report, never a reason to fail a candidate
-        return {"ok": True, "configs": [], "metadata_available": False, "note": f"could not read Triton's kernel cache: {_short(e)}"}
-    return {"ok": True, "configs": configs, "metadata_available": True}
-
-
-def _numel(args: list) -> int:
-    return sum(a.numel() for a in args if isinstance(a, torch.Tensor))
-
-
-def _check_variant(args, problem: Problem, variant: Variant | None, phase, original_ops: set, candidate_ops: set):
-    """Returns (report, failure or None, timing sample or None)."""
-    kind, dev = problem.kind, device.torch_device(problem.kind)
-    name = variant.name if variant is not None else "default"
-    spec = problem.spec
-    source = problem.reference if problem.reference is not None and hasattr(problem.reference, "get_inputs") else problem.original
-    dtype = variant.dtype if variant is not None else None
-    report: dict = {"name": name, "seeds": 0, "max_abs": 0.0, "rel_err": 0.0}
-
-    phase("reference:init")
-    try:
-        init_args = spec.init_args(variant) if variant is not None else inputs.file_init_args(source)
-        ref_cls = loading.model_class(problem.reference or problem.original)
-        ref_model = inputs.build_model(ref_cls, init_args, dev, dtype)
-        orig_model = ref_model if problem.reference is None else inputs.build_model(loading.model_class(problem.original), init_args, dev, dtype)
-    except Exception as e:
-        raise Stop(P.ERROR, f"the reference model cannot be built for {name}: {_short(e)}", traceback.format_exc()) from None
-
-    phase("candidate:init")
-    try:
-        cand_model = inputs.build_model(loading.model_class(problem.candidate, allow_model_new=True), init_args, dev, dtype)
-    except Exception as e:
-        raise candidate_failure(e, f"building Model for {name}") from None
-    note = inputs.copy_weights(ref_model, cand_model)
-    if note:
-        problem.notes.append(f"{name}: candidate {note}")
-    if orig_model is not ref_model:
-        note = inputs.copy_weights(ref_model, orig_model)
-        if note:
-            problem.notes.append(f"{name}: original {note}")
-
-    ref_prints, cand_prints = [], []
-    sample = None
-    for n, seed in enumerate(inputs.seeds(args.seeds)):
-        phase("reference:inputs")
-        try:
-            base = inputs.spec_inputs(spec, variant, seed, dev) if variant is not None else inputs.file_inputs(source, seed, dev)
-        except Exception as e:
-            raise Stop(P.ERROR, f"cannot make inputs for {name}: {_short(e)}", traceback.format_exc()) from None
-
-        phase("reference:forward")
-        ref_args = inputs.clone_args(base)
-        try:
-            with torch.no_grad(), guard.OpRecorder() as rec:
-                ref_out = ref_model(*ref_args)
-            device.synchronize(kind)
-            if problem.reference is None:
-                original_ops |= rec.ops
-            elif n == 0:
-                with torch.no_grad(), guard.OpRecorder() as rec_orig:
-                    orig_model(*inputs.clone_args(base))
-                device.synchronize(kind)
-                original_ops |= rec_orig.ops
-        except Exception as e:
-            raise Stop(P.ERROR, f"the reference failed on {name}: {_short(e)}", traceback.format_exc()) from None
-        ref_outs = flatten(ref_out)
-        ref_changed = changed_inputs(base, ref_args)
-        ref_alias = aliased_inputs(ref_outs, ref_args)
-
-        phase("candidate:forward")
-        cand_args = inputs.clone_args(base)
-        try:
-            with torch.no_grad(), guard.OpRecorder() as rec:
-                cand_out = cand_model(*cand_args)
-            device.synchronize(kind)
-        except Exception as e:
-            candidate_ops |= rec.ops
-            raise candidate_failure(e, f"{name}, seed {seed}") from None
-        candidate_ops |= rec.ops
-        cand_outs = flatten(cand_out)
-        report["seeds"] = n + 1
-
-        phase("candidate:check")
-        failure = _compare(name, seed, variant, ref_outs, cand_outs, report)
-        if failure is None:
-            failure = _check_memory(name, variant, base, ref_args, cand_args, ref_changed, ref_alias, cand_outs, report)
-        if failure is not None:
-            report["ok"] = False
-            report["reason"] = failure
-            return report, Stop(P.INCORRECT, failure), None
-        ref_prints.append(fingerprint(ref_outs))
-        cand_prints.append(fingerprint(cand_outs))
-        if n == 0:
-            sample = Timed(name, _numel(base), orig_model, cand_model, inputs.clone_args(base))
-
-    if len(set(cand_prints)) == 1 and len(set(ref_prints)) > 1:
-        reason = f"{name}: the candidate returns the same output for every seed while the reference's output changes"
-        report["ok"] = False
-        report["reason"] = reason
-        return report, Stop(P.INCORRECT, reason), None
-    report["ok"] = True
-    return report, None, sample
-
-
-def _compare(name, seed, variant, ref_outs, cand_outs, report) -> str | None:
-    if len(ref_outs) != len(cand_outs):
-        return f"{name}, seed {seed}: {len(cand_outs)} outputs, the reference returns {len(ref_outs)}"
-    for j, (r, o) in enumerate(zip(ref_outs, cand_outs)):
-        rtol, atol = default_tolerance(r.dtype) if isinstance(r, torch.Tensor) else (0.0, 0.0)
-        if variant is not None:
-            rtol = variant.rtol if variant.rtol is not None else rtol
-            atol = variant.atol if variant.atol is not None else atol
-        if j == 0:
-            report["rtol"], report["atol"] = rtol, atol
-        diff = compare_one(r, o, rtol, atol, f"{name}, seed {seed}, output {j}")
-        report["max_abs"] = max(report["max_abs"], diff.max_abs)
-        report["rel_err"] = max(report["rel_err"], diff.rel_err)
-        if not diff.ok:
-            return diff.reason
-    return None
-
-
-def _check_memory(name, variant, base, ref_args, cand_args, ref_changed, ref_alias, cand_outs, report) -> str | None:
-    for j, i in aliased_inputs(cand_outs, cand_args).items():
-        if ref_alias.get(j) != i:
-            return f"{name}: output {j} is input {i} (shares its memory); the reference returns a new tensor"
-    for i in changed_inputs(base, cand_args):
-        if i not in ref_changed:
-            return f"{name}: the candidate modifies input {i}; the reference leaves it unchanged"
-    for i in ref_changed:
-        r, c = ref_args[i], cand_args[i]
-        rtol, atol = default_tolerance(r.dtype)
-        if variant is not None:
-            rtol = variant.rtol if variant.rtol is not None else rtol
-            atol = variant.atol if variant.atol is not None else atol
-        diff = compare_one(r, c, rtol, atol, f"{name}, input {i} after the call")
-        if not diff.ok:
-            return diff.reason
-    return None
+    if verdict not in (P.ACCEPTED, P.CORRECT, P.SLOWER) and result["timing"].get("meaningful"):
+        result["timing"] = timing.not_meaningful(f"not used: verdict {verdict}")

@@ -17,8 +17,10 @@ def seeds(count: int) -> list[int]:
     return [1009 * (i + 1) + 7 for i in range(count)]
 
 
-def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device) -> list[torch.Tensor]:
-    gen = torch.Generator(device="cpu").manual_seed(seed)
+def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device, on_device: bool = False) -> list[torch.Tensor]:
+    """Seeded inputs of a variant. `on_device` draws them on the device itself (the timed runs: fast,
+    and the same numbers in every process on that device), otherwise on the CPU (the checked runs)."""
+    gen = torch.Generator(device=device if on_device else "cpu").manual_seed(seed)
     tensors = []
     for name in variant.params:
         entry = spec.inputs[name]
@@ -42,20 +44,20 @@ def _bound(value: Any, dims: dict) -> float:
 
 def _draw(shape, dtype: torch.dtype, value_range, dims: dict, gen: torch.Generator) -> torch.Tensor:
     if dtype == torch.bool:
-        return torch.randint(0, 2, shape, generator=gen).bool()
+        return torch.randint(0, 2, shape, generator=gen, device=gen.device).bool()
     if dtype.is_floating_point or dtype.is_complex:
         if value_range is not None:
             lo, hi = (_bound(v, dims) for v in value_range)
-            return torch.rand(shape, generator=gen) * (hi - lo) + lo
-        return torch.randn(shape, generator=gen)
+            return torch.rand(shape, generator=gen, device=gen.device) * (hi - lo) + lo
+        return torch.randn(shape, generator=gen, device=gen.device)
     lo, hi = (int(_bound(v, dims)) for v in value_range) if value_range is not None else (0, 16)
-    return torch.randint(lo, max(hi, lo + 1), shape, generator=gen, dtype=torch.int64)
+    return torch.randint(lo, max(hi, lo + 1), shape, generator=gen, dtype=torch.int64, device=gen.device)
 
 
 def _transform(t: torch.Tensor, name: str, gen: torch.Generator) -> torch.Tensor:
     """AI Bench's input transforms (`apply_input_inits`), drawn from the same seeded generator."""
     if name == "scale":
-        return t * torch.rand((), generator=gen)
+        return t * torch.rand((), generator=gen, device=gen.device)
     if name == "softmax":
         return t.float().softmax(dim=-1)
     if name == "abs":
@@ -67,9 +69,9 @@ def _transform(t: torch.Tensor, name: str, gen: torch.Generator) -> torch.Tensor
             raise ValueError(f"input transform '{name}' needs a {'square ' if name == 'symmetric' else ''}2-D tensor, got {tuple(t.shape)}")
         return {"symmetric": lambda: (t + t.T) / 2, "triu": t.triu, "tril": t.tril, "transpose": lambda: t.T}[name]()
     if name == "uniform":
-        return torch.rand(t.shape, generator=gen) * 2 - 1
+        return torch.rand(t.shape, generator=gen, device=gen.device) * 2 - 1
     if name == "rademacher":
-        return (torch.randint(0, 2, t.shape, generator=gen) * 2 - 1).to(t.dtype)
+        return (torch.randint(0, 2, t.shape, generator=gen, device=gen.device) * 2 - 1).to(t.dtype)
     raise ValueError(f"unknown input transform {name!r}")
 
 

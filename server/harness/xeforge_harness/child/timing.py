@@ -1,79 +1,50 @@
-"""GPU timing of baseline vs candidate, after AI Bench's XPU method, on xpu and cuda alike.
+"""GPU timing of original vs candidate, clocked by the judge, in two separate worker processes.
 
-Per timed call: zero a 256 MiB buffer (flushes L2), enqueue an untimed 1024x1024 matmul (keeps the
-device busy so the start event is recorded before the kernel starts, not after a host round-trip),
-record start, call, record end. Baseline (A) and candidate (B) are interleaved in pairs whose order
-alternates (A B, B A, ...), so drift in clocks or temperature hits both alike and a systematic
-first/second-position effect cancels. The speedup is the median of the per-pair ratios A/B; its 95%
-interval comes from order statistics (`stats.median_ci`), with no resampling.
+Why this shape: anything inside the candidate's process (events, timers, `synchronize`, the
+autotuner's benchmark, the harness's own code there) can be patched by the candidate, so nothing
+measured there is believed. The judge's own monotonic clock brackets one `go` request per timed
+batch; the worker answers only with a digest of every call's outputs (a random projection whose
+weights come from a nonce per call), so the answer cannot leave before the work it proves is done,
+whatever streams, graphs, threads or deferral the candidate used. Each batch gets fresh inputs
+(new random seeds, drawn by the judge after the previous batch), so caching by pointer, shape or
+value gains nothing; every digest is checked against the trusted worker's, and the full outputs of a
+random sample of calls are compared too.
 
-That interval covers run-to-run noise only. Two builds of the *same* kernel can still differ by a few
-tenths of a percent for reasons no repetition removes (code and buffer placement: measured 0.08% for
-a 2048³ matmul on an H200, with an interval of ±0.03%). So the reported interval is widened by
-RESOLUTION on each side, and `speedup_ci95_raw` keeps the unwidened one. Verdicts use the widened one.
+Around each timed call: both workers make the batch's inputs (untimed), the trusted worker zeroes a
+256 MiB buffer (L2 is shared by every process on the device, so this flushes the candidate's lines
+too), then the judge times `go`. While the original is timed, the candidate's whole process group is
+stopped (SIGSTOP), so no thread of it can queue work or load the CPU beside the original. The
+original's calls are first timed alone, before the candidate is imported anywhere ("solo"); if they
+run more than INTERFERENCE slower beside the candidate, the timing is declared not meaningful. A stop
+or continue of the trusted worker that the judge did not send rejects the candidate.
+
+Batches: one request costs a round trip (~0.1 ms) on both sides alike; a batch of B calls of
+distinct inputs (B from the original's solo time, so a batch lasts about TARGET_BATCH_US) keeps
+that cost small beside short kernels. Pairs alternate order (A B, B A, ...); the speedup is the
+median of per-pair ratios with an order-statistic 95% interval, widened by RESOLUTION.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import os
+import random
+import time
 
-import torch
-
+from .. import wire
 from ..stats import median, median_ci
-from .device import torch_device
+from .compare import compare_one, default_tolerance, flatten
 
-FLUSH_BYTES = 256 * 1024 * 1024
 FASTER = 1.02  # the interval's lower end must clear this for "faster"
 RESOLUTION = 0.005  # systematic floor: ratios within ±0.5% of each other are not told apart
+TARGET_BATCH_US = 2000.0
+MAX_BATCH = 16
+BATCH_BYTES = 4 << 30  # inputs and outputs of one batch, per worker
+SOLO_RUNS = 15
+INTERFERENCE = 1.10
+FULL_CHECK_EVERY = 8  # on average one batch in this many gets a full output comparison
+DIGEST_SLACK = 1e-9  # relative rounding slack of a float64 dot product
 
-
-def measure(baseline: Callable[[], object], candidate: Callable[[], object], kind: str, runs: int, warmup: int) -> dict:
-    api = getattr(torch, kind)
-    dev = torch_device(kind)
-    flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device=dev)
-    fa = torch.randn(1024, 1024, device=dev)
-    fb = torch.randn(1024, 1024, device=dev)
-
-    with torch.no_grad():
-        for _ in range(warmup):
-            baseline()
-            candidate()
-        api.synchronize()
-
-        events = [(api.Event(enable_timing=True), api.Event(enable_timing=True)) for _ in range(2 * runs)]
-        slots: list[tuple[str, int]] = []
-        for i in range(runs):
-            order = ("A", "B") if i % 2 == 0 else ("B", "A")
-            for which in order:
-                fn = baseline if which == "A" else candidate
-                start, end = events[len(slots)]
-                flush.zero_()
-                torch.mm(fa, fb)
-                start.record()
-                fn()
-                end.record()
-                slots.append((which, i))
-        api.synchronize()
-
-    base = [0.0] * runs
-    cand = [0.0] * runs
-    for (which, i), (start, end) in zip(slots, events):
-        us = start.elapsed_time(end) * 1000.0
-        (base if which == "A" else cand)[i] = us
-    ratios = [b / c for b, c in zip(base, cand) if c > 0]
-    raw_lo, raw_hi = median_ci(ratios)
-    lo, hi = raw_lo / (1 + RESOLUTION), raw_hi * (1 + RESOLUTION)
-    return {
-        "meaningful": True,
-        "baseline_us": round(median(base), 3),
-        "candidate_us": round(median(cand), 3),
-        "speedup": round(median(ratios), 4),
-        "speedup_ci95": [round(lo, 4), round(hi, 4)],
-        "speedup_ci95_raw": [round(raw_lo, 4), round(raw_hi, 4)],
-        "runs": runs,
-        "warmup": warmup,
-        "method": "device events, 256 MiB L2 flush and queue filler per call, A/B pairs in alternating order, median ratio with order-statistic 95% interval widened by a 0.5% resolution floor",
-    }
+_rng = random.SystemRandom()
 
 
 def not_meaningful(reason: str) -> dict:
@@ -88,3 +59,201 @@ def classify(timing: dict) -> str:
     if hi < 1 / FASTER:
         return "slower"
     return "same"
+
+
+def _fresh(count: int) -> tuple[list[int], list[int]]:
+    return [_rng.randrange(1, 2**62) for _ in range(count)], [_rng.randrange(1, 2**62) for _ in range(count)]
+
+
+def _name(variant) -> str:
+    return variant.name if variant is not None else "default"
+
+
+def _timed_go(judge, link, name: str) -> tuple[float, list]:
+    call = judge.trusted_call if link is judge.trusted else judge.candidate_call
+    start = time.perf_counter()
+    reply, _ = call({"op": "go", "variant": name}, what="timed call")
+    return (time.perf_counter() - start) * 1e6, reply.get("digests")
+
+
+def solo(judge, problem, variant) -> dict:
+    """The original timed alone, before any candidate code exists: batch size and the baseline."""
+    name = _name(variant)
+    trusted = judge.trusted_call
+    seeds, nonces = _fresh(1)
+    trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces})
+    trusted({"op": "warm", "variant": name, "n": max(3, judge.args.warmup // 4)})
+    probe = []
+    for _ in range(5):
+        trusted({"op": "flush"})
+        probe.append(_timed_go(judge, judge.trusted, name)[0])
+    call_us = max(1.0, median(probe))
+    ref = problem.refs[name][0]
+    per_set = sum(t.numel() * t.element_size() for t in ref.inputs[1]) + sum(
+        t.numel() * t.element_size() for t in flatten(ref.outputs) if hasattr(t, "numel"))
+    batch = int(max(1, min(MAX_BATCH, round(TARGET_BATCH_US / call_us), BATCH_BYTES // max(1, 3 * per_set))))
+    times = []
+    for _ in range(SOLO_RUNS):
+        seeds, nonces = _fresh(batch)
+        trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces})
+        trusted({"op": "flush"})
+        times.append(_timed_go(judge, judge.trusted, name)[0] / batch)
+    return {"batch": batch, "us": median(times), "probe_us": call_us}
+
+
+def measure(judge, problem, variant, solo_info: dict) -> dict:
+    args = judge.args
+    name = _name(variant)
+    batch = solo_info["batch"]
+    trusted, candidate = judge.trusted, judge.candidate
+    inputs_file = args.reference or args.kernel
+    rtol = variant.rtol if variant is not None else None
+    atol = variant.atol if variant is not None else None
+
+    def prepare(seeds, nonces):
+        judge.trusted_call({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces})
+        judge.candidate_call({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "inputs_file": inputs_file},
+                             what="making timed inputs")
+
+    # Warm-up: compiles, autotuner searches and caches happen here, never inside a timed call.
+    prepare(*_fresh(batch))
+    judge.trusted_call({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)})
+    judge.candidate_call({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)}, what="warm-up")
+    stray = _stray_processes(candidate.pid)
+    if stray:
+        return {"meaningful": False, "reason": "rejected", "rejected":
+                f"the candidate left {len(stray)} process(es) running outside its process group before timing"}
+
+    base, cand, checked, full = [], [], 0, 0
+    for i in range(args.runs):
+        seeds, nonces = _fresh(batch)
+        prepare(seeds, nonces)
+        order = ("A", "B") if i % 2 == 0 else ("B", "A")
+        digests = {}
+        for side in order:
+            judge.trusted_call({"op": "flush"})
+            if side == "A":
+                candidate.pause()
+                try:
+                    us, digests["A"] = _timed_go(judge, trusted, name)
+                finally:
+                    candidate.resume()
+                base.append(us / batch)
+            else:
+                us, digests["B"] = _timed_go(judge, candidate, name)
+                cand.append(us / batch)
+        if trusted.stopped_by_someone():
+            return {"meaningful": False, "reason": "rejected",
+                    "rejected": "the original's process was stopped or continued by a signal the harness did not send, during timing"}
+        reply, _ = judge.trusted_call({"op": "bounds", "variant": name, "rtol": rtol, "atol": atol})
+        bad = _digest_mismatch(reply["digests"], reply["bounds"], digests["B"])
+        if bad is not None:
+            return {"meaningful": False, "reason": "incorrect", "incorrect": f"{variant.name if variant else name}, timed run {i + 1}, call {bad}: "
+                    "the candidate's outputs differ from the reference's (digest check of a timed call)"}
+        checked += batch
+        if _rng.randrange(FULL_CHECK_EVERY) == 0 or i == args.runs - 1:
+            index = _rng.randrange(batch)
+            reason = _full_check(judge, name, variant, index)
+            if reason is not None:
+                return {"meaningful": False, "reason": "incorrect", "incorrect": f"timed run {i + 1}: {reason}"}
+            full += 1
+
+    ratios = [b / c for b, c in zip(base, cand) if c > 0]
+    raw_lo, raw_hi = median_ci(ratios)
+    lo, hi = raw_lo / (1 + RESOLUTION), raw_hi * (1 + RESOLUTION)
+    result = {
+        "meaningful": True,
+        "baseline_us": round(median(base), 3),
+        "candidate_us": round(median(cand), 3),
+        "speedup": round(median(ratios), 4),
+        "speedup_ci95": [round(lo, 4), round(hi, 4)],
+        "speedup_ci95_raw": [round(raw_lo, 4), round(raw_hi, 4)],
+        "runs": args.runs,
+        "warmup": args.warmup,
+        "batch": batch,
+        "solo_baseline_us": round(solo_info["us"], 3),
+        "digests_checked": checked,
+        "full_checks": full,
+        "variant": _name(variant),
+        "method": "judge-side clock around each batch of calls in separate original and candidate processes; fresh inputs per "
+                  "batch; every call's output digest checked, a random sample compared in full; 256 MiB L2 flush by the trusted "
+                  "process before each batch; candidate stopped while the original runs; A/B pairs in alternating order, "
+                  "median ratio with order-statistic 95% interval widened by a 0.5% resolution floor",
+    }
+    slowdown = median(base) / solo_info["us"] if solo_info["us"] > 0 else 1.0
+    if slowdown > INTERFERENCE:
+        return {**result, "meaningful": False, "reason":
+                f"the original ran {slowdown:.2f}x slower beside the candidate than alone: something interfered; no speedup is claimed"}
+    return result
+
+
+def _digest_mismatch(ref_digests: list, bounds: list, cand_digests) -> int | None:
+    """The index of the first call whose candidate digest is out of bounds, else None."""
+    if not isinstance(cand_digests, list) or len(cand_digests) != len(ref_digests):
+        return 0
+    for k, (refs, bnds, cands) in enumerate(zip(ref_digests, bounds, cand_digests)):
+        if not isinstance(cands, list) or len(cands) != len(refs):
+            return k
+        for r, b, c in zip(refs, bnds, cands):
+            if r is None:
+                continue
+            try:
+                value, nonfinite = float(c[0]), int(c[1])
+            except (TypeError, ValueError, IndexError):
+                return k
+            if nonfinite != r[1] or value != value:
+                return k
+            if abs(value - r[0]) > b[0] * (1 + 1e-6) + DIGEST_SLACK * b[1] + 1e-12:
+                return k
+    return None
+
+
+def _full_check(judge, name: str, variant, index: int) -> str | None:
+    reply, tensors = judge.trusted_call({"op": "outputs", "variant": name, "index": index})
+    ref = wire.decode(reply["outputs"], tensors)
+    ref_shape = wire.shape_of(reply["outputs"])
+    reply, tensors = judge.candidate_call({"op": "outputs", "variant": name, "index": index}, what="sending timed outputs")
+    try:
+        out = wire.decode(reply["outputs"], tensors)
+        shape = wire.shape_of(reply["outputs"])
+    except (KeyError, wire.WireError) as e:
+        return f"the candidate's outputs cannot be read ({e})"
+    if shape != ref_shape:
+        return f"the candidate returns {wire.describe(shape)}, the reference {wire.describe(ref_shape)}"
+    for j, (r, o) in enumerate(zip(flatten(ref), flatten(out))):
+        rtol, atol = default_tolerance(r.dtype) if hasattr(r, "dtype") else (0.0, 0.0)
+        if variant is not None:
+            rtol = variant.rtol if variant.rtol is not None else rtol
+            atol = variant.atol if variant.atol is not None else atol
+        diff = compare_one(r, o, rtol, atol, f"call {index}, output {j}")
+        if not diff.ok:
+            return diff.reason
+    return None
+
+
+def _stray_processes(root: int) -> list[int]:
+    """Descendants of `root` that left its process group (setsid, setpgid): SIGSTOP would miss them."""
+    parents: dict[int, tuple[int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            parents[int(entry)] = (int(fields[1]), int(fields[2]))  # ppid, pgrp
+        except (OSError, IndexError, ValueError):
+            continue
+    stray, frontier = [], [root]
+    while frontier:
+        p = frontier.pop()
+        for pid, (ppid, pgrp) in parents.items():
+            if ppid == p:
+                frontier.append(pid)
+                if pgrp != root:
+                    stray.append(pid)
+    for pid in stray:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    return stray

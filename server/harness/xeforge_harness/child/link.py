@@ -1,0 +1,178 @@
+"""The judge's end of a worker: fork it, call it with a deadline, tell how it ended, stop it.
+
+A call either returns the worker's reply or raises `Died` (with the wait status) or `Hung` (the
+deadline passed; the worker's group has been killed by then). The judge maps those onto verdicts
+depending on whose worker it was.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import time
+
+from .. import wire
+
+
+# Kineto's own log lines (profiler start/stop), printed on every profiled call.
+_PROFILER_NOISE = re.compile(r"^(USDT|ERROR|WARNING|INFO):\d{4}-\d\d-\d\d [\d:]+ \d+:\d+ \w+\.cpp:\d+\]")
+
+
+class Died(Exception):
+    def __init__(self, role: str, how: str):
+        super().__init__(f"the {role} process {how}")
+        self.how = how
+
+
+class Hung(Exception):
+    pass
+
+
+class Failed(Exception):
+    """The worker answered `ok: false`: user code raised (`kind` says how)."""
+
+    def __init__(self, reply: dict):
+        super().__init__(reply.get("error", "failed"))
+        self.reply = reply
+        self.kind = reply.get("kind", "raise")
+        self.error = reply.get("error", "failed")
+        self.trace = reply.get("trace", "")
+
+
+class Link:
+    def __init__(self, role: str, workdir: str, kind: str):
+        from . import worker
+
+        self.role = role
+        self.workdir = workdir
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            mine.close()
+            worker.start(role, theirs, theirs.fileno(), workdir, kind)
+        theirs.close()
+        self.pid = pid
+        self.sock = mine
+        self.status: int | None = None
+        self.foreign_stop = False
+        if role == "candidate":
+            try:
+                os.setpgid(pid, pid)  # also done by the child; whichever runs first wins the race
+            except OSError:
+                pass
+
+    def call(self, msg: dict, tensors: list = (), deadline: float | None = None):
+        if self.status is not None:
+            raise Died(self.role, self.describe_end())
+        try:
+            self.sock.settimeout(None if deadline is None else max(0.01, deadline - time.monotonic()))
+            wire.send(self.sock, msg, list(tensors))
+            reply, out = wire.recv(self.sock)
+        except (socket.timeout, TimeoutError):
+            self.kill()
+            raise Hung() from None
+        except (wire.Closed, BrokenPipeError, ConnectionResetError, OSError):
+            self.reap(block=True)
+            raise Died(self.role, self.describe_end()) from None
+        except wire.WireError as e:
+            self.kill()
+            raise Died(self.role, f"sent an unreadable message ({e})") from None
+        if not reply.get("ok"):
+            raise Failed(reply)
+        return reply, out
+
+    def reap(self, block: bool = False) -> None:
+        if self.status is not None:
+            return
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                self.status = 0
+                return
+            if done:
+                self.status = status
+                return
+            if not block or time.monotonic() > deadline:
+                if block:
+                    self.kill()
+                return
+            time.sleep(0.005)
+
+    def describe_end(self) -> str:
+        status = self.status
+        if status is None:
+            return "stopped answering"
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            hint = " (out of memory?)" if sig == signal.SIGKILL else ""
+            return f"was killed by {name}{hint}"
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        return f"exited with status {code}"
+
+    def stopped_by_someone(self) -> bool:
+        """True once the worker was stopped or continued by a signal the judge did not send."""
+        if self.status is not None:
+            return self.foreign_stop
+        try:
+            done, status = os.waitpid(self.pid, os.WNOHANG | os.WUNTRACED | os.WCONTINUED)
+        except ChildProcessError:
+            return self.foreign_stop
+        if done:
+            if os.WIFSTOPPED(status) or os.WIFCONTINUED(status):
+                self.foreign_stop = True
+            else:
+                self.status = status
+        return self.foreign_stop
+
+    def pause(self) -> None:
+        """SIGSTOP the worker's whole group (the candidate's threads and children too)."""
+        self._signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal_group(signal.SIGCONT)
+
+    def _signal_group(self, sig: int) -> None:
+        for send in (lambda: os.killpg(self.pid, sig), lambda: os.kill(self.pid, sig)):
+            try:
+                send()
+                return
+            except (ProcessLookupError, PermissionError):
+                continue
+
+    def kill(self) -> None:
+        if self.status is not None:
+            return
+        self._signal_group(signal.SIGKILL)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.reap(block=True)
+
+    def close(self) -> None:
+        if self.status is None:
+            try:
+                self.sock.settimeout(2)
+                wire.send(self.sock, {"op": "quit"})
+            except (OSError, wire.WireError):
+                pass
+            self.reap(block=True)
+        if self.role == "candidate":
+            self._signal_group(signal.SIGKILL)  # anything it left behind in its group
+        self.sock.close()
+
+    def log_tail(self, chars: int = 4000) -> str:
+        """What the worker printed (text for people, never read as a result)."""
+        try:
+            with open(os.path.join(self.workdir, "output.log"), "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - chars))
+                text = f.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "".join(line for line in text.splitlines(keepends=True) if not _PROFILER_NOISE.match(line))

@@ -1,0 +1,65 @@
+"""What the judge learns from a file's text alone (parsed with `ast`, never executed).
+
+The names of its Triton kernels (to tell its device kernels from library ones) and the precision it
+asks for (so the evidence can say when a candidate changed it: the dtype stage may, within the
+spec's tolerance, and the user must see that it did).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+# Precision-bearing spellings in Triton and PyTorch code.
+_DTYPES = ("float64", "float32", "float16", "bfloat16", "float8e4nv", "float8e5", "float8_e4m3fn", "float8_e5m2", "tf32", "int8")
+_KEYWORDS = ("input_precision", "allow_tf32", "out_dtype", "acc_dtype", "max_num_imprecise_acc")
+
+
+def read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def triton_kernels(text: str) -> set[str]:
+    """Names of functions decorated with something ending in `jit` (triton.jit, tl.jit, jit)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                dotted = ast.unparse(target)
+                if dotted.split(".")[-1] == "jit":
+                    names.add(node.name)
+    return names
+
+
+def precision(text: str) -> Counter:
+    """How often each precision spelling occurs (attribute names, strings, keywords)."""
+    counts: Counter = Counter()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return counts
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in _DTYPES:
+            counts[node.attr] += 1
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in _DTYPES + ("ieee", "tf32x3"):
+            counts[f"'{node.value}'"] += 1
+        elif isinstance(node, ast.keyword) and node.arg in _KEYWORDS:
+            counts[f"{node.arg}="] += 1
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith(("set_float32_matmul_precision", "allow_tf32")):
+            counts[ast.unparse(node.func).split(".")[-1]] += 1
+    return counts
+
+
+def precision_changes(original: str, candidate: str) -> list[str]:
+    """Human-readable differences: `bfloat16: 0 → 2`."""
+    a, b = precision(original), precision(candidate)
+    return [f"{k}: {a.get(k, 0)} → {b.get(k, 0)}" for k in sorted(set(a) | set(b)) if a.get(k, 0) != b.get(k, 0)]

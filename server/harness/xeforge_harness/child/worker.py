@@ -1,0 +1,385 @@
+"""A worker: one process that imports one side of a problem and runs it when the judge asks.
+
+There are two per evaluation, forked by the judge before anything is imported:
+
+- the **trusted** worker imports the original kernel file (and the reference, if any). It makes the
+  inputs, computes the reference outputs, runs the original in the timed calls, and flushes L2.
+- the **candidate** worker imports the candidate and nothing the judge relies on. It receives its
+  inputs over the wire (or regenerates timed inputs from a seed) and sends back raw outputs. Nothing
+  else it says is believed: its outputs are compared by the judge, its timed calls are clocked by the
+  judge, and a digest of every timed call's outputs is checked against the trusted worker's.
+
+Both run this same loop, so both sides of a timed pair pay the same protocol costs. A handler's
+failure is a reply (`ok: false`), never a dead loop.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import sys
+import traceback
+from typing import Any
+
+import torch
+
+from .. import wire
+from ..spec import Spec, load_spec
+from . import compile_meta, device, guard, inputs, loading
+from .compare import aliased_inputs, changed_inputs, default_tolerance, flatten
+
+PR_SET_PDEATHSIG = 1
+FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current GPU's L2: zeroing it evicts everything
+
+
+def start(role: str, sock: socket.socket, keep_fd: int, workdir: str, kind: str) -> None:
+    """Runs in the freshly forked process; never returns."""
+    code = 0
+    try:
+        _isolate(role, keep_fd, workdir)
+        Worker(role, sock, kind).loop()
+    except BaseException:  # noqa: BLE001  (whatever happens, this process must end here)
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _isolate(role: str, keep_fd: int, workdir: str) -> None:
+    # Only the socket to the judge stays open: no way back to the zygote or the other worker.
+    os.closerange(3, keep_fd)
+    os.closerange(keep_fd + 1, 65536)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    if role == "candidate":
+        os.setpgid(0, 0)  # its own group: the judge can stop or kill all of it at once
+    os.makedirs(workdir, exist_ok=True)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    log = os.open(os.path.join(workdir, "output.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    os.close(devnull)
+    sys.stdout = os.fdopen(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = os.fdopen(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(workdir, "triton-cache")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
+    os.chdir(workdir)
+
+
+def _interpreter_autotune() -> None:
+    """On the Triton interpreter there is no device to benchmark configs on: take the first one.
+
+    Triton's autotuner asks the active driver for a benchmarker, which the interpreter does not have
+    ("0 active drivers"). Correctness does not depend on which config wins, so the pick is fixed.
+    """
+    from triton.runtime import autotuner
+
+    def no_bench(self, *args, config, **meta):
+        return [float(self.configs.index(config)) if config in self.configs else 0.0] * 3
+
+    autotuner.Autotuner._bench = no_bench
+
+
+class Worker:
+    def __init__(self, role: str, sock: socket.socket, kind: str):
+        self.role = role
+        self.sock = sock
+        self.kind = kind
+        self.dev = device.torch_device(kind)
+        self.modules: dict[str, Any] = {}
+        self.spec: Spec | None = None
+        self.models: dict[str, Any] = {}
+        self.batch: list[dict] = []
+        self.flush_buf = None
+
+    def loop(self) -> None:
+        device.prepare(self.kind)
+        guard.install_launch_hooks()
+        if self.kind == "cpu":
+            _interpreter_autotune()
+        while True:
+            try:
+                msg, tensors = wire.recv(self.sock)
+            except wire.Closed:
+                return
+            op = msg.get("op")
+            if op == "quit":
+                return
+            handler = getattr(self, f"op_{op}", None)
+            try:
+                if handler is None:
+                    raise ValueError(f"unknown worker operation {op!r}")
+                reply, out = handler(msg, tensors)
+                reply = {"ok": True, **reply}
+            except BaseException as e:  # noqa: BLE001  (SystemExit from user code is a failure too)
+                reply, out = _failure(e), []
+            try:
+                wire.send(self.sock, reply, out)
+            except wire.WireError as e:  # an output that cannot be described
+                wire.send(self.sock, {"ok": False, "error": str(e), "kind": "wire"}, [])
+            sys.stdout.flush()
+            sys.stderr.flush()
+
+    # --- loading -------------------------------------------------------------------------------
+
+    def op_load(self, msg: dict, _t) -> tuple[dict, list]:
+        if msg.get("spec"):
+            self.spec = load_spec(msg["spec"])
+        for role, path in msg["files"].items():
+            self.modules[role] = loading.import_file(path, role)
+        found = {role: loading.model_class(m, allow_model_new=(role == "candidate")) is not None for role, m in self.modules.items()}
+        has_inputs = {role: hasattr(m, "get_inputs") for role, m in self.modules.items()}
+        return {"has_model": found, "has_get_inputs": has_inputs}, []
+
+    def _inputs_source(self):
+        ref = self.modules.get("reference")
+        if ref is not None and hasattr(ref, "get_inputs"):
+            return ref
+        if "original" not in self.modules and "inputs" in self.modules:
+            return self.modules["inputs"]
+        return self.modules["original"]
+
+    # --- models --------------------------------------------------------------------------------
+
+    def op_model(self, msg: dict, tensors) -> tuple[dict, list]:
+        """Trusted: build the reference (and original) models of a variant, send init args and weights.
+        Candidate: build its model from those init args and load those weights."""
+        name, dtype = msg["variant"], msg.get("dtype")
+        variant = self.spec.variant_by_name(name) if self.spec is not None and name != "default" else None
+        if self.role == "trusted":
+            init_args = self.spec.init_args(variant) if variant is not None else inputs.file_init_args(self._inputs_source())
+            ref_mod = self.modules.get("reference") or self.modules["original"]
+            ref = inputs.build_model(loading.model_class(ref_mod), init_args, self.dev, dtype)
+            orig = ref if "reference" not in self.modules else inputs.build_model(loading.model_class(self.modules["original"]), init_args, self.dev, dtype)
+            note = inputs.copy_weights(ref, orig) if orig is not ref else None
+            self.models[name] = (ref, orig)
+            state = ref.state_dict() if isinstance(ref, torch.nn.Module) else {}
+            out: list = []
+            tree = wire.encode(list(init_args), out)
+            names = sorted(state)
+            weights = [state[k] for k in names]
+            return {"init": tree, "n_init": len(out), "weights": names, "note": note}, out + weights
+        n_init = msg["n_init"]
+        init_args = wire.decode(msg["init"], tensors[:n_init])
+        init_args = [a.to(self.dev) if isinstance(a, torch.Tensor) else a for a in init_args]
+        cls = loading.model_class(self.modules["candidate"], allow_model_new=True)
+        model = inputs.build_model(cls, init_args, self.dev, dtype)
+        note = None
+        names, weights = msg.get("weights", []), tensors[n_init:]
+        if isinstance(model, torch.nn.Module) and names:
+            mine = model.state_dict()
+            if set(mine) == set(names) and all(mine[k].shape == w.shape for k, w in zip(names, weights)):
+                model.load_state_dict({k: w.to(self.dev) for k, w in zip(names, weights)})
+            else:
+                note = "parameters differ in name or shape from the reference; relying on seeded construction"
+        self.models[name] = (model, model)
+        return {"note": note}, []
+
+    # --- checked calls -------------------------------------------------------------------------
+
+    def op_reference(self, msg: dict, _t) -> tuple[dict, list]:
+        """Trusted: the inputs of (variant, seed), the reference's outputs, what it ran."""
+        name, seed = msg["variant"], msg["seed"]
+        ref, orig = self.models[name]
+        base = self._make_inputs(name, seed, on_device=False)
+        args = inputs.clone_args(base)
+        with torch.no_grad(), guard.Recording(self.kind) as rec:
+            out = ref(*args)
+            device.synchronize(self.kind)
+        report = rec.report()
+        report["of"] = "reference" if orig is not ref else "original"
+        if orig is not ref and msg.get("record_original"):
+            with torch.no_grad(), guard.Recording(self.kind) as rec_orig:
+                orig(*inputs.clone_args(base))
+                device.synchronize(self.kind)
+            report = {**rec_orig.report(), "of": "original"}
+        return self._call_reply(base, args, out, report)
+
+    def op_run(self, msg: dict, tensors) -> tuple[dict, list]:
+        """Candidate: run the candidate's model on the judge's inputs."""
+        model, _ = self.models[msg["variant"]]
+        base = [t.to(self.dev) if isinstance(t, torch.Tensor) else t for t in wire.decode(msg["args"], tensors)]
+        args = inputs.clone_args(base)
+        with torch.no_grad(), guard.Recording(self.kind) as rec:
+            out = model(*args)
+            device.synchronize(self.kind)
+        return self._call_reply(base, args, out, rec.report())
+
+    def _call_reply(self, base: list, args: list, out: Any, report: dict) -> tuple[dict, list]:
+        ins: list = []
+        outs: list = []
+        tree_in = wire.encode(list(base), ins)
+        tree_out = wire.encode(out, outs)  # indices of each tree count from 0 in its own list
+        n_in, n_out = len(ins), len(outs)
+        changed = changed_inputs(base, args)
+        tensors = ins + outs + [args[i] for i in changed]
+        alias = aliased_inputs(flatten(out), args)
+        reply = {"inputs": tree_in, "n_inputs": n_in, "outputs": tree_out, "n_outputs": n_out,
+                 "changed": changed, "alias": {str(k): v for k, v in alias.items()}, "record": report}
+        return reply, tensors
+
+    def _make_inputs(self, name: str, seed: int, on_device: bool) -> list:
+        if self.spec is not None and name != "default":
+            return inputs.spec_inputs(self.spec, self.spec.variant_by_name(name), seed, self.dev, on_device=on_device)
+        if "inputs" not in self.modules and "original" not in self.modules:
+            raise RuntimeError("no spec and no get_inputs() to make inputs from")
+        return inputs.file_inputs(self._inputs_source(), seed, self.dev)
+
+    def op_compile_meta(self, _msg, _t) -> tuple[dict, list]:
+        if self.kind == "cpu":
+            return {"configs": None}, []
+        module = self.modules.get("candidate") or self.modules.get("original")
+        return {"configs": compile_meta.collect(module)}, []
+
+    # --- timed calls ---------------------------------------------------------------------------
+
+    def op_prepare(self, msg: dict, _t) -> tuple[dict, list]:
+        """Fresh inputs for each seed of the next batch, made here on the device (untimed)."""
+        name = msg["variant"]
+        if self.role == "candidate" and self.spec is None and "inputs" not in self.modules and msg.get("inputs_file"):
+            self.modules["inputs"] = loading.import_file(msg["inputs_file"], "inputs")
+        _, orig = self.models[name]
+        keep = self.role == "trusted" and self.models[name][0] is not orig  # a separate reference re-runs them
+        self.batch = []
+        for s, n in zip(msg["seeds"], msg["nonces"]):
+            args = self._make_inputs(name, s, on_device=True)
+            self.batch.append({"args": args, "nonce": n, "pristine": inputs.clone_args(args) if keep else None})
+        device.synchronize(self.kind)
+        return {}, []
+
+    def op_go(self, msg: dict, _t) -> tuple[dict, list]:
+        """The timed part: every call of the batch, then a digest of each call's outputs.
+
+        The digests leave this process only once every output exists, so the judge's clock cannot
+        stop before the work is done, whatever streams, threads or deferral the code used.
+        """
+        model, orig = self.models[msg["variant"]]
+        fn = orig if self.role == "trusted" else model
+        with torch.no_grad():
+            for item in self.batch:
+                item["out"] = fn(*item["args"])
+            digests = [digest(flatten(item["out"]), item["nonce"], self.dev) for item in self.batch]
+        return {"digests": digests}, []
+
+    def op_warm(self, msg: dict, _t) -> tuple[dict, list]:
+        model, orig = self.models[msg["variant"]]
+        fn = orig if self.role == "trusted" else model
+        with torch.no_grad():
+            for _ in range(msg["n"]):
+                for item in self.batch:
+                    fn(*inputs.clone_args(item["args"]))
+        device.synchronize(self.kind)
+        return {}, []
+
+    def op_bounds(self, msg: dict, _t) -> tuple[dict, list]:
+        """Trusted, after a batch: the reference's digests, and how far an allclose output's may drift.
+
+        Without a separate reference the original's timed outputs are the reference outputs; with
+        one, the reference runs now (untimed) on pristine copies of the same inputs.
+        """
+        ref, orig = self.models[msg["variant"]]
+        refs = []
+        with torch.no_grad():
+            for item in self.batch:
+                out = item["out"] if ref is orig else ref(*item["pristine"])
+                refs.append(flatten(out))
+        return {"digests": [digest(r, item["nonce"], self.dev) for r, item in zip(refs, self.batch)],
+                "bounds": [digest_bound(r, item["nonce"], self.dev, msg.get("rtol"), msg.get("atol"))
+                           for r, item in zip(refs, self.batch)]}, []
+
+    def op_outputs(self, msg: dict, _t) -> tuple[dict, list]:
+        """The full outputs of one call of the last batch (the reference's, on the trusted side)."""
+        item = self.batch[msg["index"]]
+        out = item["out"]
+        if self.role == "trusted" and item["pristine"] is not None:
+            ref, _ = self.models[msg["variant"]]
+            with torch.no_grad():
+                out = ref(*inputs.clone_args(item["pristine"]))
+        tensors: list = []
+        tree = wire.encode(out, tensors)
+        return {"outputs": tree}, tensors
+
+    def op_describe(self, _msg, _t) -> tuple[dict, list]:
+        device.resolve(self.kind)  # DeviceError: "no such device"
+        return {"device": device.describe(self.kind)}, []
+
+    def op_flush(self, _msg, _t) -> tuple[dict, list]:
+        """Trusted: evict L2 (shared by every process on the device) before the next timed call."""
+        if self.flush_buf is None:
+            self.flush_buf = torch.empty(FLUSH_BYTES, dtype=torch.int8, device=self.dev)
+        self.flush_buf.zero_()
+        device.synchronize(self.kind)
+        return {}, []
+
+    def op_sync(self, _msg, _t) -> tuple[dict, list]:
+        device.synchronize(self.kind)
+        return {}, []
+
+
+def _weights(numel: int, nonce: int, dev: torch.device) -> torch.Tensor:
+    gen = torch.Generator(device=dev).manual_seed(nonce)
+    return torch.rand(numel, generator=gen, device=dev, dtype=torch.float64) * 2 - 1
+
+
+def digest(outputs: list, nonce: int, dev: torch.device) -> list:
+    """Per output tensor: [Σ w·x over finite elements, count of non-finite], w random from `nonce`."""
+    out = []
+    for j, o in enumerate(outputs):
+        if not isinstance(o, torch.Tensor):
+            out.append(None)
+            continue
+        x = o.detach().reshape(-1)
+        if x.is_complex():
+            x = torch.view_as_real(x).reshape(-1)
+        x = x.to(torch.float64)
+        finite = torch.isfinite(x)
+        w = _weights(x.numel(), nonce + j, x.device)
+        out.append([float(torch.dot(torch.where(finite, x, 0.0), w).item()), int((~finite).sum().item())])
+    return out
+
+
+def digest_bound(outputs: list, nonce: int, dev: torch.device, rtol, atol) -> list:
+    """Per output: Σ|w|·(atol + rtol·|ref|) — the most an allclose output's digest can differ by."""
+    out = []
+    for j, o in enumerate(outputs):
+        if not isinstance(o, torch.Tensor):
+            out.append(None)
+            continue
+        r_tol, a_tol = default_tolerance(o.dtype)
+        r_tol = rtol if rtol is not None else r_tol
+        a_tol = atol if atol is not None else a_tol
+        x = o.detach().reshape(-1)
+        if x.is_complex():
+            x = torch.view_as_real(x).reshape(-1)
+        x = x.to(torch.float64)
+        x = torch.where(torch.isfinite(x), x, 0.0)
+        w = _weights(x.numel(), nonce + j, x.device).abs()
+        bound = float(torch.dot(w, a_tol + r_tol * x.abs()).item())
+        scale = float(torch.dot(w, x.abs()).item())
+        out.append([bound, scale])
+    return out
+
+
+def is_compile_failure(e: BaseException) -> bool:
+    try:
+        from triton.compiler.errors import CompilationError
+        from triton.runtime.errors import OutOfResources, PTXASError
+    except ImportError:  # older Triton layouts: fall back to names
+        return type(e).__name__ in {"CompilationError", "OutOfResources", "PTXASError"}
+    return isinstance(e, (CompilationError, OutOfResources, PTXASError))
+
+
+def _failure(e: BaseException) -> dict:
+    kind = "compile" if is_compile_failure(e) else "oom" if isinstance(e, torch.OutOfMemoryError) else "raise"
+    if isinstance(e, SyntaxError):
+        kind = "syntax"
+        where = f"line {e.lineno}" + (f", column {e.offset}" if e.offset else "")
+        return {"ok": False, "kind": kind, "error": f"syntax error at {where}: {e.msg}", "trace": traceback.format_exc()}
+    text = f"{type(e).__name__}: {e}".strip()
+    return {"ok": False, "kind": kind, "error": text if len(text) < 600 else text[:600] + "…", "trace": traceback.format_exc()}
