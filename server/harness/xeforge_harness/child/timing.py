@@ -40,7 +40,7 @@ TARGET_BATCH_US = 20000.0
 MAX_BATCH = 256
 BATCH_BYTES = 8 << 30  # inputs and outputs of one batch, per worker
 SOLO_RUNS = 15
-INTERFERENCE = 1.25
+INTERFERENCE = 1.5  # gross interference only: solo and interleaved medians differ by up to ~35% on a shared VM
 FULL_CHECK_EVERY = 8  # on average one batch in this many gets a full output comparison
 
 _rng = random.SystemRandom()
