@@ -1,0 +1,92 @@
+"""The judge's side of the process boundary: what survives the wire, and what a digest can tell."""
+
+import socket
+import threading
+
+import pytest
+import torch
+
+from xeforge_harness import wire
+from xeforge_harness.child.worker import digest, digest_bound
+
+
+def _trip(value):
+    """Encode in one 'process', send through a real socket pair, decode on the other side."""
+    a, b = socket.socketpair()
+    tensors: list = []
+    tree = wire.encode(value, tensors)
+    t = threading.Thread(target=wire.send, args=(a, {"v": tree}, tensors))
+    t.start()
+    header, got = wire.recv(b)
+    t.join()
+    a.close()
+    b.close()
+    return wire.decode(header["v"], got), header["v"]
+
+
+def test_plain_tensors_of_every_dtype_round_trip_bit_for_bit():
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int8, torch.bool, torch.float64):
+        x = (torch.randn(3, 5) * 10).to(dtype)
+        y, _ = _trip(x)
+        assert type(y) is torch.Tensor and y.dtype == dtype and torch.equal(y, x)
+
+
+def test_structure_is_kept_exactly_and_a_tuple_is_not_a_tensor():
+    x = torch.ones(2)
+    (t,), tree_t = _trip((x,))
+    _, tree_x = _trip(x)
+    assert wire.shape_of(tree_t) != wire.shape_of(tree_x)
+    d, tree_d = _trip({"b": x, "a": 3})
+    assert set(d) == {"a", "b"} and d["a"] == 3
+
+
+def test_channels_last_inputs_keep_their_memory_format():
+    x = torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    y, _ = _trip(x)
+    assert y.is_contiguous(memory_format=torch.channels_last) and torch.equal(x, y)
+
+
+class Sneaky(torch.Tensor):
+    def __eq__(self, other):  # noqa: D105
+        return True
+
+
+def test_a_tensor_subclass_or_an_object_arrives_as_an_opaque_value_that_equals_nothing():
+    s = torch.ones(3).as_subclass(Sneaky)
+    got, tree = _trip([s, object()])
+    assert all(isinstance(g, wire.Opaque) for g in got)
+    assert got[0] != torch.ones(3)
+
+
+def test_a_malformed_message_is_an_error_not_an_object():
+    with pytest.raises(wire.WireError):
+        wire.decode({"t": 5}, [])
+    with pytest.raises(wire.WireError):
+        wire._tensor({"dtype": "object", "shape": [1]}, bytearray(8))
+    with pytest.raises(wire.WireError):
+        wire._tensor({"dtype": "float32", "shape": [4]}, bytearray(8))
+
+
+@pytest.mark.parametrize("n", [1000, 4099, 1 << 16])
+def test_a_digest_accepts_outputs_within_tolerance_and_rejects_uncomputed_ones(n):
+    dev = torch.device("cpu")
+    ref = torch.randn(n)
+    rtol = atol = 1e-4
+    nonce = 12345
+    (d_ref,) = digest([ref], nonce, dev)
+    (bound,) = digest_bound([ref], nonce, dev, rtol, atol)
+    # errors at the very edge of the tolerance, signs random: always within the bound
+    for seed in range(20):
+        g = torch.Generator().manual_seed(seed)
+        edge = (atol + rtol * ref.abs()) * torch.sign(torch.randn(n, generator=g)) * 0.99
+        (d,) = digest([ref + edge], nonce, dev)
+        assert abs(d - d_ref) <= bound, (seed, d - d_ref, bound)
+    # never computed: zeros, an empty buffer's stale contents, a shifted result
+    for wrong in (torch.zeros(n), torch.randn(n), ref.roll(1), ref * 1.01 + 0.01):
+        (d,) = digest([wrong], nonce, dev)
+        assert abs(d - d_ref) > bound
+
+
+def test_the_digest_depends_on_the_nonce():
+    ref = torch.randn(5000)
+    assert digest([ref], 1, torch.device("cpu")) != digest([ref], 2, torch.device("cpu"))
