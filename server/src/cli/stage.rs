@@ -229,14 +229,7 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
         }
         if o.status == OutcomeStatus::NoImprovement {
             for r in &o.rounds {
-                let what = r
-                    .rejected
-                    .as_ref()
-                    .map(|x| format!("rejected: {x}"))
-                    .or_else(|| r.generator_error.clone())
-                    .or_else(|| r.verdict.map(|v| v.to_string()))
-                    .unwrap_or_default();
-                println!("  round {} ({}): {what}", r.round, r.detail);
+                println!("  round {} ({}): {}", r.round, r.detail, round_outcome(r));
             }
         }
     }
@@ -245,6 +238,22 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
             let name = file.display().to_string();
             print!("{}", similar::TextDiff::from_lines(before, new.as_str()).unified_diff().header(&name, &name));
         }
+    }
+}
+
+/// What stopped a round, naming the layer: the static guard (before any device time), the harness
+/// (its verdict and why), or the generator.
+fn round_outcome(r: &crate::cover::evidence::RoundRecord) -> String {
+    if let Some(x) = &r.rejected {
+        return format!("static guard rejected it: {x}");
+    }
+    if let Some(e) = &r.generator_error {
+        return format!("generator: {e}");
+    }
+    match (r.verdict, &r.message) {
+        (Some(v), Some(m)) if !m.is_empty() => format!("harness: {v}: {m}"),
+        (Some(v), _) => format!("harness: {v}"),
+        _ => String::new(),
     }
 }
 

@@ -4,7 +4,11 @@
 //! (kernel bodies, decorators and configs; launch code too for launch-scope stages; never `Model`'s
 //! constructor, `get_inputs`/`get_init_inputs`, or imports beyond triton/math); every original kernel
 //! survives unless the stage fuses; and it introduces none of the patterns that fake results
-//! (XF901 reflection, try/except fallbacks, timing patches, threads, streams, result caches).
+//! (XF901 reflection, try/except fallbacks, timing and framework patches, threads, streams, result
+//! caches, interpreter introspection, monkey-patching, compute ops fetched by name, tensor-keyed memos
+//! and other state kept across calls, child processes and signals, native code, file writes, and work
+//! deferred to exit handlers, finalizers, tracers or hooks). Each counts only past what the original
+//! already had of its kind.
 //! A rejection is fed back to the generator; the file is never touched.
 
 use super::outline::{Outline, SuspectKind, slice, squash};
@@ -77,8 +81,22 @@ pub fn check(original: &str, candidate: &str, policy: GuardPolicy) -> Result<(),
     let (had, has) = (count(&before), count(&after));
     for (kind, n) in &has {
         if *n > had.get(kind).copied().unwrap_or(0) {
-            // Report the first occurrence past the original's count, in source order.
-            let s = after.suspects.iter().filter(|s| s.kind == *kind).nth(had.get(kind).copied().unwrap_or(0)).or_else(|| after.suspects.iter().find(|s| s.kind == *kind));
+            // Report the first occurrence the original does not have (matched by source text), else the
+            // first past the original's count, in source order.
+            let mut old: Vec<String> = before.suspects.iter().filter(|s| s.kind == *kind).map(|s| squash(slice(original, s.range))).collect();
+            let added = after.suspects.iter().filter(|s| s.kind == *kind).find(|s| {
+                let t = squash(slice(candidate, s.range));
+                match old.iter().position(|o| *o == t) {
+                    Some(i) => {
+                        old.swap_remove(i);
+                        false
+                    }
+                    None => true,
+                }
+            });
+            let s = added
+                .or_else(|| after.suspects.iter().filter(|s| s.kind == *kind).nth(had.get(kind).copied().unwrap_or(0)))
+                .or_else(|| after.suspects.iter().find(|s| s.kind == *kind));
             let (what, line) = s.map(|s| (s.what.clone(), line_of(s.range))).unwrap_or_default();
             let why = match kind {
                 SuspectKind::Obfuscated => "reflection or dynamic code hides what the candidate calls",
@@ -87,6 +105,27 @@ pub fn check(original: &str, candidate: &str, policy: GuardPolicy) -> Result<(),
                 SuspectKind::Threads => "concurrent work escapes the harness's timing",
                 SuspectKind::Streams => "work on other streams escapes the harness's timing",
                 SuspectKind::ResultCache => "results cached across calls make timing meaningless",
+                SuspectKind::Introspection => {
+                    "reaching `sys`, `os`, `gc`, frames, globals or a module's `__dict__` from a kernel file gives it a handle on the harness and the reference that the guard cannot follow"
+                }
+                SuspectKind::Monkeypatch => {
+                    "`setattr`/`delattr`, `__dict__` writes and patching rebind functions of torch, triton, the harness or an imported module, which can falsify timing or results"
+                }
+                SuspectKind::OpByName => {
+                    "looking a PyTorch compute op up by its name hides a call to the reference implementation where a Triton kernel should do the work"
+                }
+                SuspectKind::TensorMemo => {
+                    "a lookup keyed by a tensor's id, pointer, shape, hash or values can hand back stored outputs on repeated calls, so the timed calls skip the kernel"
+                }
+                SuspectKind::CallState => {
+                    "a module-level, `self.` or default-argument dict written inside a function keeps results between calls; the harness calls the model repeatedly and would time the replays"
+                }
+                SuspectKind::Processes => "forked or spawned processes and signal handlers run outside the timed call and can reach the harness",
+                SuspectKind::NativeCode => "`ctypes`, `cffi`, `mmap` and compiled extensions write memory and run code the guard cannot read",
+                SuspectKind::FileWrite => "writing, moving or deleting files can alter the harness, the reference or cached results outside the candidate",
+                SuspectKind::Deferred => {
+                    "exit handlers, finalizers, tracers, module hooks and `__del__` run outside or around the timed call, where they can patch results or timing"
+                }
             };
             return Err(Rejection { rule: kind.label().into(), message: format!("`{what}`: {why}"), line });
         }
@@ -271,6 +310,156 @@ mod tests {
     fn fallbacks_are_rejected() {
         let cand = ORIGINAL.replace("        k[(1,)](x, x.numel(), BLOCK=64)\n", "        try:\n            k[(1,)](x, x.numel(), BLOCK=64)\n        except Exception:\n            return x * 1\n");
         assert_eq!(check(ORIGINAL, &cand, LAUNCH).unwrap_err().rule, "try/except fallback");
+    }
+
+    /// The candidate: ORIGINAL with `lines` (indented for `forward`) just before `return x`.
+    fn in_forward(lines: &str) -> String {
+        let body: String = lines.lines().map(|l| format!("        {l}\n")).collect();
+        ORIGINAL.replace("        return x\n", &format!("{body}        return x\n"))
+    }
+
+    /// Every spelling is rejected under `rule`, naming the construct and saying why.
+    fn rejects(rule: &str, why: &str, spellings: &[(&str, &str)]) {
+        for (lines, what) in spellings {
+            let r = check(ORIGINAL, &in_forward(lines), LAUNCH).expect_err(lines);
+            assert_eq!(r.rule, rule, "{lines}: {r}");
+            assert!(r.message.contains(why), "{lines}: {r}");
+            assert!(r.message.contains(what), "{lines}: {r}");
+            assert!(r.line.is_some_and(|l| l >= 15), "{lines}: {r}");
+        }
+    }
+
+    #[test]
+    fn interpreter_introspection_is_rejected() {
+        rejects(
+            "interpreter introspection",
+            "handle on the harness",
+            &[
+                ("mods = torch.sys.modules", "torch.sys"),
+                ("env = triton.os.environ", "triton.os"),
+                ("g = k.fn.__globals__", "__globals__"),
+                ("subs = ().__class__.__bases__[0].__subclasses__()", "__bases__"),
+                ("ns = vars(torch)", "vars(torch)"),
+                ("import gc\nobjs = gc.get_objects()", "gc"),
+            ],
+        );
+    }
+
+    #[test]
+    fn monkey_patching_is_rejected() {
+        rejects(
+            "monkey-patching",
+            "rebind functions of torch",
+            &[
+                ("setattr(torch.cuda.Event, 'elapsed_time', lambda a, b: 1.0)", "setattr(torch.cuda.Event"),
+                ("torch.__dict__['mm'] = lambda a, b: a", "torch.__dict__['mm']"),
+                ("vars(torch).update(mm=None)", "vars(torch).update"),
+                ("delattr(triton.testing, 'do_bench')", "delattr"),
+            ],
+        );
+        rejects(
+            "patched timing or framework function",
+            "falsify timing",
+            &[
+                ("torch.cuda.Event.record = lambda *a: None", "torch.cuda.Event.record"),
+                ("Ev = torch.cuda.Event\nEv.elapsed_time = lambda a, b: 1.0", "Ev.elapsed_time"),
+            ],
+        );
+    }
+
+    #[test]
+    fn compute_ops_fetched_by_name_are_rejected() {
+        rejects(
+            "compute op fetched by name",
+            "reference implementation",
+            &[
+                ("y = getattr(torch, 'matmul')(x, x)", "matmul"),
+                ("y = getattr(torch.ops.aten, 'addmm')", "addmm"),
+                ("y = getattr(x, 'softmax')(-1)", "softmax"),
+            ],
+        );
+        // A literal that names no op is what it always was: allowed.
+        assert_eq!(check(ORIGINAL, &in_forward("dt = getattr(torch, 'float16')"), LAUNCH), Ok(()));
+    }
+
+    #[test]
+    fn tensor_keyed_memos_are_rejected() {
+        rejects(
+            "memo keyed by tensor",
+            "stored outputs on repeated calls",
+            &[
+                ("self._memo[id(x)] = x", "self._memo[id(x)]"),
+                ("key = (x.data_ptr(), x.shape)\nif key in self._outs:\n    return self._outs[key]", "key in self._outs"),
+                ("_OUTS[x.sum().item()] = x", "_OUTS[x.sum().item()]"),
+            ],
+        );
+    }
+
+    #[test]
+    fn state_kept_across_calls_is_rejected() {
+        rejects(
+            "state kept across calls",
+            "keeps results between calls",
+            &[("n = x.numel()\nself._cache[n] = x", "self._cache[n]"), ("_RESULTS.setdefault(x.numel(), x)", "_RESULTS.setdefault")],
+        );
+        // A module-level dict written from forward.
+        let cand =
+            ORIGINAL.replace("class Model", "_memo = {}\n\nclass Model").replace("        return x\n", "        _memo[x.numel()] = x\n        return x\n");
+        assert_eq!(check(ORIGINAL, &cand, LAUNCH).unwrap_err().rule, "state kept across calls");
+    }
+
+    #[test]
+    fn processes_native_code_file_writes_and_deferred_work_are_rejected() {
+        rejects(
+            "child processes or signals",
+            "run outside the timed call",
+            &[("import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)", "signal"), ("import subprocess\nsubprocess.run(['true'])", "subprocess")],
+        );
+        rejects(
+            "native code or raw memory",
+            "the guard cannot read",
+            &[("import ctypes\nctypes.memmove(0, 0, 8)", "ctypes"), ("import mmap\nm = mmap.mmap(-1, 4096)", "mmap")],
+        );
+        rejects(
+            "file-system writes",
+            "alter the harness",
+            &[("open('out.bin', 'wb').write(b'')", "open(...)"), ("torch.save(x, 'x.pt')", "torch.save"), ("x.numpy().tofile('x.bin')", "tofile")],
+        );
+        rejects(
+            "deferred or hooked work",
+            "outside or around the timed call",
+            &[("import atexit\natexit.register(print)", "atexit"), ("self.register_forward_hook(lambda m, i, o: o)", "register_forward_hook")],
+        );
+        rejects("extra streams or graphs", "other streams", &[("torch.cuda.set_stream(torch.cuda.Stream())", "torch.cuda")]);
+        let cand = ORIGINAL.replace("class Model", "class Keep:\n    def __del__(self):\n        pass\n\nclass Model");
+        assert_eq!(check(ORIGINAL, &cand, LAUNCH).unwrap_err().rule, "deferred or hooked work");
+    }
+
+    #[test]
+    fn ordinary_wrapper_edits_pass() {
+        let cand = in_forward(
+            "out = torch.empty_like(x)\nn = x.shape[0]\nblock = getattr(self, 'BLOCK', 64)\nsizes = {}\nsizes[x.shape] = n\ngrid = (triton.cdiv(n, block),)\nk[grid](out, n, BLOCK=block)",
+        );
+        assert_eq!(check(ORIGINAL, &cand, LAUNCH), Ok(()));
+        let cand = ORIGINAL.replace("@triton.jit\n", "@triton.autotune(configs=[triton.Config({'BLOCK': 64})], key=['n'])\n@triton.jit\n").replace(
+            "    pass\n",
+            "    offs = tl.arange(0, BLOCK)\n    v = tl.load(x_ptr + offs, mask=offs < n)\n    tl.store(x_ptr + offs, v, mask=offs < n)\n",
+        );
+        assert_eq!(check(ORIGINAL, &cand, KERNELS), Ok(()));
+    }
+
+    #[test]
+    fn only_what_the_candidate_adds_counts() {
+        // The original's benchmark block writes files and collects garbage; keeping it is fine.
+        let main = "\nif __name__ == '__main__':\n    import gc\n    gc.collect()\n    torch.save(get_inputs(), 'inputs.pt')\n    with open('timings.txt', 'w') as f:\n        f.write('0')\n";
+        let original = format!("{ORIGINAL}{main}");
+        let cand = original.replace("    pass\n", "    pid = tl.program_id(0)\n");
+        assert_eq!(check(&original, &cand, KERNELS), Ok(()));
+        // One more write than the original had is one too many, and the report points at the new one.
+        let cand = original.replace("        return x\n", "        open('log.txt', 'a').write('x')\n        return x\n");
+        let r = check(&original, &cand, LAUNCH).unwrap_err();
+        assert_eq!(r.rule, "file-system writes");
+        assert_eq!(r.line, Some(15));
     }
 
     #[test]

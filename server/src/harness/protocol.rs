@@ -152,7 +152,7 @@ pub struct ConfigMetadata {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompileReport {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_false")]
     pub ok: bool,
     #[serde(default)]
     pub configs: Vec<ConfigMetadata>,
@@ -182,7 +182,7 @@ pub struct VariantResult {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CorrectnessReport {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_false")]
     pub ok: bool,
     #[serde(default)]
     pub variants: Vec<VariantResult>,
@@ -192,14 +192,26 @@ pub struct CorrectnessReport {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GuardReport {
-    #[serde(default = "yes")]
+    /// `null` when the guard was never reached (an early failure): not a pass.
+    #[serde(default = "yes", deserialize_with = "null_is_false")]
     pub ok: bool,
     #[serde(default)]
     pub new_torch_ops: Vec<String>,
+    /// Library or ATen device kernels the original never launched.
+    #[serde(default)]
+    pub new_device_kernels: Vec<String>,
+    /// How the candidate interfered with the harness's recorders.
+    #[serde(default)]
+    pub tampered: Vec<String>,
 }
 
 fn yes() -> bool {
     true
+}
+
+/// The harness writes `"ok": null` for a section it never reached.
+fn null_is_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Option::<bool>::deserialize(d)?.unwrap_or(false))
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -280,6 +292,12 @@ impl Evaluation {
         if let Some(g) = &self.guard {
             if !g.new_torch_ops.is_empty() {
                 parts.push(format!("calls PyTorch operators the original did not: {}", g.new_torch_ops.join(", ")));
+            }
+            if !g.new_device_kernels.is_empty() {
+                parts.push(format!("launches device kernels that are not the file's Triton kernels: {}", g.new_device_kernels.join(", ")));
+            }
+            if !g.tampered.is_empty() {
+                parts.push(format!("interfered with the harness: {}", g.tampered.join("; ")));
             }
         }
         if parts.is_empty() && !self.log.is_empty() {
