@@ -617,6 +617,10 @@ fn reference_kind(r: &Ref) -> Option<SuspectKind> {
     use SuspectKind::*;
     let (first, prev, last, n) = (r.first, r.prev, r.last, r.len);
     Some(match (prev, last) {
+        // Probing or removing the harness's own recorders (dispatch mode, profiler) from inside the call.
+        (_, "_C" | "_python_dispatch" | "_get_current_dispatch_mode" | "_len_torch_dispatch_stack" | "_pop_torch_dispatch_stack")
+        | (_, "_profiler_enabled" | "_disable_profiler" | "_is_profiler_enabled" | "_get_dispatch_mode") => Introspection,
+        ("torch" | "autograd", "profiler") => Introspection,
         ("", "fork" | "forkpty") if n == 1 => Processes,
         ("sys", "_getframe" | "_current_frames" | "_current_exceptions" | "modules" | "meta_path" | "path_hooks" | "path_importer_cache") => Introspection,
         ("sys", "settrace" | "setprofile" | "addaudithook" | "monitoring") => Deferred,
@@ -1337,6 +1341,19 @@ pub fn slice(text: &str, r: TextRange) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn probing_the_harness_recorders_is_introspection() {
+        for src in [
+            "import torch\nx = torch._C._get_dispatch_mode(None)\n",
+            "import torch\nif torch.autograd.profiler._is_profiler_enabled:\n    pass\n",
+            "from torch.utils._python_dispatch import _get_current_dispatch_mode\nm = _get_current_dispatch_mode()\n",
+            "import torch\nwith torch.profiler.profile():\n    pass\n",
+        ] {
+            let kinds: Vec<SuspectKind> = Outline::build(src).suspects.iter().map(|s| s.kind).collect();
+            assert!(kinds.contains(&SuspectKind::Introspection), "{src}: {kinds:?}");
+        }
+    }
+
     use super::*;
 
     const SRC: &str = r#"import torch
