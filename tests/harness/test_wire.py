@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from xeforge_harness import wire
-from xeforge_harness.child.worker import digest, digest_bound
+from xeforge_harness.child.worker import digest, digest_bound, output_scales
 
 
 def _trip(value):
@@ -70,21 +70,31 @@ def test_a_malformed_message_is_an_error_not_an_object():
 @pytest.mark.parametrize("n", [1000, 4099, 1 << 16])
 def test_a_digest_accepts_outputs_within_tolerance_and_rejects_uncomputed_ones(n):
     dev = torch.device("cpu")
-    ref = torch.randn(n)
+    ref = torch.randn(n) * 3
     rtol = atol = 1e-4
-    nonce = 12345
-    (d_ref,) = digest([ref], nonce, dev)
-    (bound,) = digest_bound([ref], nonce, dev, rtol, atol)
-    # errors at the very edge of the tolerance, signs random: always within the bound
-    for seed in range(20):
-        g = torch.Generator().manual_seed(seed)
+    scales = output_scales([ref])
+    # nonces as the judge draws them: unrelated to every other generator's seed (a weight vector drawn
+    # from the same seed as the errors would be correlated with them)
+    nonces = [987_654_321 + 7_919 * k for k in range(20)]
+    bounds = {nonce: (digest([ref], nonce, dev, scales)[0], digest_bound([ref], nonce, dev, rtol, atol, scales)[0]) for nonce in nonces}
+    # errors at the very edge of the tolerance, signs random: within the bound for every nonce
+    for nonce, (d_ref, bound) in bounds.items():
+        g = torch.Generator().manual_seed(nonce % 1000)
         edge = (atol + rtol * ref.abs()) * torch.sign(torch.randn(n, generator=g)) * 0.99
-        (d,) = digest([ref + edge], nonce, dev)
-        assert abs(d - d_ref) <= bound, (seed, d - d_ref, bound)
-    # never computed: zeros, an empty buffer's stale contents, a shifted result
-    for wrong in (torch.zeros(n), torch.randn(n), ref.roll(1), ref * 1.01 + 0.01):
-        (d,) = digest([wrong], nonce, dev)
-        assert abs(d - d_ref) > bound
+        (d,) = digest([ref + edge], nonce, dev, scales)
+        assert abs(d - d_ref) <= bound, (nonce, d - d_ref, bound)
+    # never computed (zeros, stale memory, a shifted result) or computed wrong (1% off, a linear
+    # combination of the inputs' digests): caught on nearly every call; one call may be unlucky
+    x, y = ref / 2 + 0.1, ref / 2 - 0.1
+    for wrong in (torch.zeros(n), torch.randn(n), ref.roll(1), ref * 1.01 + 0.01, None):
+        caught = 0
+        for nonce, (d_ref, bound) in bounds.items():
+            if wrong is None:  # Σw·sin(x+y) is not Σw·sin(x) + Σw·sin(y)
+                d = digest([x], nonce, dev, scales)[0] + digest([y], nonce, dev, scales)[0]
+            else:
+                (d,) = digest([wrong], nonce, dev, scales)
+            caught += abs(d - d_ref) > bound
+        assert caught >= 16, (wrong if wrong is None else wrong[:4], caught)
 
 
 def test_the_digest_depends_on_the_nonce():

@@ -44,6 +44,9 @@ INTERFERENCE = 1.5  # gross interference only: solo and interleaved medians diff
 FULL_CHECK_EVERY = 8  # on average one batch in this many gets a full output comparison
 
 _rng = random.SystemRandom()
+PREPARE_SLACK = 1.25  # the candidate's input-making may take this much longer than the trusted's, free
+PREPARE_FLOOR_US = 300.0
+PREPARE_WORK = 0.25  # extra input-making time, as a share of the candidate's batch time, that rejects it
 PAUSE = os.environ.get("XEFORGE_HARNESS_PAUSE", "1") == "1"
 
 
@@ -69,22 +72,54 @@ def _name(variant) -> str:
     return variant.name if variant is not None else "default"
 
 
-def _n_outputs(problem, name: str) -> int:
-    return sum(hasattr(t, "numel") for t in flatten(problem.refs[name][0].outputs))
+def _n_outputs(problem, name: str) -> list[int]:
+    """The element count of each tensor output (complex ones counted as pairs of reals)."""
+    return [t.numel() * (2 if t.is_complex() else 1) for t in flatten(problem.refs[name][0].outputs) if hasattr(t, "numel")]
 
 
-def _before(judge, side: str) -> None:
+def _scales(problem, name: str) -> list[float]:
+    from .worker import output_scales
+
+    return output_scales(flatten(problem.refs[name][0].outputs))
+
+
+class _Awake:
+    """Calls to the candidate's worker, which is kept stopped (SIGSTOP, its whole group) between them.
+
+    During the timed loop the candidate runs only while it serves a request, so no thread of it can
+    compute the next outputs ahead, or load the machine, while the judge or the original is busy.
+    """
+
+    def __init__(self, judge, pause: bool):
+        self.judge = judge
+        self.pause = pause and PAUSE
+
+    def __call__(self, msg: dict, what: str):
+        link = self.judge.candidate
+        if self.pause:
+            link.resume()
+        try:
+            return self.judge.candidate_call(msg, what=what)
+        finally:
+            if self.pause:
+                link.pause()
+
+
+def _before(judge, side: str, candidate_call) -> None:
     """Flush L2 (trusted), then leave the device on the other side's context, for both sides alike."""
     judge.trusted_call({"op": "flush"})
     if side == "A":
-        judge.candidate_call({"op": "touch"}, what="touching the device")
+        candidate_call({"op": "touch"}, what="touching the device")
 
 
-def _timed_go(judge, link, name: str) -> tuple[float, list]:
-    call = judge.trusted_call if link is judge.trusted else judge.candidate_call
+def _timed(call, name: str) -> tuple[float, list]:
     start = time.perf_counter()
     reply, _ = call({"op": "go", "variant": name}, what="timed call")
     return (time.perf_counter() - start) * 1e6, reply.get("digests")
+
+
+def _timed_go(judge, link, name: str) -> tuple[float, list]:
+    return _timed(judge.trusted_call if link is judge.trusted else judge.candidate_call, name)
 
 
 def solo(judge, problem, variant) -> dict:
@@ -93,11 +128,12 @@ def solo(judge, problem, variant) -> dict:
     trusted = judge.trusted_call
     outputs = _n_outputs(problem, name)
     seeds, nonces = _fresh(1)
-    trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "outputs": outputs})
+    scales = _scales(problem, name)
+    trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales})
     trusted({"op": "warm", "variant": name, "n": max(3, judge.args.warmup // 4)})
     probe = []
     for _ in range(5):
-        _before(judge, "A")  # the candidate's worker has imported nothing yet: its touch is the harness's
+        _before(judge, "A", judge.candidate_call)  # the candidate's worker has imported nothing yet
         probe.append(_timed_go(judge, judge.trusted, name)[0])
     call_us = max(1.0, median(probe))
     ref = problem.refs[name][0]
@@ -107,8 +143,8 @@ def solo(judge, problem, variant) -> dict:
     times = []
     for _ in range(SOLO_RUNS):
         seeds, nonces = _fresh(batch)
-        trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "outputs": outputs})
-        _before(judge, "A")
+        trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales})
+        _before(judge, "A", judge.candidate_call)
         times.append(_timed_go(judge, judge.trusted, name)[0] / batch)
     return {"batch": batch, "us": median(times), "probe_us": call_us}
 
@@ -123,11 +159,25 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     atol = variant.atol if variant is not None else None
 
     outputs = _n_outputs(problem, name)
+    scales = _scales(problem, name)
 
-    def prepare(seeds, nonces):
-        msg = {"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "outputs": outputs}
+    awake = _Awake(judge, pause=False)
+
+    def prepare(seeds, nonces) -> float:
+        """Both workers make the batch's inputs; returns the candidate's time beyond the trusted's, in µs.
+
+        Making inputs is untimed, but it is the candidate's code that runs: time it spends there
+        beyond what the trusted worker needs for the same inputs (computing outputs ahead, say) is
+        charged to its timed batch.
+        """
+        msg = {"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales}
+        t0 = time.perf_counter()
         judge.trusted_call(msg)
-        judge.candidate_call({**msg, "inputs_file": inputs_file}, what="making timed inputs")
+        t1 = time.perf_counter()
+        awake({**msg, "inputs_file": inputs_file}, what="making timed inputs")
+        t2 = time.perf_counter()
+        trusted_us, cand_us = (t1 - t0) * 1e6, (t2 - t1) * 1e6
+        return max(0.0, cand_us - PREPARE_SLACK * trusted_us - PREPARE_FLOOR_US)
 
     # Warm-up: compiles, autotuner searches and caches happen here, never inside a timed call.
     prepare(*_fresh(batch))
@@ -138,42 +188,61 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         return {"meaningful": False, "reason": "rejected", "rejected":
                 f"the candidate left {len(stray)} process(es) running outside its process group before timing"}
 
-    base, cand, checked, full = [], [], 0, 0
-    for i in range(args.runs):
-        seeds, nonces = _fresh(batch)
-        prepare(seeds, nonces)
-        order = ("A", "B") if i % 2 == 0 else ("B", "A")
-        digests = {}
-        for side in order:
-            _before(judge, side)
-            if side == "A":
-                if PAUSE:
-                    candidate.pause()
-                try:
+    base, cand, checked, full, charged = [], [], 0, 0, []
+    awake = _Awake(judge, pause=True)
+    if awake.pause:
+        candidate.pause()
+    try:
+        for i in range(args.runs):
+            seeds, nonces = _fresh(batch)
+            extra = prepare(seeds, nonces)
+            charged.append(extra)
+            order = ("A", "B") if i % 2 == 0 else ("B", "A")
+            digests = {}
+            for side in order:
+                _before(judge, side, awake)
+                if side == "A":
                     us, digests["A"] = _timed_go(judge, trusted, name)
-                finally:
-                    if PAUSE:
-                        candidate.resume()
-                base.append(us / batch)
-            else:
-                us, digests["B"] = _timed_go(judge, candidate, name)
-                cand.append(us / batch)
-        if trusted.stopped_by_someone():
-            return {"meaningful": False, "reason": "rejected",
-                    "rejected": "the original's process was stopped or continued by a signal the harness did not send, during timing"}
-        reply, _ = judge.trusted_call({"op": "bounds", "variant": name, "rtol": rtol, "atol": atol})
-        bad = _digest_mismatch(reply["digests"], reply["bounds"], digests["B"])
-        if bad is not None:
-            return {"meaningful": False, "reason": "incorrect", "incorrect": f"{variant.name if variant else name}, timed run {i + 1}, call {bad}: "
-                    "the candidate's outputs differ from the reference's (digest check of a timed call)"}
-        checked += batch
-        if _rng.randrange(FULL_CHECK_EVERY) == 0 or i == args.runs - 1:
-            index = _rng.randrange(batch)
-            reason = _full_check(judge, name, variant, index)
-            if reason is not None:
-                return {"meaningful": False, "reason": "incorrect", "incorrect": f"timed run {i + 1}: {reason}"}
-            full += 1
+                    base.append(us / batch)
+                else:
+                    us, digests["B"] = _timed(awake, name)
+                    cand.append((us + extra) / batch)
+            outcome = _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol)
+            if outcome is not None:
+                return outcome
+            checked += batch
+            if _rng.randrange(FULL_CHECK_EVERY) == 0 or i == args.runs - 1:
+                if awake.pause:
+                    candidate.resume()
+                reason = _full_check(judge, name, variant, _rng.randrange(batch))
+                if awake.pause:
+                    candidate.pause()
+                if reason is not None:
+                    return {"meaningful": False, "reason": "incorrect", "incorrect": f"timed run {i + 1}: {reason}"}
+                full += 1
+    finally:
+        if awake.pause:
+            candidate.resume()
+    return _summary(args, variant, batch, solo_info, base, cand, checked, full, charged)
 
+
+def _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol) -> dict | None:
+    if judge.trusted.stopped_by_someone():
+        return {"meaningful": False, "reason": "rejected",
+                "rejected": "the original's process was stopped or continued by a signal the harness did not send, during timing"}
+    reply, _ = judge.trusted_call({"op": "bounds", "variant": name, "rtol": rtol, "atol": atol})
+    bad = _digest_mismatch(reply["digests"], reply["bounds"], digests["B"])
+    if bad is not None:
+        return {"meaningful": False, "reason": "incorrect", "incorrect": f"{variant.name if variant else name}, timed run {i + 1}, call {bad}: "
+                "the candidate's outputs differ from the reference's (digest check of a timed call)"}
+    return None
+
+
+def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged: list[float]) -> dict:
+    if median(charged) > PREPARE_WORK * median(cand) * batch:
+        return {"meaningful": False, "reason": "rejected", "rejected":
+                f"the candidate's process works while its timed inputs are made (a median {median(charged):.0f} µs per batch more "
+                "than the original's process needs for the same inputs): work moved out of the timed calls"}
     ratios = [b / c for b, c in zip(base, cand) if c > 0]
     raw_lo, raw_hi = median_ci(ratios)
     lo, hi = raw_lo / (1 + RESOLUTION), raw_hi * (1 + RESOLUTION)
@@ -190,6 +259,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         "solo_baseline_us": round(solo_info["us"], 3),
         "digests_checked": checked,
         "full_checks": full,
+        "prepare_charged_us": round(sum(charged), 1),
         "variant": _name(variant),
         "method": "judge-side clock around each batch of calls in separate original and candidate processes; fresh inputs per "
                   "batch; every call's output digest checked, a random sample compared in full; 256 MiB L2 flush by the trusted "

@@ -252,7 +252,8 @@ class Worker:
         for s, n in zip(msg["seeds"], msg["nonces"]):
             args = self._make_inputs(name, s, on_device=True)
             self.batch.append({"args": args, "nonce": n, "pristine": inputs.clone_args(args) if keep else None,
-                               "weights": [_weights(n + j, self.dev) for j in range(msg.get("outputs", 1))]})
+                               "weights": [_weights(n + j, self.dev, numel) for j, numel in enumerate(msg.get("numels") or [])],
+                               "scales": list(msg.get("scales") or [])})
         device.synchronize(self.kind)
         return {}, []
 
@@ -269,7 +270,7 @@ class Worker:
             for item in self.batch:
                 item["out"] = fn(*item["args"])
             for item in self.batch:
-                values.append(digest_values(flatten(item["out"]), item["weights"]))
+                values.append(digest_values(flatten(item["out"]), item["weights"], item["scales"]))
             flat = torch.stack([v for vs in values for v in vs]).tolist() if any(values) else []
         digests, k = [], 0
         for vs in values:  # one transfer for the whole batch, then split per call
@@ -299,8 +300,8 @@ class Worker:
             for item in self.batch:
                 out = item["out"] if ref is orig else ref(*item["pristine"])
                 refs.append(flatten(out))
-        return {"digests": [digest(r, item["nonce"], self.dev) for r, item in zip(refs, self.batch)],
-                "bounds": [digest_bound(r, item["nonce"], self.dev, msg.get("rtol"), msg.get("atol"))
+        return {"digests": [digest(r, item["nonce"], self.dev, item["scales"]) for r, item in zip(refs, self.batch)],
+                "bounds": [digest_bound(r, item["nonce"], self.dev, msg.get("rtol"), msg.get("atol"), item["scales"])
                            for r, item in zip(refs, self.batch)]}, []
 
     def op_outputs(self, msg: dict, _t) -> tuple[dict, list]:
@@ -340,13 +341,20 @@ class Worker:
         return {}, []
 
 
-DIGEST_PERIOD = 4096  # weights repeat with this period: the digest is one matrix-vector product
+DIGEST_PERIOD = 4096  # an output is read as rows of this length: the digest is a matrix-vector product
 DIGEST_SIGMAS = 8.0
 
 
-def _weights(nonce: int, dev: torch.device) -> torch.Tensor:
+def _weights(nonce: int, dev: torch.device, numel: int = DIGEST_PERIOD) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row weights u (one per column) and v (one per row): element (b, a) weighs u[a]·v[b].
+
+    A weight per element without storing one: every element's weight is a product of independent
+    uniform numbers, so no two elements share a weight and errors cannot hide in a shared one.
+    """
     gen = torch.Generator(device=dev).manual_seed(nonce)
-    return torch.rand(DIGEST_PERIOD, generator=gen, device=dev, dtype=torch.float32) * 2 - 1
+    u = torch.rand(DIGEST_PERIOD, generator=gen, device=dev, dtype=torch.float32) * 2 - 1
+    v = torch.rand(max(1, -(-numel // DIGEST_PERIOD)), generator=gen, device=dev, dtype=torch.float32) * 2 - 1
+    return u, v
 
 
 def _flat(o: torch.Tensor) -> torch.Tensor:
@@ -356,56 +364,73 @@ def _flat(o: torch.Tensor) -> torch.Tensor:
     return x.float()
 
 
-def _fold(x: torch.Tensor) -> torch.Tensor:
-    """Σ over residue classes mod DIGEST_PERIOD: x[i] lands in slot i % DIGEST_PERIOD."""
-    n = x.numel()
-    m = n // DIGEST_PERIOD
-    folded = x[: m * DIGEST_PERIOD].view(m, DIGEST_PERIOD).sum(0) if m else torch.zeros(DIGEST_PERIOD, device=x.device)
-    tail = x[m * DIGEST_PERIOD:]
-    if tail.numel():
-        folded[: tail.numel()] += tail
-    return folded
+def _scale(scales: list, j: int) -> float:
+    return float(scales[j]) if j < len(scales) and scales[j] and scales[j] > 0 else 1.0
 
 
-def digest_values(outputs: list, weights: list) -> list[torch.Tensor]:
-    """One number per output tensor, Σ w[i % P]·x[i], left on the device (no synchronisation)."""
+def digest_values(outputs: list, weights: list, scales: list = ()) -> list[torch.Tensor]:
+    """One number per output tensor, Σ u[a]·v[b]·sin(x[b, a] / s), left on the device (no sync).
+
+    The sine makes the digest nonlinear in the output, so it cannot be assembled from digests of the
+    inputs (Σw·(x+y) = Σw·x + Σw·y would let an element-wise kernel be skipped); `s`, the reference
+    output's RMS, keeps its argument of order one. |sin a − sin b| ≤ |a − b|, so tolerances carry over.
+    """
     out = []
-    for o, w in zip([o for o in outputs if isinstance(o, torch.Tensor)], weights):
-        x = _flat(o)
+    for j, (o, (u, v)) in enumerate(zip([o for o in outputs if isinstance(o, torch.Tensor)], weights)):
+        x = torch.sin(_flat(o) / _scale(scales, j))
         m = x.numel() // DIGEST_PERIOD
-        d = torch.mv(x[: m * DIGEST_PERIOD].view(m, DIGEST_PERIOD), w).sum() if m else torch.zeros((), device=x.device)
+        if v.numel() < m + (x.numel() % DIGEST_PERIOD > 0):
+            out.append(torch.tensor(float("nan"), device=x.device))  # an output of another size than the reference's
+            continue
+        d = torch.dot(torch.mv(x[: m * DIGEST_PERIOD].view(m, DIGEST_PERIOD), u), v[:m]) if m else torch.zeros((), device=x.device)
         tail = x[m * DIGEST_PERIOD:]
-        out.append(d + torch.dot(tail, w[: tail.numel()]) if tail.numel() else d)
+        out.append(d + torch.dot(tail, u[: tail.numel()]) * v[m] if tail.numel() else d)
     return out
 
 
-def digest(outputs: list, nonce: int, dev: torch.device) -> list:
-    count = sum(isinstance(o, torch.Tensor) for o in outputs)
-    values = digest_values(outputs, [_weights(nonce + j, dev) for j in range(count)])
+def _tensor_outputs(outputs: list) -> list[torch.Tensor]:
+    return [o for o in outputs if isinstance(o, torch.Tensor)]
+
+
+def digest(outputs: list, nonce: int, dev: torch.device, scales: list = ()) -> list:
+    tensors = _tensor_outputs(outputs)
+    weights = [_weights(nonce + j, dev, o.numel() * (2 if o.is_complex() else 1)) for j, o in enumerate(tensors)]
+    values = digest_values(tensors, weights, scales)
     return torch.stack(values).tolist() if values else []
 
 
-def digest_bound(outputs: list, nonce: int, dev: torch.device, rtol, atol) -> list:
+def digest_bound(outputs: list, nonce: int, dev: torch.device, rtol, atol, scales: list = ()) -> list:
     """Per output: how far an output within rtol/atol of this one may move the digest.
 
-    With w random and independent of the error e (|e[i]| ≤ t[i] = atol + rtol·|ref[i]|), the digest
-    error Σ_k w[k]·E[k] (E[k] the sum of e over residue class k) has standard deviation at most
-    sqrt(Σ_k T[k]²/3); DIGEST_SIGMAS of those, plus float32 rounding, is the bound. An output that
-    was not computed misses it by orders of magnitude.
+    For a fixed error e with |e[i]| ≤ t[i] = (atol + rtol·|ref[i]|) / s (the sine is 1-Lipschitz)
+    and weights u[a]·v[b] drawn independently of it, the digest error has mean 0 and standard
+    deviation at most sqrt(Σ t²)/3 (E[u²] = E[v²] = 1/3). DIGEST_SIGMAS of those, plus float32
+    rounding, is the bound. An output that was not computed misses it by far.
     """
     out = []
-    for o in outputs:
-        if not isinstance(o, torch.Tensor):
-            continue
+    for j, o in enumerate(_tensor_outputs(outputs)):
         r_tol, a_tol = default_tolerance(o.dtype)
         r_tol = rtol if rtol is not None else r_tol
         a_tol = atol if atol is not None else a_tol
         x = _flat(o)
         x = torch.where(torch.isfinite(x), x, torch.zeros_like(x))
-        spread = float(torch.sqrt((_fold(a_tol + r_tol * x.abs()) ** 2).sum() / 3).item())
-        rounding = 1e-5 * float(torch.sqrt((_fold(x.abs()) ** 2).sum()).item()) + 1e-6
+        t = (a_tol + r_tol * x.abs()) / _scale(scales, j)
+        spread = float(torch.linalg.vector_norm(t).item()) / 3
+        rounding = 1e-5 * (x.numel() ** 0.5) + 1e-6
         out.append(DIGEST_SIGMAS * spread + rounding)
     return out
+
+
+def output_scales(outputs: list) -> list[float]:
+    """The RMS of each tensor output over its finite elements (1 where it has none)."""
+    scales = []
+    for o in outputs:
+        if isinstance(o, torch.Tensor):
+            x = _flat(o)
+            x = x[torch.isfinite(x)]
+            rms = float(x.pow(2).mean().sqrt().item()) if x.numel() else 0.0
+            scales.append(rms if rms > 0 else 1.0)
+    return scales
 
 
 def is_compile_failure(e: BaseException) -> bool:
