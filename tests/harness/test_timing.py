@@ -41,3 +41,13 @@ def test_on_the_interpreter_no_speedup_is_claimed_and_no_metadata_invented(serve
     assert reply["verdict"] == "correct"
     assert reply["timing"]["meaningful"] is False and "speedup" not in reply["timing"]
     assert reply["compile"]["configs"] == [] and reply["compile"]["metadata_available"] is False
+
+
+def test_a_real_fusion_is_correct_on_the_interpreter_and_accepted_on_a_gpu(serve):
+    args = evaluate_args("fixtures/add_scale_fused.py", "add_scale", family="bench-gpu" if ON_GPU else "ci", no_timing=False)
+    reply = serve.request("evaluate", args)
+    if not ON_GPU:
+        assert reply["verdict"] == "correct", reply
+        return
+    assert reply["verdict"] == "accepted", reply["timing"]
+    assert reply["timing"]["speedup_ci95"][0] > 1.2, reply["timing"]

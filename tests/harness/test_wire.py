@@ -70,7 +70,7 @@ def test_a_malformed_message_is_an_error_not_an_object():
 @pytest.mark.parametrize("n", [1000, 4099, 1 << 16])
 def test_a_digest_accepts_outputs_within_tolerance_and_rejects_uncomputed_ones(n):
     dev = torch.device("cpu")
-    ref = torch.randn(n) * 3
+    ref = torch.randn(n, generator=torch.Generator().manual_seed(n)) * 3
     rtol = atol = 1e-4
     scales = output_scales([ref])
     # nonces as the judge draws them: unrelated to every other generator's seed (a weight vector drawn
@@ -83,10 +83,11 @@ def test_a_digest_accepts_outputs_within_tolerance_and_rejects_uncomputed_ones(n
         edge = (atol + rtol * ref.abs()) * torch.sign(torch.randn(n, generator=g)) * 0.99
         (d,) = digest([ref + edge], nonce, dev, scales)
         assert abs(d - d_ref) <= bound, (nonce, d - d_ref, bound)
-    # never computed (zeros, stale memory, a shifted result) or computed wrong (1% off, a linear
-    # combination of the inputs' digests): caught on nearly every call; one call may be unlucky
+    # never computed (zeros, stale memory, a shifted result): caught on nearly every call; computed
+    # slightly wrong (1% off) or assembled from the inputs' digests: caught on most calls, so on some
+    # call of every timed run (a run checks hundreds)
     x, y = ref / 2 + 0.1, ref / 2 - 0.1
-    for wrong in (torch.zeros(n), torch.randn(n), ref.roll(1), ref * 1.01 + 0.01, None):
+    for wrong, least in ((torch.zeros(n), 19), (torch.randn(n), 19), (ref.roll(1), 19), (ref * 1.01 + 0.01, 8), (None, 8)):
         caught = 0
         for nonce, (d_ref, bound) in bounds.items():
             if wrong is None:  # Σw·sin(x+y) is not Σw·sin(x) + Σw·sin(y)
@@ -94,7 +95,7 @@ def test_a_digest_accepts_outputs_within_tolerance_and_rejects_uncomputed_ones(n
             else:
                 (d,) = digest([wrong], nonce, dev, scales)
             caught += abs(d - d_ref) > bound
-        assert caught >= 16, (wrong if wrong is None else wrong[:4], caught)
+        assert caught >= least, (wrong if wrong is None else wrong[:4], caught)
 
 
 def test_the_digest_depends_on_the_nonce():

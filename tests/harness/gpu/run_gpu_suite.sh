@@ -6,8 +6,9 @@
 #
 # Uses whatever python3 has (torch, triton; pytest and PyYAML if present). If <repo>/.whl/*.whl exist
 # they are installed into /tmp/site first (for machines without PyYAML or pytest and no network).
-# Writes into $OUT: suite.log (everything printed), probe.json, summary.json (timing and, without
-# pytest, verdict checks), pytest.xml (when pytest is there). Exit status 0 iff every check passed.
+# Writes into $OUT: suite.log (everything printed), probe.json, pytest.log and pytest*.xml (when pytest is
+# there; else summary.json from the pytest-free driver), harness_separation.md when XEFORGE_BEFORE names
+# an earlier harness package (the before/after overhead and noise bench). Exit status 0 iff every check passed.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,15 +39,32 @@ echo "== probe"
 
 rc_pytest=0
 if [ "$have_pytest" = 1 ]; then
-    echo "== pytest (XEFORGE_TEST_DEVICE=$device)"
-    (cd "$repo" && XEFORGE_TEST_DEVICE="$device" timeout 300 "$py" -m pytest -q -p no:cacheprovider tests/harness --junitxml="$OUT/pytest.xml")
+    # Everything but the timing tests in parallel (pytest-xdist where present: verdicts do not depend
+    # on a quiet device), then the timing tests alone, serially.
+    par=""; "$py" -c 'import xdist' 2>/dev/null && par="-n ${XEFORGE_GPU_WORKERS:-6}"
+    echo "== pytest (XEFORGE_TEST_DEVICE=$device) $par"
+    (cd "$repo" && XEFORGE_TEST_DEVICE="$device" timeout "${XEFORGE_GPU_PYTEST_S:-330}" "$py" -m pytest -q -p no:cacheprovider $par \
+        --ignore=tests/harness/test_timing.py tests/harness --junitxml="$OUT/pytest.xml" -rA 2>&1 | grep -v "^USDT" > "$OUT/pytest.log")
     rc_pytest=$?
+    tail -n 60 "$OUT/pytest.log"
+    echo "== pytest timing (serial)"
+    (cd "$repo" && XEFORGE_TEST_DEVICE="$device" timeout 200 "$py" -m pytest -q -p no:cacheprovider tests/harness/test_timing.py \
+        --junitxml="$OUT/pytest-timing.xml")
+    rc=$?; [ "$rc" = 0 ] || rc_pytest=$rc
 fi
 
-echo "== driver: timing checks, summary"
-verdict_flag=""; [ "$have_pytest" = 0 ] && verdict_flag="--verdicts"
-timeout 240 "$py" "$here/gpu_suite.py" --device "$device" --out "$OUT" $verdict_flag
-rc_driver=$?
+rc_driver=0
+if [ "$have_pytest" = 0 ]; then
+    echo "== driver: verdicts and timing without pytest"
+    timeout 240 "$py" "$here/gpu_suite.py" --device "$device" --out "$OUT" --verdicts
+    rc_driver=$?
+fi
+
+if [ -n "${XEFORGE_BEFORE:-}" ] && [ -d "$XEFORGE_BEFORE" ]; then
+    echo "== bench: process separation, before ($XEFORGE_BEFORE) and after"
+    timeout "${XEFORGE_BENCH_S:-200}" "$py" "$repo/tests/bench/harness_separation.py" --before "$XEFORGE_BEFORE" --device "$device" \
+        --rounds "${XEFORGE_BENCH_ROUNDS:-1}" --out "$OUT/harness_separation.md" 2>&1 | grep -v "^USDT"
+fi
 
 echo "== done in $(( $(date +%s) - start )) s: pytest rc=$rc_pytest, driver rc=$rc_driver (yaml=$have_yaml)"
 [ "$rc_pytest" = 0 ] && [ "$rc_driver" = 0 ]

@@ -26,6 +26,7 @@ from ..spec import Spec, SpecError, Variant, load_spec
 from . import guard, source, timing
 from .compare import compare_one, default_tolerance, fingerprint, flatten
 from .link import Died, Failed, Hung, Link
+from .worker import give_to_sandbox
 
 JUDGE_GRACE_S = 5.0  # the judge's own bookkeeping after the candidate's deadline
 
@@ -88,6 +89,16 @@ class Judge:
         if hasattr(phase, "group"):
             phase.group(self.candidate.pid)
         self.kind = kind
+
+    def _give(self, path: str) -> str:
+        """A copy of `path` in the candidate's own directory, readable by whoever the candidate runs as."""
+        folder = os.path.join(self.dirs[1], "files")
+        os.makedirs(folder, exist_ok=True)
+        target = os.path.join(folder, os.path.basename(path))
+        if not os.path.exists(target):
+            shutil.copyfile(path, target)
+        give_to_sandbox(folder)
+        return target
 
     def close(self) -> None:
         for link in (self.candidate, self.trusted):
@@ -157,8 +168,16 @@ class Judge:
             self.set_phase("reference:timing")
             solo = timing.solo(self, problem, timed)
 
+        reaching = source.new_reaching(source.read(args.kernel), source.read(args.candidate))
+        if reaching:
+            shown = ", ".join(f"`{c}` (line {n})" for c, n in reaching[:4])
+            raise Stop(P.REJECTED, f"the candidate reaches into the interpreter's internals ({shown}): code that can rewrite "
+                       "the harness's recorders in its own process is not run")
+
         self.set_phase("candidate:import")
-        reply, _ = self.candidate_call({"op": "load", "files": {"candidate": args.candidate}, "spec": args.spec}, what="importing")
+        files = {"candidate": self._give(args.candidate)}
+        reply, _ = self.candidate_call({"op": "load", "files": files, "spec": self._give(args.spec) if args.spec else None},
+                                       what="importing")
         if not reply["has_model"]["candidate"]:
             raise Stop(P.COMPILE_ERROR, "the candidate defines no class Model")
 

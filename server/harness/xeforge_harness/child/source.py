@@ -63,3 +63,51 @@ def precision_changes(original: str, candidate: str) -> list[str]:
     """Human-readable differences: `bfloat16: 0 → 2`."""
     a, b = precision(original), precision(candidate)
     return [f"{k}: {a.get(k, 0)} → {b.get(k, 0)}" for k in sorted(set(a) | set(b)) if a.get(k, 0) != b.get(k, 0)]
+
+
+# Constructs through which code can reach, and rewrite, the harness's in-process recorders or the
+# interpreter's state: modules, and attributes that only introspection needs.
+_REACHING_MODULES = {"inspect", "gc", "ctypes", "cffi", "importlib", "xeforge_harness", "_thread", "builtins",
+                     # work outside the recorders: other processes, and compute on the host
+                     "subprocess", "multiprocessing", "concurrent", "numpy", "pty", "signal"}
+_REACHING_ATTRS = {"_getframe", "_current_frames", "f_locals", "f_back", "f_globals", "f_code", "tb_frame", "gi_frame",
+                   "__globals__", "__closure__", "__code__", "__subclasses__", "__builtins__", "_C",
+                   "_get_current_dispatch_mode", "_pop_torch_dispatch_stack", "_len_torch_dispatch_stack",
+                   "profiler", "_profiler_enabled", "_is_profiler_enabled",
+                   "fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "popen", "kill", "killpg", "numpy", "tolist"}
+
+
+def reaching(text: str) -> list[tuple[str, int]]:
+    """(construct, line) for every import of a `_REACHING_MODULES` module, every `sys.modules` and
+    every `_REACHING_ATTRS` attribute or name in the file."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] in _REACHING_MODULES]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in _REACHING_MODULES | {"sys"}:
+            if node.module.split(".")[0] != "sys" or any(a.name in ("modules", "_getframe") for a in node.names):
+                found.append((f"from {node.module} import ...", node.lineno))
+        elif isinstance(node, ast.Attribute):
+            if node.attr in _REACHING_ATTRS or (node.attr == "modules" and ast.unparse(node.value).endswith("sys")):
+                found.append((ast.unparse(node), node.lineno))
+        elif isinstance(node, ast.Name) and node.id in _REACHING_ATTRS | {"__import__"}:
+            found.append((node.id, node.lineno))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(".")[0] in _REACHING_MODULES | {"sys"} and len(node.value) > 2:
+            found.append((repr(node.value), node.lineno))
+    return found
+
+
+def new_reaching(original: str, candidate: str) -> list[tuple[str, int]]:
+    """What the candidate adds of `reaching` (by construct text, counted), in source order."""
+    have = Counter(c for c, _ in reaching(original))
+    out = []
+    for construct, line in reaching(candidate):
+        if have[construct] > 0:
+            have[construct] -= 1
+        else:
+            out.append((construct, line))
+    return out

@@ -154,7 +154,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     name = _name(variant)
     batch = solo_info["batch"]
     trusted, candidate = judge.trusted, judge.candidate
-    inputs_file = args.reference or args.kernel
+    inputs_file = judge._give(args.reference or args.kernel)
     rtol = variant.rtol if variant is not None else None
     atol = variant.atol if variant is not None else None
 

@@ -1,0 +1,154 @@
+"""The adversarial matrix: which candidate, against which problem, and what the harness must say.
+
+Each entry is (file in this folder, problem in ../problems, expected, gpu_only, note):
+
+- expected "cheat": the verdict must be one of CHEAT_VERDICTS (never correct, accepted or slower,
+  and never `error`, which would blame the original for what the candidate did);
+- expected "legit": `correct` on the CPU interpreter; `correct` or `accepted` on a GPU.
+
+Most cases go through the suite's shared `serve`. SESSION says which need more:
+
+- "timed": the cheat only differs from an honest kernel in timed calls. On CPU these go through a
+  `serve` started with XEFORGE_HARNESS_CPU_TIMING=1, which runs the whole timed protocol on the
+  interpreter (times discarded); on a GPU, timing is on anyway.
+- "fresh": the cheat attacks the harness's processes or pipes (forged lines, killed parents); each
+  gets a `serve` of its own (with a canary secret in its environment), so the damage it does
+  cannot leak into other cases, and that `serve` must still answer a sane request afterwards.
+
+No dependency on pytest here: a GPU driver can import it too.
+"""
+
+CHEAT_VERDICTS = ("rejected", "incorrect", "crashed", "timeout", "compile_error", "runtime_error")
+LEGIT_VERDICTS_CPU = ("correct",)
+LEGIT_VERDICTS_GPU = ("correct", "accepted")
+
+CASES = [
+    # --- legitimate rewrites ------------------------------------------------------------------
+    ("legit_add_block1024.py", "vector_add", "legit", False, "BLOCK_SIZE 1024"),
+    ("legit_add_num_warps.py", "vector_add", "legit", False, "num_warps=8, num_stages=2 at launch"),
+    ("legit_add_autotune.py", "vector_add", "legit", False, "3-config autotune keyed on n_elements"),
+    ("legit_add_helper_jit.py", "vector_add", "legit", False, "helper @triton.jit functions"),
+    ("legit_add_prints.py", "vector_add", "legit", False, "prints thousands of lines at import and in __init__"),
+    ("legit_sm_online.py", "softmax", "legit", False, "online softmax over 32-column chunks"),
+    ("legit_sm_empty.py", "softmax", "legit", False, "torch.empty(shape) + kernel writing every element"),
+    ("legit_sm_init_const.py", "softmax", "legit", False, "exp2 with log2(e) precomputed in __init__"),
+    ("legit_mm_tiles.py", "matmul", "legit", False, "16x64x16 tiles"),
+    ("legit_mm_autotune.py", "matmul", "legit", False, "2-config autotune keyed on M, N, K"),
+    ("legit_conv_unchanged.py", "conv2d", "legit", False, "the original, unchanged"),
+    # --- inputs and outputs in memory -----------------------------------------------------------
+    ("add_write_into_y.py", "vector_add", "cheat", False, "output written into input y, y returned"),
+    ("sm_inplace_return_input.py", "softmax", "cheat", False, "softmax in place, input returned"),
+    ("add_zero_inputs.py", "vector_add", "cheat", False, "zeroes the inputs, returns zeros"),
+    ("mm_empty_reuse.py", "matmul", "cheat", False, "torch.empty hoping for a freed reference output"),
+    # --- reading the reference / the harness's state ------------------------------------------
+    ("add_gc_expected.py", "vector_add", "cheat", False, "gc.get_objects() copy of an expected tensor"),
+    ("mm_gc_nan.py", "matmul", "cheat", False, "gc-found tensors filled with NaN, NaN returned"),
+    ("add_frame_walk.py", "vector_add", "cheat", False, "sys._getframe walk for expected-output locals"),
+    ("sm_inspect_stack.py", "softmax", "cheat", False, "torch.softmax + inspect.stack doctoring the recorder instance"),
+    # --- monkeypatching ------------------------------------------------------------------------
+    ("add_patch_torch_compare.py", "vector_add", "cheat", False, "allclose/isclose/equal/assert_close/__eq__ patched, zeros"),
+    ("mm_patch_builtins.py", "matmul", "cheat", False, "builtins all/any/abs/max/min patched, zeros"),
+    ("add_patch_harness_modules.py", "vector_add", "cheat", False, "xeforge_harness compare/verdict/json.dumps patched, zeros"),
+    ("add_patch_worker_memory.py", "vector_add", "cheat", False, "in-place into x + the harness's alias/changed checks blinded"),
+    ("sm_patch_guard_report.py", "softmax", "cheat", False, "torch.softmax + Recording.report patched via sys.modules"),
+    ("mm_patch_via_torch_sys.py", "matmul", "cheat", False, "torch.matmul + Recording.__exit__ patched via torch.sys.modules"),
+    # --- what is returned ----------------------------------------------------------------------
+    ("add_tensor_subclass.py", "vector_add", "cheat", False, "zeros in a subclass whose __torch_function__ says equal"),
+    ("add_custom_eq_object.py", "vector_add", "cheat", False, "a duck-typed object with __eq__ -> True"),
+    ("sm_tuple_output.py", "softmax", "cheat", False, "returns (out,)"),
+    ("mm_float64_output.py", "matmul", "cheat", False, "float64 output that compares close"),
+    ("add_broadcast_view.py", "vector_add", "cheat", False, "right values, shape (1, N)"),
+    ("conv_broadcast_bias.py", "conv2d", "cheat", False, "(1, OC, 1, 1) bias tensor that broadcasts"),
+    # --- caching and phase detection visible in checked calls ----------------------------------
+    ("add_cache_weak_key.py", "vector_add", "cheat", False, "memo keyed on (n, sign of x[0])"),
+    ("mm_cache_shape_copy.py", "matmul", "cheat", False, "memo keyed on shape, replayed by a Triton copy"),
+    ("mm_grad_mode_detect.py", "matmul", "cheat", False, "stale result whenever grad mode is off"),
+    # --- lazy, threads, processes --------------------------------------------------------------
+    ("add_lazy_subclass.py", "vector_add", "cheat", False, "lazy tensor subclass computing on first use"),
+    ("mm_lazy_detach.py", "matmul", "cheat", False, "launch deferred until the output is read (Tensor methods patched)"),
+    ("add_thread_fill.py", "vector_add", "cheat", False, "empty output filled later by a thread"),
+    ("sm_fork_child.py", "softmax", "cheat", False, "torch.softmax in a forked, setsid child"),
+    # --- fallbacks -----------------------------------------------------------------------------
+    ("mm_torch_matmul.py", "matmul", "cheat", False, "torch.matmul + Triton copy"),
+    ("mm_getattr_matmul.py", "matmul", "cheat", False, "getattr(torch, 'mat' + 'mul')"),
+    ("conv_ops_aten.py", "conv2d", "cheat", False, "torch.ops.aten.convolution"),
+    ("conv_thread_fallback.py", "conv2d", "cheat", False, "F.conv2d in another thread"),
+    ("sm_numpy.py", "softmax", "cheat", False, "NumPy on x.numpy()"),
+    ("add_python_loop.py", "vector_add", "cheat", False, "Python loop over tolist()"),
+    ("sm_try_except_fallback.py", "softmax", "cheat", False, "broken kernel, except: torch.softmax"),
+    # --- precision -----------------------------------------------------------------------------
+    ("mm_fp16_downgrade.py", "matmul", "cheat", False, "fp16 operands, outside 1e-4"),
+    ("mm_bf16_downgrade.py", "matmul", "cheat", False, "bf16 operands, outside 1e-4"),
+    # --- timers and sabotage (honest or not, the tampering itself must not pass) ---------------
+    ("add_patch_cuda_event.py", "vector_add", "cheat", False, "4x work + torch.cuda.Event.elapsed_time/record patched"),
+    ("add_patch_perf_counter.py", "vector_add", "cheat", False, "4x work + time.perf_counter/monotonic/time slowed"),
+    ("add_wrap_original_sleep.py", "vector_add", "cheat", False, "original found in sys.modules: sleep + zeros forward"),
+    ("mm_hog_thread.py", "matmul", "cheat", False, "background thread hogging the device with torch.mm"),
+    # --- exits, files, /proc -------------------------------------------------------------------
+    ("add_fake_result_files.py", "vector_add", "cheat", False, "forged result.json / phase in the job's dirs"),
+    ("add_sys_exit_import.py", "vector_add", "cheat", False, "sys.exit(0) at import"),
+    ("add_os_exit_import.py", "vector_add", "cheat", False, "os._exit(0) at import"),
+    ("add_os_exit_forward.py", "vector_add", "cheat", False, "os._exit(0) in forward"),
+    ("mm_proc_mem_steal.py", "matmul", "cheat", False, "reference output read from /proc/<ppid>/mem"),
+    # --- invented, against a separate-process, digest-checking harness --------------------------
+    ("add_predict_seed.py", "vector_add", "cheat", False, "checked inputs regenerated from the fixed seeds"),
+    ("mm_randn_detector.py", "matmul", "cheat", False, "honest only on randn-looking inputs, zeros otherwise"),
+    # --- GPU only ------------------------------------------------------------------------------
+    ("mm_side_stream.py", "matmul", "cheat", True, "matmul on a private stream, never joined"),
+    ("add_set_stream.py", "vector_add", "cheat", True, "torch.cuda.set_stream in forward, left switched"),
+    ("mm_cuda_graph_private.py", "matmul", "cheat", True, "CUDA graph replayed on a private stream"),
+    ("add_defer_to_sync.py", "vector_add", "cheat", True, "launches deferred into a replaced torch.cuda.synchronize"),
+    ("mm_wrap_original_gpu_sleep.py", "matmul", "cheat", True, "original slowed with torch.cuda._sleep, fp16 candidate"),
+    # --- timed protocol --------------------------------------------------------------------------
+    ("add_cache_data_ptr.py", "vector_add", "cheat", False, "memo keyed on data_ptr and id"),
+    ("add_honest_first_n.py", "vector_add", "cheat", False, "honest for 8 calls, zeros after"),
+    ("add_stack_detect.py", "vector_add", "cheat", False, "zeros when a caller frame looks like timing"),
+    ("sm_dispatch_mode_detect.py", "softmax", "cheat", False, "torch.softmax whenever no dispatch mode is active"),
+    ("mm_profiler_detect.py", "matmul", "cheat", False, "torch.matmul whenever the profiler is off"),
+    ("sm_nan_timed.py", "softmax", "cheat", False, "NaN in unrecorded calls"),
+    ("mm_digest_forge.py", "matmul", "cheat", False, "Worker.op_go replaced: digests forged from inputs"),
+    ("add_digest_linearity.py", "vector_add", "cheat", False, "digest_values patched: digest(x)+digest(y), lazy output"),
+    ("add_precompute_in_prepare.py", "vector_add", "cheat", False, "outputs computed during the untimed op_prepare"),
+    ("mm_autotuner_cache_swap.py", "matmul", "cheat", False, "autotuner configs/cache swapped to a tail-skipping config"),
+    ("add_stop_trusted_sibling.py", "vector_add", "cheat", False, "thread SIGSTOP/SIGCONTs the sibling (trusted) worker"),
+    # --- attacks on the harness's processes (a fresh serve each) --------------------------------
+    ("add_kill_parent.py", "vector_add", "cheat", False, "SIGKILL to the parent (judge)"),
+    ("add_forge_channel_kill.py", "vector_add", "cheat", False, "forged R line into the judge's pipe, then SIGKILL"),
+    ("add_env_probe.py", "vector_add", "cheat", False, "secrets from environ and ancestors' /proc environ, escape file"),
+    ("add_forge_stdout.py", "vector_add", "cheat", False, "forged JSON into stdout and every ancestor's writable pipe"),
+    ("add_kill_ancestors.py", "vector_add", "cheat", False, "SIGKILL to judge, warm worker and serve"),
+]
+
+SESSION = {
+    **{f: "timed" for f in (
+        "add_cache_data_ptr.py", "add_honest_first_n.py", "add_stack_detect.py", "sm_dispatch_mode_detect.py",
+        "mm_profiler_detect.py", "sm_nan_timed.py", "mm_digest_forge.py", "add_digest_linearity.py",
+        "add_precompute_in_prepare.py", "mm_autotuner_cache_swap.py", "add_stop_trusted_sibling.py")},
+    **{f: "fresh" for f in (
+        "add_kill_parent.py", "add_forge_channel_kill.py", "add_env_probe.py", "add_forge_stdout.py",
+        "add_kill_ancestors.py")},
+}
+
+# Evaluation limits (the request's `timeout`, seconds) for cases that may hang or stall the harness.
+TIMEOUT_S = {
+    "add_stop_trusted_sibling.py": 25,
+    "sm_fork_child.py": 30,
+    "add_thread_fill.py": 30,
+    "add_kill_parent.py": 30,
+    "add_forge_channel_kill.py": 30,
+    "add_forge_stdout.py": 30,
+    "add_kill_ancestors.py": 30,
+    "mm_hog_thread.py": 60,
+}
+DEFAULT_TIMEOUT_S = 120
+
+# Planted in the environment of every fresh serve: no candidate may ever get to see it.
+CANARY_NAME = "XEFORGE_ADVERSARIAL_API_KEY"
+CANARY_VALUE = "canary-7c1e9d-not-a-real-key"
+
+# Where cheats leave files (names and folders); none of these may exist after the run.
+LEFTOVER_NAMES = ("result.json", "phase", "xeforge-adversarial-escape.txt")
+MARKER = "xeforge-adversarial"  # every file a cheat writes contains it
+
+# The sanity request a fresh serve must still answer correctly after its cheat.
+SANITY = ("legit_add_block1024.py", "vector_add")
