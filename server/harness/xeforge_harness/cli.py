@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from . import __version__, service
+from . import __version__, envsafe, service
 from . import protocol as P
 from .pool import Workers
 
@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     ns = _parser().parse_args(argv)
+    envsafe.protect_process()  # the process that prints the verdict: no candidate may write into it
     if ns.command == "serve":
         from . import serve
 

@@ -100,7 +100,7 @@ CASES = [
     ("add_defer_to_sync.py", "vector_add", "cheat", True, "launches deferred into a replaced torch.cuda.synchronize"),
     ("mm_wrap_original_gpu_sleep.py", "matmul", "cheat", True, "original slowed with torch.cuda._sleep, fp16 candidate"),
     # --- timed protocol --------------------------------------------------------------------------
-    ("add_cache_data_ptr.py", "vector_add", "cheat", False, "memo keyed on data_ptr and id"),
+    ("add_cache_data_ptr.py", "vector_add", "cheat", False, "memo keyed on data_ptr (16 MiB granular) and id"),
     ("add_honest_first_n.py", "vector_add", "cheat", False, "honest for 8 calls, zeros after"),
     ("add_stack_detect.py", "vector_add", "cheat", False, "zeros when a caller frame looks like timing"),
     ("sm_dispatch_mode_detect.py", "softmax", "cheat", False, "torch.softmax whenever no dispatch mode is active"),

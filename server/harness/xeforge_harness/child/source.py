@@ -74,6 +74,8 @@ _REACHING_ATTRS = {"_getframe", "_current_frames", "f_locals", "f_back", "f_glob
                    "__globals__", "__closure__", "__code__", "__subclasses__", "__builtins__", "_C",
                    "_get_current_dispatch_mode", "_pop_torch_dispatch_stack", "_len_torch_dispatch_stack",
                    "profiler", "_profiler_enabled", "_is_profiler_enabled",
+                   # work on streams or graphs of its own, and sleeping kernels
+                   "Stream", "set_stream", "stream", "CUDAGraph", "XPUGraph", "graph", "make_graphed_callables", "_sleep",
                    "fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "popen", "kill", "killpg", "numpy", "tolist"}
 
 

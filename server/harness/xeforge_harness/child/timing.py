@@ -205,7 +205,15 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
                     us, digests["A"] = _timed_go(judge, trusted, name)
                     base.append(us / batch)
                 else:
-                    us, digests["B"] = _timed(awake, name)
+                    # Woken before the clock starts and stopped after it stops: a stopped process's
+                    # wake-up is not the candidate's time (the original never pays it).
+                    if awake.pause:
+                        candidate.resume()
+                    try:
+                        us, digests["B"] = _timed(judge.candidate_call, name)
+                    finally:
+                        if awake.pause:
+                            candidate.pause()
                     cand.append((us + extra) / batch)
             outcome = _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol)
             if outcome is not None:
