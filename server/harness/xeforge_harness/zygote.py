@@ -21,6 +21,7 @@ import tempfile
 import time
 
 from . import envsafe
+from .child.source import read as _read
 from . import protocol as P
 
 LOG_TAIL_CHARS = 6000
@@ -234,14 +235,6 @@ def _kill_group(pid: int) -> None:
             kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def _outcome(job: dict, workdir: str, report: dict, timeout: float, wall: float) -> dict:
