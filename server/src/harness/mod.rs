@@ -1,6 +1,6 @@
 //! Client of the verification harness (`server/harness`, Python package `xeforge_harness`).
 //!
-//! The contract is `/work/shared/harness.md`; [`protocol`] types it. Two transports speak the same
+//! The contract is `server/harness/README.md`; [`protocol`] types it. Two transports speak the same
 //! JSON: a long-lived local `python -m xeforge_harness serve` child ([`stdio`]) or a remote harness over
 //! HTTP ([`http`], `harness.url`). Every request has a timeout; a dead or hung local harness is
 //! restarted on the next request. Only the harness says "verified" (ARCHITECTURE.md invariant).

@@ -1,4 +1,4 @@
-//! The JSON of `/work/shared/harness.md`, typed. Parsing is lenient about *missing* fields (an older or
+//! The JSON of the harness contract (`server/harness/README.md`), typed. Parsing is lenient about *missing* fields (an older or
 //! newer harness may omit some) but strict about the verdict, which is the one thing callers act on.
 
 use serde::{Deserialize, Serialize};

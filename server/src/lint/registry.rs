@@ -1,6 +1,6 @@
 //! The rule table: code → name → the function that checks it.
 //!
-//! Codes and names are the contract of /work/shared/rules.md; severities live with the checks
+//! Codes and names are the rules contract (`knowledge/rules/*.toml` holds them); severities live with the checks
 //! (they depend on the target) and in the knowledge base for `xeforge rules`.
 
 use super::context::Ctx;

@@ -95,11 +95,15 @@ class _Awake:
         self.pause = pause and PAUSE
 
     def __call__(self, msg: dict, what: str):
+        return self.around(lambda: self.judge.candidate_call(msg, what=what))
+
+    def around(self, fn):
+        """Run `fn` with the candidate awake; it is woken before and stopped after, outside any clock."""
         link = self.judge.candidate
         if self.pause:
             link.resume()
         try:
-            return self.judge.candidate_call(msg, what=what)
+            return fn()
         finally:
             if self.pause:
                 link.pause()
@@ -118,10 +122,6 @@ def _timed(call, name: str) -> tuple[float, list]:
     return (time.perf_counter() - start) * 1e6, reply.get("digests")
 
 
-def _timed_go(judge, link, name: str) -> tuple[float, list]:
-    return _timed(judge.trusted_call if link is judge.trusted else judge.candidate_call, name)
-
-
 def solo(judge, problem, variant) -> dict:
     """The original timed alone, before any candidate code exists: batch size and the baseline."""
     name = _name(variant)
@@ -134,7 +134,7 @@ def solo(judge, problem, variant) -> dict:
     probe = []
     for _ in range(5):
         _before(judge, "A", judge.candidate_call)  # the candidate's worker has imported nothing yet
-        probe.append(_timed_go(judge, judge.trusted, name)[0])
+        probe.append(_timed(judge.trusted_call, name)[0])
     call_us = max(1.0, median(probe))
     ref = problem.refs[name][0]
     per_set = sum(t.numel() * t.element_size() for t in ref.inputs[1]) + sum(
@@ -145,7 +145,7 @@ def solo(judge, problem, variant) -> dict:
         seeds, nonces = _fresh(batch)
         trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales})
         _before(judge, "A", judge.candidate_call)
-        times.append(_timed_go(judge, judge.trusted, name)[0] / batch)
+        times.append(_timed(judge.trusted_call, name)[0] / batch)
     return {"batch": batch, "us": median(times), "probe_us": call_us}
 
 
@@ -153,7 +153,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     args = judge.args
     name = _name(variant)
     batch = solo_info["batch"]
-    trusted, candidate = judge.trusted, judge.candidate
+    candidate = judge.candidate
     inputs_file = judge._give(args.reference or args.kernel)
     rtol = variant.rtol if variant is not None else None
     atol = variant.atol if variant is not None else None
@@ -161,7 +161,8 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     outputs = _n_outputs(problem, name)
     scales = _scales(problem, name)
 
-    awake = _Awake(judge, pause=False)
+    # Awake only while it serves a request (it starts stopped after the first call below).
+    awake = _Awake(judge, pause=True)
 
     def prepare(seeds, nonces) -> float:
         """Both workers make the batch's inputs; returns the candidate's time beyond the trusted's, in µs.
@@ -182,16 +183,13 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     # Warm-up: compiles, autotuner searches and caches happen here, never inside a timed call.
     prepare(*_fresh(batch))
     judge.trusted_call({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)})
-    judge.candidate_call({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)}, what="warm-up")
+    awake({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)}, what="warm-up")
     stray = _stray_processes(candidate.pid)
     if stray:
         return {"meaningful": False, "reason": "rejected", "rejected":
                 f"the candidate left {len(stray)} process(es) running outside its process group before timing"}
 
     base, cand, checked, full, charged = [], [], 0, 0, []
-    awake = _Awake(judge, pause=True)
-    if awake.pause:
-        candidate.pause()
     try:
         for i in range(args.runs):
             seeds, nonces = _fresh(batch)
@@ -202,29 +200,19 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
             for side in order:
                 _before(judge, side, awake)
                 if side == "A":
-                    us, digests["A"] = _timed_go(judge, trusted, name)
+                    us, digests["A"] = _timed(judge.trusted_call, name)
                     base.append(us / batch)
                 else:
-                    # Woken before the clock starts and stopped after it stops: a stopped process's
-                    # wake-up is not the candidate's time (the original never pays it).
-                    if awake.pause:
-                        candidate.resume()
-                    try:
-                        us, digests["B"] = _timed(judge.candidate_call, name)
-                    finally:
-                        if awake.pause:
-                            candidate.pause()
+                    # The clock runs inside `around`: a stopped process's wake-up is not the
+                    # candidate's time (the original never pays it).
+                    us, digests["B"] = awake.around(lambda: _timed(judge.candidate_call, name))
                     cand.append((us + extra) / batch)
             outcome = _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol)
             if outcome is not None:
                 return outcome
             checked += batch
             if _rng.randrange(FULL_CHECK_EVERY) == 0 or i == args.runs - 1:
-                if awake.pause:
-                    candidate.resume()
-                reason = _full_check(judge, name, variant, _rng.randrange(batch))
-                if awake.pause:
-                    candidate.pause()
+                reason = awake.around(lambda: _full_check(judge, name, variant, _rng.randrange(batch)))
                 if reason is not None:
                     return {"meaningful": False, "reason": "incorrect", "incorrect": f"timed run {i + 1}: {reason}"}
                 full += 1
