@@ -10,7 +10,13 @@ are used in alternation, so drift on a shared machine hits both.
 - overhead: for each candidate at the `ci` family without timing, wall time of the request minus
   nothing (the whole per-candidate cost a stage pays), median over rounds;
 - noise: each problem's own kernel against itself on the `bench-gpu` family with timing; the width of
-  the 95% speedup interval (hi − lo) and whether it contains 1, median over rounds.
+  the 95% speedup interval (hi − lo) and whether it contains 1, median over rounds;
+- resolution: a candidate with a known real gain (`add_scale` fused into one kernel, two passes over
+  memory instead of four) timed the same way; a protocol whose own per-call cost is large reads it
+  closer to 1.
+
+`--setting NAME:VAR=VALUE,VAR=VALUE` adds a column: the current harness run with those environment
+variables (e.g. `torch-digest:XEFORGE_HARNESS_DIGEST=torch`), timed in the same alternation.
 """
 
 from __future__ import annotations
@@ -29,11 +35,13 @@ TESTS = REPO / "tests" / "harness"
 OVERHEAD = [("vector_add", "fixtures/add_correct.py"), ("softmax", "problems/softmax.py"), ("matmul", "problems/matmul.py"),
             ("vector_add", "fixtures/add_off_by_one.py")]
 NOISE = ["vector_add", "softmax", "matmul"]
+GAIN = [("add_scale", "fixtures/add_scale_fused.py")]
 
 
 class Serve:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, extra: dict | None = None):
         env = dict(os.environ)
+        env.update(extra or {})
         env["PYTHONPATH"] = str(root.resolve())
         self.proc = subprocess.Popen([sys.executable, "-m", "xeforge_harness", "serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, bufsize=1, env=env, cwd=str(TESTS))
@@ -57,14 +65,19 @@ def main() -> int:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--setting", action="append", default=[], help="NAME:VAR=VALUE,... an extra column")
     a = ap.parse_args()
     sides = {"before": Serve(a.before), "after": Serve(REPO / "server" / "harness")}
+    for setting in a.setting:
+        label, _, assigns = setting.partition(":")
+        sides[label] = Serve(REPO / "server" / "harness", dict(kv.split("=", 1) for kv in assigns.split(",") if kv))
     over: dict = {k: {} for k in sides}
-    noise: dict = {k: {} for k in sides}
+    timed: dict = {k: {} for k in sides}
     verdicts: dict = {k: {} for k in sides}
     for side in sides.values():  # warm: first CUDA init and compiles are not per-candidate costs
         side.evaluate({"kernel": str(TESTS / "problems/vector_add.py"), "candidate": str(TESTS / "fixtures/add_correct.py"),
                        "device": a.device, "no_timing": True})
+    pairs = [(p, f"problems/{p}.py") for p in NOISE] + GAIN
     for r in range(a.rounds):
         order = list(sides) if r % 2 == 0 else list(reversed(sides))
         for name in order:
@@ -76,48 +89,58 @@ def main() -> int:
                 over[name].setdefault(f"{problem} / {cand}", []).append(wall)
                 verdicts[name][f"{problem} / {cand}"] = reply["verdict"]
             if a.device != "cpu":
-                for problem in NOISE:
-                    args = {"kernel": str(TESTS / "problems" / f"{problem}.py"), "candidate": str(TESTS / "problems" / f"{problem}.py"),
+                for problem, cand in pairs:
+                    args = {"kernel": str(TESTS / "problems" / f"{problem}.py"), "candidate": str(TESTS / cand),
                             "device": a.device, "family": "bench-gpu"}
                     wall, reply = s.evaluate(args)
                     t = reply.get("timing") or {}
+                    print(f"round {r} {name} {problem} / {cand}: {reply.get('verdict')} {json.dumps(t)[:400]} ({wall:.1f} s)", flush=True)
                     if t.get("speedup_ci95"):
                         lo, hi = t["speedup_ci95"]
-                        noise[name].setdefault(problem, []).append((hi - lo, lo <= 1 <= hi, wall, t.get("speedup"), t.get("meaningful")))
+                        timed[name].setdefault(f"{problem} / {cand}", []).append(
+                            {"width": hi - lo, "has1": lo <= 1 <= hi, "wall": wall, "speedup": t.get("speedup"),
+                             "us": t.get("baseline_us"), "batch": t.get("batch"), "verdict": reply.get("verdict")})
+        report(a, sides, over, verdicts, timed, pairs, r + 1)
     for s in sides.values():
         s.close()
+    return 0
 
+
+def report(a, sides, over, verdicts, timed, pairs, rounds) -> None:
+    names = list(sides)
     lines = [f"# Harness process separation: overhead and timing noise, before and after ({a.device})", "",
-             f"`python tests/bench/harness_separation.py --before <earlier harness> --device {a.device} --rounds {a.rounds}`; "
-             "both harnesses warm `serve`s, used in alternation.", "",
-             "## Per-candidate wall time at the ci family, no timing (median s)", "",
-             "| candidate | before | after | verdict before → after |", "|---|---|---|---|"]
+             f"`python tests/bench/harness_separation.py --before <earlier harness> --device {a.device} --rounds {a.rounds}"
+             + "".join(f" --setting {x}" for x in a.setting) + f"`; every harness a warm `serve`, used in alternation; {rounds} round(s).",
+             "", "## Per-candidate wall time at the ci family, no timing (median s)", "",
+             "| candidate | " + " | ".join(names) + " | verdicts |", "|---|" + "---|" * (len(names) + 1)]
     for key in over["after"]:
-        b, f = statistics.median(over["before"][key]), statistics.median(over["after"][key])
-        lines.append(f"| {key} | {b:.3f} | {f:.3f} | {verdicts['before'][key]} → {verdicts['after'][key]} |")
-    allb = statistics.median([x for v in over["before"].values() for x in v])
-    alla = statistics.median([x for v in over["after"].values() for x in v])
-    lines += ["", f"Median over all: before {allb:.3f} s, after {alla:.3f} s, added {alla - allb:+.3f} s per candidate.", ""]
+        cells = [f"{statistics.median(over[n][key]):.3f}" for n in names]
+        lines.append(f"| {key} | " + " | ".join(cells) + " | " + " → ".join(verdicts[n][key] for n in names) + " |")
+    meds = {n: statistics.median([x for v in over[n].values() for x in v]) for n in names}
+    lines += ["", "Median over all: " + ", ".join(f"{n} {m:.3f} s" for n, m in meds.items())
+              + f"; added by the separation: {meds['after'] - meds['before']:+.3f} s per candidate.", ""]
     if a.device != "cpu":
-        lines += ["## The same kernel against itself, bench-gpu, timed (median over rounds)", "",
-                  "| problem | interval width before | after | contains 1 (before / after) | median speedup before / after | wall s before / after |",
-                  "|---|---|---|---|---|---|"]
-        for problem in NOISE:
-            def med(side, i):
-                xs = [row[i] for row in noise[side].get(problem, []) if row[i] is not None]
-                return statistics.median(xs) if xs else float("nan")
-
-            def hits(side):
-                rows = noise[side].get(problem, [])
-                return f"{sum(1 for r in rows if r[1])}/{len(rows)}"
-
-            lines.append(f"| {problem} | {med('before', 0):.4f} | {med('after', 0):.4f} | {hits('before')} / {hits('after')} | "
-                         f"{med('before', 3):.4f} / {med('after', 3):.4f} | {med('before', 2):.1f} / {med('after', 2):.1f} |")
+        lines += ["## Timed at bench-gpu (median over rounds): interval width, and the median speedup", "",
+                  "The first rows time each problem's own kernel against itself (the interval should contain 1 and be "
+                  "narrow); the last times a real gain.", "",
+                  "| problem / candidate | " + " | ".join(f"{n}: width / speedup / contains 1" for n in names) + " |",
+                  "|---|" + "---|" * len(names)]
+        for problem, cand in pairs:
+            key = f"{problem} / {cand}"
+            cells = []
+            for n in names:
+                rows = timed[n].get(key, [])
+                if not rows:
+                    cells.append("—")
+                    continue
+                w = statistics.median(r["width"] for r in rows)
+                sp = statistics.median(r["speedup"] for r in rows if r["speedup"] is not None)
+                cells.append(f"{w:.4f} / {sp:.4f} / {sum(r['has1'] for r in rows)}/{len(rows)}")
+            lines.append(f"| {key} | " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
-    print(text)
+    print(text, flush=True)
     if a.out:
         a.out.write_text(text)
-    return 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from xeforge_harness import wire
-from xeforge_harness.child.worker import digest, digest_bound, output_scales
+from xeforge_harness.child.digest import bound as digest_bound
+from xeforge_harness.child.digest import digest, output_scales
 
 
 def _trip(value):
@@ -101,3 +102,28 @@ def test_a_digest_accepts_outputs_within_tolerance_and_rejects_uncomputed_ones(n
 def test_the_digest_depends_on_the_nonce():
     ref = torch.randn(5000)
     assert digest([ref], 1, torch.device("cpu")) != digest([ref], 2, torch.device("cpu"))
+
+
+FUSED_VS_PLAIN = """
+import os, sys, torch
+from xeforge_harness.child import digest
+dev = torch.device(sys.argv[1])
+for n, dtype in ((1, torch.float32), (4099, torch.float32), (3 * 4096, torch.float16), (10000, torch.bfloat16), (5000, torch.float64)):
+    x = (torch.randn(n, generator=torch.Generator().manual_seed(n)) * 5).to(dtype).to(dev)
+    u, v = digest.weights(12345 + n, dev, n)
+    fused, plain = float(digest._fused(x, u, v, 2.5)), float(digest._plain(x, u, v, 2.5))
+    assert abs(fused - plain) <= 1e-5 * n ** 0.5 + 1e-6, (n, dtype, fused, plain)
+print("ok")
+"""
+
+
+def test_the_fused_digest_computes_what_the_plain_one_does():
+    """The one-pass GPU digest and the torch spelling agree within float32 rounding, for every dtype it reads."""
+    from conftest import DEVICE, harness_env
+
+    import subprocess
+    import sys
+
+    env = harness_env(TRITON_INTERPRET="1") if DEVICE == "cpu" else harness_env()
+    out = subprocess.run([sys.executable, "-c", FUSED_VS_PLAIN, DEVICE], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

@@ -8,7 +8,9 @@
 # they are installed into /tmp/site first (for machines without PyYAML or pytest and no network).
 # Writes into $OUT: suite.log (everything printed), probe.json, pytest.log and pytest*.xml (when pytest is
 # there; else summary.json from the pytest-free driver), harness_separation.md when XEFORGE_BEFORE names
-# an earlier harness package (the before/after overhead and noise bench). Exit status 0 iff every check passed.
+# an earlier harness package (the before/after overhead and noise bench, run first on a quiet device;
+# XEFORGE_BENCH_SETTINGS adds columns, e.g. "--setting torch-digest:XEFORGE_HARNESS_DIGEST=torch").
+# Exit status 0 iff every check passed.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,6 +39,13 @@ have_pytest=1; "$py" -c 'import pytest' 2>/dev/null || { have_pytest=0; echo "py
 echo "== probe"
 "$py" -m xeforge_harness probe --device "$device" | tee "$OUT/probe.json"
 
+# The bench first, on a quiet device: nothing else runs beside it.
+if [ -n "${XEFORGE_BEFORE:-}" ] && [ -d "$XEFORGE_BEFORE" ]; then
+    echo "== bench: process separation, before ($XEFORGE_BEFORE) and after"
+    timeout "${XEFORGE_BENCH_S:-200}" "$py" "$repo/tests/bench/harness_separation.py" --before "$XEFORGE_BEFORE" --device "$device" \
+        --rounds "${XEFORGE_BENCH_ROUNDS:-1}" --out "$OUT/harness_separation.md" ${XEFORGE_BENCH_SETTINGS:-} 2>&1 | grep -v "^USDT"
+fi
+
 rc_pytest=0
 if [ "$have_pytest" = 1 ]; then
     # Everything but the timing tests in parallel (pytest-xdist where present: verdicts do not depend
@@ -48,7 +57,7 @@ if [ "$have_pytest" = 1 ]; then
     rc_pytest=$?
     tail -n 60 "$OUT/pytest.log"
     echo "== pytest timing (serial)"
-    (cd "$repo" && XEFORGE_TEST_DEVICE="$device" timeout 200 "$py" -m pytest -q -p no:cacheprovider tests/harness/test_timing.py \
+    (cd "$repo" && XEFORGE_TEST_DEVICE="$device" timeout "${XEFORGE_GPU_TIMING_S:-200}" "$py" -m pytest -q -p no:cacheprovider tests/harness/test_timing.py \
         --junitxml="$OUT/pytest-timing.xml")
     rc=$?; [ "$rc" = 0 ] || rc_pytest=$rc
 fi
@@ -58,12 +67,6 @@ if [ "$have_pytest" = 0 ]; then
     echo "== driver: verdicts and timing without pytest"
     timeout 240 "$py" "$here/gpu_suite.py" --device "$device" --out "$OUT" --verdicts
     rc_driver=$?
-fi
-
-if [ -n "${XEFORGE_BEFORE:-}" ] && [ -d "$XEFORGE_BEFORE" ]; then
-    echo "== bench: process separation, before ($XEFORGE_BEFORE) and after"
-    timeout "${XEFORGE_BENCH_S:-200}" "$py" "$repo/tests/bench/harness_separation.py" --before "$XEFORGE_BEFORE" --device "$device" \
-        --rounds "${XEFORGE_BENCH_ROUNDS:-1}" --out "$OUT/harness_separation.md" 2>&1 | grep -v "^USDT"
 fi
 
 echo "== done in $(( $(date +%s) - start )) s: pytest rc=$rc_pytest, driver rc=$rc_driver (yaml=$have_yaml)"

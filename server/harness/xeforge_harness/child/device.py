@@ -59,6 +59,16 @@ def describe(kind: str) -> dict:
     return info
 
 
+def memory_bytes(kind: str) -> int | None:
+    """The device's total memory, where the backend says it (it sizes the timed batches)."""
+    if kind == "cpu":
+        return None
+    try:
+        return int(getattr(torch, kind).get_device_properties(0).total_memory)
+    except Exception:
+        return None
+
+
 def properties(kind: str) -> dict:
     if kind == "cpu":
         return {"cores": os.cpu_count(), "machine": platform.machine(), "interpreter": True}

@@ -145,6 +145,7 @@ class Judge:
         self.set_phase("setup")
         reply, _ = self.trusted_call({"op": "describe"}, what="the device")
         result["device"] = reply["device"]
+        self.device_memory = reply.get("memory")
         if hasattr(self.phase, "device"):
             self.phase.device(result["device"])
         problem = self._problem()

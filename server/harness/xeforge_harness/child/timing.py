@@ -36,10 +36,15 @@ from .compare import compare_one, default_tolerance, flatten
 
 FASTER = 1.02  # the interval's lower end must clear this for "faster"
 RESOLUTION = 0.005  # systematic floor: ratios within ±0.5% of each other are not told apart
-TARGET_BATCH_US = 20000.0
-MAX_BATCH = 256
-BATCH_BYTES = 8 << 30  # inputs and outputs of one batch, per worker
+TARGET_BATCH_US = float(os.environ.get("XEFORGE_HARNESS_BATCH_US", "20000"))
+MAX_BATCH = int(os.environ.get("XEFORGE_HARNESS_MAX_BATCH", "256"))
+# Inputs and outputs of one batch, per worker: an eighth of the device's memory (two workers hold
+# batches, and the candidate may need room of its own), 8 GiB where the device does not say.
+BATCH_SHARE = 8
+BATCH_BYTES = int(os.environ.get("XEFORGE_HARNESS_BATCH_BYTES", "0")) or None
 SOLO_RUNS = 15
+PROBE_CALLS = 4
+TARGET_CALLS_IN_ONE = 64  # a call costs at least a 64th of a whole one-call request (a floor against a noisy probe)
 INTERFERENCE = 1.5  # gross interference only: solo and interleaved medians differ by up to ~35% on a shared VM
 FULL_CHECK_EVERY = 8  # on average one batch in this many gets a full output comparison
 
@@ -78,7 +83,7 @@ def _n_outputs(problem, name: str) -> list[int]:
 
 
 def _scales(problem, name: str) -> list[float]:
-    from .worker import output_scales
+    from .digest import output_scales
 
     return output_scales(flatten(problem.refs[name][0].outputs))
 
@@ -131,15 +136,28 @@ def solo(judge, problem, variant) -> dict:
     scales = _scales(problem, name)
     trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales})
     trusted({"op": "warm", "variant": name, "n": max(3, judge.args.warmup // 4)})
-    probe = []
-    for _ in range(5):
-        _before(judge, "A", judge.candidate_call)  # the candidate's worker has imported nothing yet
-        probe.append(_timed(judge.trusted_call, name)[0])
-    call_us = max(1.0, median(probe))
     ref = problem.refs[name][0]
     per_set = sum(t.numel() * t.element_size() for t in ref.inputs[1]) + sum(
         t.numel() * t.element_size() for t in flatten(ref.outputs) if hasattr(t, "numel"))
-    batch = int(max(1, min(MAX_BATCH, round(TARGET_BATCH_US / call_us), BATCH_BYTES // max(1, 3 * per_set))))
+    memory = getattr(judge, "device_memory", None)
+    budget = BATCH_BYTES or (memory // BATCH_SHARE if memory else 8 << 30)
+    fits = max(1, budget // max(1, 3 * per_set))
+
+    def probe(k: int) -> float:
+        if k > 1:
+            seeds, nonces = _fresh(k)
+            trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales})
+        times = []
+        for _ in range(5):
+            _before(judge, "A", judge.candidate_call)  # the candidate's worker has imported nothing yet
+            times.append(_timed(judge.trusted_call, name)[0])
+        return median(times)
+
+    # One call's own cost without the request's round trip: the step from a batch of 1 to one of k.
+    one = probe(1)
+    k = min(PROBE_CALLS, fits)
+    call_us = max(1.0, (probe(k) - one) / (k - 1) if k > 1 else one, one / TARGET_CALLS_IN_ONE)
+    batch = int(max(1, min(MAX_BATCH, round(TARGET_BATCH_US / call_us), fits)))
     times = []
     for _ in range(SOLO_RUNS):
         seeds, nonces = _fresh(batch)

@@ -29,6 +29,10 @@ import torch
 from .. import wire
 from ..spec import Spec, load_spec
 from . import compile_meta, device, guard, inputs, integrity, loading
+from .digest import bound as digest_bound
+from .digest import digest
+from .digest import values as digest_values
+from .digest import weights as _weights
 from .compare import aliased_inputs, changed_inputs, default_tolerance, flatten
 
 PR_SET_PDEATHSIG = 1
@@ -322,10 +326,13 @@ class Worker:
     def op_warm(self, msg: dict, _t) -> tuple[dict, list]:
         model, orig = self.models[msg["variant"]]
         fn = orig if self.role == "trusted" else model
+        out = None
         with torch.no_grad():
             for _ in range(msg["n"]):
                 for item in self.batch:
-                    fn(*inputs.clone_args(item["args"]))
+                    out = fn(*inputs.clone_args(item["args"]))
+            if out is not None:  # the digest's own kernels compile here, not in the first timed call
+                digest_values(flatten(out), self.batch[-1]["weights"], self.batch[-1]["scales"])
         device.synchronize(self.kind)
         return {}, []
 
@@ -359,7 +366,7 @@ class Worker:
 
     def op_describe(self, _msg, _t) -> tuple[dict, list]:
         device.resolve(self.kind)  # DeviceError: "no such device"
-        return {"device": device.describe(self.kind)}, []
+        return {"device": device.describe(self.kind), "memory": device.memory_bytes(self.kind)}, []
 
     def op_flush(self, _msg, _t) -> tuple[dict, list]:
         """Trusted: evict L2 (shared by every process on the device) before the next timed call."""
@@ -380,98 +387,6 @@ class Worker:
         torch.zeros(1, device=self.dev).add_(1)
         device.synchronize(self.kind)
         return {}, []
-
-
-DIGEST_PERIOD = 4096  # an output is read as rows of this length: the digest is a matrix-vector product
-DIGEST_SIGMAS = 8.0
-
-
-def _weights(nonce: int, dev: torch.device, numel: int = DIGEST_PERIOD) -> tuple[torch.Tensor, torch.Tensor]:
-    """Row weights u (one per column) and v (one per row): element (b, a) weighs u[a]·v[b].
-
-    A weight per element without storing one: every element's weight is a product of independent
-    uniform numbers, so no two elements share a weight and errors cannot hide in a shared one.
-    """
-    gen = torch.Generator(device=dev).manual_seed(nonce)
-    u = torch.rand(DIGEST_PERIOD, generator=gen, device=dev, dtype=torch.float32) * 2 - 1
-    v = torch.rand(max(1, -(-numel // DIGEST_PERIOD)), generator=gen, device=dev, dtype=torch.float32) * 2 - 1
-    return u, v
-
-
-def _flat(o: torch.Tensor) -> torch.Tensor:
-    x = o.detach().reshape(-1)
-    if x.is_complex():
-        x = torch.view_as_real(x).reshape(-1)
-    return x.float()
-
-
-def _scale(scales: list, j: int) -> float:
-    return float(scales[j]) if j < len(scales) and scales[j] and scales[j] > 0 else 1.0
-
-
-def digest_values(outputs: list, weights: list, scales: list = ()) -> list[torch.Tensor]:
-    """One number per output tensor, Σ u[a]·v[b]·sin(x[b, a] / s), left on the device (no sync).
-
-    The sine makes the digest nonlinear in the output, so it cannot be assembled from digests of the
-    inputs (Σw·(x+y) = Σw·x + Σw·y would let an element-wise kernel be skipped); `s`, the reference
-    output's RMS, keeps its argument of order one. |sin a − sin b| ≤ |a − b|, so tolerances carry over.
-    """
-    out = []
-    for j, (o, (u, v)) in enumerate(zip([o for o in outputs if isinstance(o, torch.Tensor)], weights)):
-        x = torch.sin(_flat(o) / _scale(scales, j))
-        m = x.numel() // DIGEST_PERIOD
-        if v.numel() < m + (x.numel() % DIGEST_PERIOD > 0):
-            out.append(torch.tensor(float("nan"), device=x.device))  # an output of another size than the reference's
-            continue
-        d = torch.dot(torch.mv(x[: m * DIGEST_PERIOD].view(m, DIGEST_PERIOD), u), v[:m]) if m else torch.zeros((), device=x.device)
-        tail = x[m * DIGEST_PERIOD:]
-        out.append(d + torch.dot(tail, u[: tail.numel()]) * v[m] if tail.numel() else d)
-    return out
-
-
-def _tensor_outputs(outputs: list) -> list[torch.Tensor]:
-    return [o for o in outputs if isinstance(o, torch.Tensor)]
-
-
-def digest(outputs: list, nonce: int, dev: torch.device, scales: list = ()) -> list:
-    tensors = _tensor_outputs(outputs)
-    weights = [_weights(nonce + j, dev, o.numel() * (2 if o.is_complex() else 1)) for j, o in enumerate(tensors)]
-    values = digest_values(tensors, weights, scales)
-    return torch.stack(values).tolist() if values else []
-
-
-def digest_bound(outputs: list, nonce: int, dev: torch.device, rtol, atol, scales: list = ()) -> list:
-    """Per output: how far an output within rtol/atol of this one may move the digest.
-
-    For a fixed error e with |e[i]| ≤ t[i] = (atol + rtol·|ref[i]|) / s (the sine is 1-Lipschitz)
-    and weights u[a]·v[b] drawn independently of it, the digest error has mean 0 and standard
-    deviation at most sqrt(Σ t²)/3 (E[u²] = E[v²] = 1/3). DIGEST_SIGMAS of those, plus float32
-    rounding, is the bound. An output that was not computed misses it by far.
-    """
-    out = []
-    for j, o in enumerate(_tensor_outputs(outputs)):
-        r_tol, a_tol = default_tolerance(o.dtype)
-        r_tol = rtol if rtol is not None else r_tol
-        a_tol = atol if atol is not None else a_tol
-        x = _flat(o)
-        x = torch.where(torch.isfinite(x), x, torch.zeros_like(x))
-        t = (a_tol + r_tol * x.abs()) / _scale(scales, j)
-        spread = float(torch.linalg.vector_norm(t).item()) / 3
-        rounding = 1e-5 * (x.numel() ** 0.5) + 1e-6
-        out.append(DIGEST_SIGMAS * spread + rounding)
-    return out
-
-
-def output_scales(outputs: list) -> list[float]:
-    """The RMS of each tensor output over its finite elements (1 where it has none)."""
-    scales = []
-    for o in outputs:
-        if isinstance(o, torch.Tensor):
-            x = _flat(o)
-            x = x[torch.isfinite(x)]
-            rms = float(x.pow(2).mean().sqrt().item()) if x.numel() else 0.0
-            scales.append(rms if rms > 0 else 1.0)
-    return scales
 
 
 def _reuse(old: list | None, new: list) -> list:
