@@ -105,20 +105,30 @@ def test_the_digest_depends_on_the_nonce():
 
 
 FUSED_VS_PLAIN = """
-import os, sys, torch
+import sys, torch
 from xeforge_harness.child import digest
 dev = torch.device(sys.argv[1])
-for n, dtype in ((1, torch.float32), (4099, torch.float32), (3 * 4096, torch.float16), (10000, torch.bfloat16), (5000, torch.float64)):
-    x = (torch.randn(n, generator=torch.Generator().manual_seed(n)) * 5).to(dtype).to(dev)
-    u, v = digest.weights(12345 + n, dev, n)
-    fused, plain = float(digest._fused(x, u, v, 2.5)), float(digest._plain(x, u, v, 2.5))
-    assert abs(fused - plain) <= 1e-5 * n ** 0.5 + 1e-6, (n, dtype, fused, plain)
+calls = []
+for n, dtype in ((1, torch.float32), (4099, torch.float32), (3 * 4096, torch.float16), (10000, torch.bfloat16),
+                 (5000, torch.float64), (4096, torch.float32)):
+    g = torch.Generator().manual_seed(n)
+    calls.append([(torch.randn(n, generator=g) * 5).to(dtype).to(dev), (torch.randn(7, generator=g)).to(dtype).to(dev)])
+ws = [[digest.weights(1000 * k + j, dev, o.numel()) for j, o in enumerate(outs)] for k, outs in enumerate(calls)]
+tables = digest.Tables(ws, [2.5, 0.5], dev)
+for dtype in {o.dtype for outs in calls for o in outs}:
+    entries = [(tables.start[k] + j, o) for k, outs in enumerate(calls) for j, o in enumerate(outs) if o.dtype == dtype]
+    fused = digest._fused_many(entries, tables).tolist()
+    for (e, o), f in zip(entries, fused):
+        k = next(k for k in range(len(calls)) if tables.start[k] <= e < tables.start[k] + len(calls[k]))
+        u, v = ws[k][e - tables.start[k]]
+        plain = float(digest._plain(o, u, v, tables.inv_s[e]))
+        assert abs(f - plain) <= 1e-5 * o.numel() ** 0.5 + 1e-6, (o.numel(), dtype, f, plain)
 print("ok")
 """
 
 
 def test_the_fused_digest_computes_what_the_plain_one_does():
-    """The one-pass GPU digest and the torch spelling agree within float32 rounding, for every dtype it reads."""
+    """The batched one-pass GPU digest and the torch spelling agree within float32 rounding, for every dtype it reads."""
     from conftest import DEVICE, harness_env
 
     import subprocess

@@ -5,7 +5,7 @@ Reported: invented.
 How it tries to fool the harness: for a linear digest (a weighted sum of the output's elements,
 as this harness used until it switched to a nonlinear one), digest(x + y) = digest(x) + digest(y). In calls
 made without the operator recorder (the timed ones) `forward` only remembers its inputs; the
-harness's `digest_values` (module global of the worker, patched through sys.modules) computes the
+harness's `digest.batch` (module global of the worker's digest module, patched through sys.modules) computes the
 digest from the remembered inputs, which saves the output write, and any later read of the output
 (`detach`, `cpu`, `contiguous`: what serialising a sampled full output does) first runs the
 pending kernel, so sampled full checks see right values.
@@ -48,19 +48,23 @@ def _complete(t):
 
 
 def _install():
-    worker = sys.modules.get("xeforge_harness.child.worker")
-    if worker is None or getattr(worker, "_linear", False):
+    digest = sys.modules.get("xeforge_harness.child.digest")
+    if digest is None or getattr(digest, "_linear", False):
         return
-    real = worker.digest_values
+    real = digest.batch
 
-    def digest_values(outputs, weights, *rest, **kwargs):
-        if len(outputs) == 1 and outputs[0].data_ptr() in _PENDING:
-            x, y, _ = _PENDING[outputs[0].data_ptr()]
-            _say("forged a timed call's digest from its inputs")
-            return [a + b for a, b in zip(real([x], weights, *rest, **kwargs), real([y], weights, *rest, **kwargs))]
-        return real(outputs, weights, *rest, **kwargs)
+    def batch(outputs_per_call, tables):
+        pending = {k for k, outs in enumerate(outputs_per_call)
+                   if len(outs) == 1 and type(outs[0]) is torch.Tensor and outs[0].data_ptr() in _PENDING}
+        if not pending:
+            return real(outputs_per_call, tables)
+        _say("forged a timed call's digest from its inputs")
+        xs = [[_PENDING[outs[0].data_ptr()][0]] if k in pending else outs for k, outs in enumerate(outputs_per_call)]
+        ys = [[_PENDING[outs[0].data_ptr()][1]] if k in pending else outs for k, outs in enumerate(outputs_per_call)]
+        dx, dy = real(xs, tables), real(ys, tables)
+        return [[a + b for a, b in zip(dx[k], dy[k])] if k in pending else dx[k] for k in range(len(outputs_per_call))]
 
-    worker.digest_values, worker._linear = digest_values, True
+    digest.batch, digest._linear = batch, True
     for name in ("detach", "cpu", "contiguous", "reshape", "numpy", "tolist"):
         method = getattr(torch.Tensor, name)
 

@@ -48,61 +48,110 @@ def _scale(scales, j: int) -> float:
     return float(scales[j]) if j < len(scales) and scales[j] and scales[j] > 0 else 1.0
 
 
+class Tables:
+    """Every call's weights for one batch, stacked once while its inputs are made (untimed).
+
+    Entry e = start[k] + j is output j of call k: its u is row e of `u`, its v row e of `v`
+    (zero-padded to the longest), its 1/s is `inv_s[e]`.
+    """
+
+    def __init__(self, weight_lists: list[list[tuple[torch.Tensor, torch.Tensor]]], scales, dev: torch.device):
+        self.start = [sum(len(w) for w in weight_lists[:k]) for k in range(len(weight_lists))]
+        self.dev = dev
+        flat = [w for ws in weight_lists for w in ws]
+        self.rows = [v.numel() for _, v in flat]
+        self.inv_s = [1.0 / _scale(scales, j) for ws in weight_lists for j in range(len(ws))]
+        self.u = torch.stack([u for u, _ in flat]) if flat else None
+        width = max(self.rows, default=1)
+        self.v = torch.zeros(len(flat), width, device=dev, dtype=torch.float32)
+        for e, (_, v) in enumerate(flat):
+            self.v[e, : v.numel()] = v
+        self.inv_s_dev = torch.tensor(self.inv_s, device=dev, dtype=torch.float32) if flat else None
+        self.pairs = weight_lists
+
+
 @functools.cache
-def _row_kernel():
+def _many_kernel():
     """Built on first use, on a GPU only: the interpreter (CPU) takes the torch spelling."""
     import triton
     import triton.language as tl
 
     @triton.jit
-    def row_sums(x_ptr, u_ptr, out_ptr, n, inv_s, PERIOD_: tl.constexpr):
-        # Row b of the output: Σ_a u[a]·sin(x[b, a]·inv_s), the tail row masked.
-        b = tl.program_id(0).to(tl.int64)
+    def row_sums(meta_ptr, u_ptr, inv_s_ptr, out_ptr, R, PERIOD_: tl.constexpr, DTYPE: tl.constexpr):
+        # Entry i (meta row: data pointer, element count, table row e), row b of its output:
+        # Σ_a u_e[a]·sin(x[b, a]·inv_s_e); rows past the end and the tail are masked to 0.
+        i = tl.program_id(0)
+        b = tl.program_id(1).to(tl.int64)
+        x_ptr = tl.load(meta_ptr + i * 3).to(tl.pointer_type(DTYPE))
+        n = tl.load(meta_ptr + i * 3 + 1)
+        e = tl.load(meta_ptr + i * 3 + 2)
         a = tl.arange(0, PERIOD_)
         offs = b * PERIOD_ + a
         mask = offs < n
         x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-        u = tl.load(u_ptr + a)
-        tl.store(out_ptr + b, tl.sum(tl.where(mask, u * tl.sin(x * inv_s), 0.0), axis=0))
+        u = tl.load(u_ptr + e * PERIOD_ + a)
+        inv_s = tl.load(inv_s_ptr + e)
+        tl.store(out_ptr + i * R + b, tl.sum(tl.where(mask, u * tl.sin(x * inv_s), 0.0), axis=0))
 
     return row_sums
 
 
-def _fused(x: torch.Tensor, u: torch.Tensor, v: torch.Tensor, s: float) -> torch.Tensor:
-    rows = -(-x.numel() // PERIOD)
-    partial = torch.empty(rows, device=x.device, dtype=torch.float32)
-    _row_kernel()[(rows,)](x, u, partial, x.numel(), 1.0 / s, PERIOD_=PERIOD, num_warps=8)
-    return torch.dot(partial, v[:rows])
+def _tl_dtype(dtype: torch.dtype):
+    import triton.language as tl
+
+    return {torch.float32: tl.float32, torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float64: tl.float64}[dtype]
 
 
-def _plain(x: torch.Tensor, u: torch.Tensor, v: torch.Tensor, s: float) -> torch.Tensor:
-    x = torch.sin(x.float() * (1.0 / s))
+def _fused_many(entries: list, tables: Tables) -> torch.Tensor:
+    """Digests of many outputs of one dtype: one Triton launch and two torch operations in all."""
+    rows = max(-(-x.numel() // PERIOD) for _, x in entries)
+    dev = tables.dev
+    meta = torch.tensor([[x.data_ptr(), x.numel(), e] for e, x in entries], dtype=torch.int64, device=dev)
+    partial = torch.empty(len(entries), rows, device=dev, dtype=torch.float32)
+    _many_kernel()[(len(entries), rows)](meta, tables.u, tables.inv_s_dev, partial, rows, PERIOD_=PERIOD,
+                                          DTYPE=_tl_dtype(entries[0][1].dtype), num_warps=8)
+    return (partial * tables.v[meta[:, 2], :rows]).sum(1)
+
+
+def _plain(x: torch.Tensor, u: torch.Tensor, v: torch.Tensor, inv_s: float) -> torch.Tensor:
+    x = torch.sin(x.float() * inv_s)
     m = x.numel() // PERIOD
     d = torch.dot(torch.mv(x[: m * PERIOD].view(m, PERIOD), u), v[:m]) if m else torch.zeros((), device=x.device)
     tail = x[m * PERIOD:]
     return d + torch.dot(tail, u[: tail.numel()]) * v[m] if tail.numel() else d
 
 
-def values(outputs: list, weight_list: list, scales=()) -> list[torch.Tensor]:
-    """One number per output tensor, Σ u[a]·v[b]·sin(x[b, a] / s), left on the device (no sync).
+def batch(outputs_per_call: list[list], tables: Tables) -> list[list[float]]:
+    """Every call's digests, Σ u[a]·v[b]·sin(x[b, a] / s) per output tensor, as floats (one transfer).
 
     The sine makes the digest nonlinear in the output, so it cannot be assembled from digests of the
     inputs (Σw·(x+y) = Σw·x + Σw·y would let an element-wise kernel be skipped); `s`, the reference
     output's RMS, keeps its argument of order one. |sin a − sin b| ≤ |a − b|, so tolerances carry over.
+    An output of another size than the reference's digests to NaN, which matches nothing.
     """
-    out = []
-    for j, (o, (u, v)) in enumerate(zip([o for o in outputs if isinstance(o, torch.Tensor)], weight_list)):
-        x = _flat(o)
-        if v.numel() < -(-x.numel() // PERIOD):
-            out.append(torch.tensor(float("nan"), device=x.device))  # an output of another size than the reference's
-            continue
-        if x.numel() == 0:
-            out.append(torch.zeros((), device=x.device))
-        elif MODE == "fused" and x.device.type in ("cuda", "xpu") and x.dtype in _FUSED_DTYPES:
-            out.append(_fused(x, u, v, _scale(scales, j)))
-        else:
-            out.append(_plain(x, u, v, _scale(scales, j)))
-    return out
+    slots: list[list] = []
+    grouped: dict[torch.dtype, list] = {}
+    for k, outputs in enumerate(outputs_per_call):
+        tensors = [o for o in outputs if isinstance(o, torch.Tensor)][: len(tables.pairs[k]) if k < len(tables.pairs) else 0]
+        row: list = []
+        for j, o in enumerate(tensors):
+            e = tables.start[k] + j
+            x = _flat(o)
+            if tables.rows[e] < -(-x.numel() // PERIOD):
+                row.append(float("nan"))
+            elif x.numel() == 0:
+                row.append(0.0)
+            elif MODE == "fused" and x.device.type in ("cuda", "xpu") and x.dtype in _FUSED_DTYPES:
+                grouped.setdefault(x.dtype, []).append((e, x))
+                row.append(("fused", x.dtype, len(grouped[x.dtype]) - 1))
+            else:
+                u, v = tables.pairs[k][j]
+                row.append(_plain(x, u, v, tables.inv_s[e]))
+        slots.append(row)
+    fused = {dt: _fused_many(entries, tables) for dt, entries in grouped.items()}
+    pending = [fused[s[1]][s[2]] if isinstance(s, tuple) else s for row in slots for s in row if not isinstance(s, float)]
+    values = iter(torch.stack(pending).tolist() if pending else [])
+    return [[s if isinstance(s, float) else next(values) for s in row] for row in slots]
 
 
 def _tensors(outputs: list) -> list[torch.Tensor]:
@@ -110,10 +159,10 @@ def _tensors(outputs: list) -> list[torch.Tensor]:
 
 
 def digest(outputs: list, nonce: int, dev: torch.device, scales=()) -> list:
+    """One call's digests (the trusted side's reference digests and the tests use this)."""
     tensors = _tensors(outputs)
     ws = [weights(nonce + j, dev, o.numel() * (2 if o.is_complex() else 1)) for j, o in enumerate(tensors)]
-    vals = values(tensors, ws, scales)
-    return torch.stack(vals).tolist() if vals else []
+    return batch([tensors], Tables([ws], scales, dev))[0]
 
 
 def bound(outputs: list, nonce: int, dev: torch.device, rtol, atol, scales=()) -> list:

@@ -18,9 +18,11 @@ original's calls are first timed alone, before the candidate is imported anywher
 run more than INTERFERENCE slower beside the candidate, the timing is declared not meaningful. A stop
 or continue of the trusted worker that the judge did not send rejects the candidate.
 
-Batches: one request costs a round trip (~0.1 ms) on both sides alike; a batch of B calls of
-distinct inputs (B from the original's solo time, so a batch lasts about TARGET_BATCH_US) keeps
-that cost small beside short kernels. Pairs alternate order (A B, B A, ...); the speedup is the
+Batches: one request costs a round trip (~0.1 ms) and the batch's digests on both sides alike; a
+batch of B calls of distinct inputs (B from the original's marginal cost per call, so a batch lasts
+about TARGET_BATCH_US, within the device's memory) keeps that cost small beside short kernels, and
+what remains (timed on the trusted side before the candidate exists: a request with the digests
+and no calls) is taken off both sides, so it neither pulls ratios towards 1 nor widens them. Pairs alternate order (A B, B A, ...); the speedup is the
 median of per-pair ratios with an order-statistic 95% interval, widened by RESOLUTION.
 """
 
@@ -38,11 +40,14 @@ FASTER = 1.02  # the interval's lower end must clear this for "faster"
 RESOLUTION = 0.005  # systematic floor: ratios within ±0.5% of each other are not told apart
 TARGET_BATCH_US = float(os.environ.get("XEFORGE_HARNESS_BATCH_US", "20000"))
 MAX_BATCH = int(os.environ.get("XEFORGE_HARNESS_MAX_BATCH", "256"))
-# Inputs and outputs of one batch, per worker: an eighth of the device's memory (two workers hold
-# batches, and the candidate may need room of its own), 8 GiB where the device does not say.
-BATCH_SHARE = 8
+# Inputs and outputs of one batch (three times one call's, for copies), per worker: a quarter of the
+# device's memory (two workers hold batches, and the candidate needs room of its own), 8 GiB where the
+# device does not say. Short kernels need many calls in a batch for the request's own cost to vanish.
+BATCH_SHARE = 4
 BATCH_BYTES = int(os.environ.get("XEFORGE_HARNESS_BATCH_BYTES", "0")) or None
 SOLO_RUNS = 15
+OVERHEAD_RUNS = 9
+NET_FLOOR = 0.05
 PROBE_CALLS = 4
 TARGET_CALLS_IN_ONE = 64  # a call costs at least a 64th of a whole one-call request (a floor against a noisy probe)
 INTERFERENCE = 1.5  # gross interference only: solo and interleaved medians differ by up to ~35% on a shared VM
@@ -163,8 +168,26 @@ def solo(judge, problem, variant) -> dict:
         seeds, nonces = _fresh(batch)
         trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales})
         _before(judge, "A", judge.candidate_call)
-        times.append(_timed(judge.trusted_call, name)[0] / batch)
-    return {"batch": batch, "us": median(times), "probe_us": call_us}
+        times.append(_timed(judge.trusted_call, name)[0])
+    overhead = _overhead(judge)
+    return {"batch": batch, "us": median(_net(times, overhead, batch)), "probe_us": call_us, "overhead_us": overhead}
+
+
+def _overhead(judge) -> float:
+    """What a timed request costs beside its calls: the round trip and the batch's digests, timed by the
+    judge on the trusted worker (the candidate has not been imported). It is the same work on both
+    sides of a pair, so it is taken off both: left in, it pulls every ratio towards 1."""
+    times = []
+    for _ in range(OVERHEAD_RUNS):
+        start = time.perf_counter()
+        judge.trusted_call({"op": "redigest"})
+        times.append((time.perf_counter() - start) * 1e6)
+    return median(times)
+
+
+def _net(times: list[float], overhead: float, batch: int) -> list[float]:
+    """Per call, a batch's time less the protocol's own cost (never below NET_FLOOR of the whole)."""
+    return [max(t - overhead, NET_FLOOR * t) / batch for t in times]
 
 
 def measure(judge, problem, variant, solo_info: dict) -> dict:
@@ -219,12 +242,12 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
                 _before(judge, side, awake)
                 if side == "A":
                     us, digests["A"] = _timed(judge.trusted_call, name)
-                    base.append(us / batch)
+                    base.append(us)
                 else:
                     # The clock runs inside `around`: a stopped process's wake-up is not the
                     # candidate's time (the original never pays it).
                     us, digests["B"] = awake.around(lambda: _timed(judge.candidate_call, name))
-                    cand.append((us + extra) / batch)
+                    cand.append(us + extra)
             outcome = _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol)
             if outcome is not None:
                 return outcome
@@ -253,10 +276,13 @@ def _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol) ->
 
 
 def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged: list[float]) -> dict:
-    if median(charged) > PREPARE_WORK * median(cand) * batch:
+    if median(charged) > PREPARE_WORK * median(cand):
         return {"meaningful": False, "reason": "rejected", "rejected":
                 f"the candidate's process works while its timed inputs are made (a median {median(charged):.0f} µs per batch more "
                 "than the original's process needs for the same inputs): work moved out of the timed calls"}
+    overhead = solo_info.get("overhead_us", 0.0)
+    raw_base, raw_cand = median(base) / batch, median(cand) / batch
+    base, cand = _net(base, overhead, batch), _net(cand, overhead, batch)
     ratios = [b / c for b, c in zip(base, cand) if c > 0]
     raw_lo, raw_hi = median_ci(ratios)
     lo, hi = raw_lo / (1 + RESOLUTION), raw_hi * (1 + RESOLUTION)
@@ -271,13 +297,16 @@ def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged
         "warmup": args.warmup,
         "batch": batch,
         "solo_baseline_us": round(solo_info["us"], 3),
+        "request_overhead_us": round(overhead / batch, 3),
+        "gross_us": [round(raw_base, 3), round(raw_cand, 3)],
         "digests_checked": checked,
         "full_checks": full,
         "prepare_charged_us": round(sum(charged), 1),
         "variant": _name(variant),
         "method": "judge-side clock around each batch of calls in separate original and candidate processes; fresh inputs per "
                   "batch; every call's output digest checked, a random sample compared in full; 256 MiB L2 flush by the trusted "
-                  "process before each batch; candidate stopped while the original runs; A/B pairs in alternating order, "
+                  "process before each batch; candidate stopped while the original runs; the request's own cost (round trip "
+                  "and digests, timed on the trusted side) taken off both sides; A/B pairs in alternating order, "
                   "median ratio with order-statistic 95% interval widened by a 0.5% resolution floor",
     }
     slowdown = median(base) / solo_info["us"] if solo_info["us"] > 0 else 1.0
