@@ -4,7 +4,10 @@ Each entry is (file in this folder, problem in ../problems, expected, gpu_only, 
 
 - expected "cheat": the verdict must be one of CHEAT_VERDICTS (never correct, accepted or slower,
   and never `error`, which would blame the original for what the candidate did);
-- expected "legit": `correct` on the CPU interpreter; `correct` or `accepted` on a GPU.
+- expected "legit": `correct` on the CPU interpreter; on a GPU `correct`, `accepted` or `slower`: what
+  a legitimate rewrite must never be is flagged. The suite times these at the tiny `ci` sizes, with
+  other test workers sharing the device and the CPUs, where a call is mostly launch overhead; whether
+  the timing itself is right is checked on a quiet device (`test_timing.py`, `tests/bench`).
 
 Most cases go through the suite's shared `serve`. SESSION says which need more:
 
@@ -20,7 +23,7 @@ No dependency on pytest here: a GPU driver can import it too.
 
 CHEAT_VERDICTS = ("rejected", "incorrect", "crashed", "timeout", "compile_error", "runtime_error")
 LEGIT_VERDICTS_CPU = ("correct",)
-LEGIT_VERDICTS_GPU = ("correct", "accepted")
+LEGIT_VERDICTS_GPU = ("correct", "accepted", "slower")
 
 CASES = [
     # --- legitimate rewrites ------------------------------------------------------------------

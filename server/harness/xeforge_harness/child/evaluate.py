@@ -89,6 +89,7 @@ class Judge:
         if hasattr(phase, "group"):
             phase.group(self.candidate.pid)
         self.kind = kind
+        self.trusted_asleep = False
 
     def _give(self, path: str) -> str:
         """A copy of `path` in the candidate's own directory, readable by whoever the candidate runs as."""
@@ -112,8 +113,12 @@ class Judge:
 
     # --- calls ---------------------------------------------------------------------------------
 
-    def trusted_call(self, msg: dict, tensors: list = (), what: str = "the original kernel file"):
+    def trusted_call(self, msg: dict, tensors: list = (), what: str = "the original kernel file", wake: bool = True):
+        # In the timed loop the trusted worker sleeps between requests (see timing._Awake).
+        asleep = wake and self.trusted_asleep
         try:
+            if asleep:
+                self.trusted.resume()
             return self.trusted.call(msg, tensors, self.deadline + JUDGE_GRACE_S)
         except Failed as e:
             raise Stop(P.ERROR, f"{what} failed: {e.error}", e.trace) from None
@@ -121,6 +126,9 @@ class Judge:
             raise Stop(P.ERROR, f"{what} did not finish within {self.args.timeout:g} s") from None
         except Died as e:
             raise Stop(P.ERROR, f"{what}: the trusted process {e.how}", self.trusted.log_tail()) from None
+        finally:
+            if asleep:
+                self.trusted.pause()
 
     def candidate_call(self, msg: dict, tensors: list = (), what: str = ""):
         try:

@@ -132,9 +132,31 @@ class Link:
     def pause(self) -> None:
         """SIGSTOP the worker's whole group (the candidate's threads and children too)."""
         self._signal_group(signal.SIGSTOP)
+        self._own_event(os.WUNTRACED, os.WIFSTOPPED)
 
     def resume(self) -> None:
         self._signal_group(signal.SIGCONT)
+        self._own_event(os.WCONTINUED, os.WIFCONTINUED)
+
+    def _own_event(self, flag: int, ours) -> None:
+        """The trusted worker: collect the state change the judge's own signal caused, so that
+        `stopped_by_someone` sees only the ones it did not send (a foreign one seen here counts too)."""
+        if self.role != "trusted" or self.status is not None:
+            return
+        for _ in range(4):
+            try:
+                done, status = os.waitpid(self.pid, flag)
+            except ChildProcessError:
+                return
+            if not done:
+                return
+            if ours(status):
+                return
+            if os.WIFSTOPPED(status) or os.WIFCONTINUED(status):
+                self.foreign_stop = True
+                continue
+            self.status = status
+            return
 
     def _signal_group(self, sig: int) -> None:
         for send in (lambda: os.killpg(self.pid, sig), lambda: os.kill(self.pid, sig)):

@@ -94,29 +94,31 @@ def _scales(problem, name: str) -> list[float]:
 
 
 class _Awake:
-    """Calls to the candidate's worker, which is kept stopped (SIGSTOP, its whole group) between them.
+    """Calls to one worker, which is kept stopped (SIGSTOP) between them during the timed loop.
 
-    During the timed loop the candidate runs only while it serves a request, so no thread of it can
-    compute the next outputs ahead, or load the machine, while the judge or the original is busy.
+    The candidate runs only while it serves a request, so no thread of it can compute the next
+    outputs ahead, or load the machine, while the judge or the original is busy. The trusted worker
+    is kept the same way, so both sides of a pair come to their timed call from the same wake-up
+    (a process just continued runs its first microseconds slower than one that was only blocked).
     """
 
-    def __init__(self, judge, pause: bool):
-        self.judge = judge
+    def __init__(self, judge, pause: bool, role: str = "candidate"):
+        self.link = judge.candidate if role == "candidate" else judge.trusted
+        self.call = judge.candidate_call if role == "candidate" else judge.trusted_call
         self.pause = pause and PAUSE
 
-    def __call__(self, msg: dict, what: str):
-        return self.around(lambda: self.judge.candidate_call(msg, what=what))
+    def __call__(self, msg: dict, what: str = ""):
+        return self.around(lambda: self.call(msg, what=what) if what else self.call(msg))
 
     def around(self, fn):
-        """Run `fn` with the candidate awake; it is woken before and stopped after, outside any clock."""
-        link = self.judge.candidate
+        """Run `fn` with the worker awake; it is woken before and stopped after, outside any clock."""
         if self.pause:
-            link.resume()
+            self.link.resume()
         try:
             return fn()
         finally:
             if self.pause:
-                link.pause()
+                self.link.pause()
 
 
 def _before(judge, side: str, candidate_call) -> None:
@@ -231,6 +233,10 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
                 f"the candidate left {len(stray)} process(es) running outside its process group before timing"}
 
     base, cand, checked, full, charged = [], [], 0, 0, []
+    original = _Awake(judge, pause=True, role="trusted")
+    if original.pause:  # from here on it sleeps between requests too (judge.trusted_call wakes it)
+        judge.trusted.pause()
+        judge.trusted_asleep = True
     try:
         for i in range(args.runs):
             seeds, nonces = _fresh(batch)
@@ -241,7 +247,8 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
             for side in order:
                 _before(judge, side, awake)
                 if side == "A":
-                    us, digests["A"] = _timed(judge.trusted_call, name)
+                    us, digests["A"] = original.around(
+                        lambda: _timed(lambda m, what="": judge.trusted_call(m, what=what, wake=False), name))
                     base.append(us)
                 else:
                     # The clock runs inside `around`: a stopped process's wake-up is not the
@@ -260,6 +267,9 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     finally:
         if awake.pause:
             candidate.resume()
+        if judge.trusted_asleep:
+            judge.trusted_asleep = False
+            judge.trusted.resume()
     return _summary(args, variant, batch, solo_info, base, cand, checked, full, charged)
 
 

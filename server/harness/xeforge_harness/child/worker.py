@@ -142,6 +142,11 @@ class Worker:
         guard.install_launch_hooks()
         if self.kind == "cpu":
             _interpreter_autotune()
+        else:
+            try:  # both workers make their device context now, side by side, not one after the other later
+                torch.empty(1, device=self.dev)
+            except Exception:  # noqa: BLE001  (a broken device is reported by the first real request)
+                pass
         while True:
             try:
                 msg, tensors = wire.recv(self.sock)
