@@ -559,6 +559,14 @@ fn launch_facts(
         passed.insert(k, *v);
     }
     let o = src.origin(launch);
+    // Inputs used in the grid are program counts: integers.
+    if let Some(grid) = field(launch, "function").and_then(|f| field(f, "subscript")) {
+        for n in descendants(grid).into_iter().filter(|n| n.kind() == "identifier" && is_param(src.text(*n))) {
+            if !f.tensors.contains_key(src.text(n)) {
+                f.scalars.insert(src.text(n).to_string(), ("int".into(), o.clone()));
+            }
+        }
+    }
     for (k, v) in &passed {
         let v = unparen(*v);
         if v.kind() != "identifier" || !is_param(src.text(v)) {

@@ -16,6 +16,8 @@ use std::path::Path;
 pub const CI_MAX_ELEMENTS: i64 = 1 << 16;
 /// Most `ci` variants kept (the smallest ones, different dtypes first).
 const CI_MAX_VARIANTS: usize = 3;
+/// How variants made of default sizes say so (and are the only ones whose timed sizes are invented).
+const DEFAULT_ORIGIN: &str = "default sizes (no call site)";
 /// Sizes used when no source gives any: distinct per dimension, so a transposed result shows.
 const CI_DEFAULTS: &[i64] = &[64, 96, 128, 80, 112, 48];
 
@@ -97,8 +99,10 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
             entry.origin, k.name
         ),
     );
+    let place = b.def_hint();
     let (notes, missing, provenance) = (b.notes, b.missing, b.provenance);
     Ok(Problem {
+        place,
         file,
         kernel: k.name.clone(),
         entry: entry.clone(),
@@ -236,22 +240,11 @@ impl Builder<'_> {
                 }
                 None => {
                     let min = self.facts.min_rank.get(&p).copied().unwrap_or(1);
-                    let names: Vec<String> = (0..min.max(1))
-                        .map(|a| {
-                            ["N", "M", "K", "L"]
-                                .get(a)
-                                .map(|s| s.to_string())
-                                .unwrap_or(format!("D{a}"))
-                        })
-                        .collect();
-                    let sizes = names
-                        .iter()
-                        .map(|n| format!("{n}=1024"))
-                        .collect::<Vec<_>>()
-                        .join(" ");
+                    let names: Vec<String> = (0..min.max(1)).map(|a| format!("{p}_{a}")).collect();
+                    let sizes = names.iter().map(|n| format!("{n}=1024")).collect::<Vec<_>>().join(" ");
                     self.missing.push(Missing {
                         what: format!("the shape of `{p}` (no call site passes it and the code does not unpack `{p}.shape`)"),
-                        add: format!("# xeforge: dims {p}=[{}] {sizes}    ({}; one name per dimension)", names.join(", "), self.def_hint()),
+                        add: format!("{p}=[{}] {sizes}", names.join(",")),
                     });
                 }
             }
@@ -393,15 +386,8 @@ impl Builder<'_> {
             }) {
                 let class = self.entry.class.clone().unwrap_or_default();
                 self.missing.push(Missing {
-                    what: format!(
-                        "a value for `{}` of `{class}(...)` (no call site builds one)",
-                        ip.name
-                    ),
-                    add: format!(
-                        "# xeforge: dims {}=<value>    ({})",
-                        ip.name,
-                        self.def_hint()
-                    ),
+                    what: format!("a value for `{}` of `{class}(...)` (no call site builds one)", ip.name),
+                    add: format!("{}=<value>", ip.name),
                 });
             }
             inits.push(ip.name.clone());
@@ -490,7 +476,10 @@ impl Builder<'_> {
             }
             let (dt, dt_origin) = match dtype {
                 Some(x) => (x, origin.clone()),
-                None => default_dtype.clone(),
+                None => {
+                    self.provenance.insert("dtype".into(), default_dtype.2.clone());
+                    (default_dtype.0.clone(), default_dtype.1.clone())
+                }
             };
             if !full.iter().any(|x| x.0 == d && x.1 == dt) {
                 full.push((d, dt, format!("{origin}; dtype from {dt_origin}")));
@@ -514,7 +503,8 @@ impl Builder<'_> {
                     ) as f64,
                 );
             }
-            let (dt, dt_origin) = default_dtype.clone();
+            let (dt, dt_origin) = (default_dtype.0.clone(), default_dtype.1.clone());
+            self.provenance.insert("dtype".into(), default_dtype.2.clone());
             if !needed.is_empty() {
                 self.notes.push(format!(
                     "no call site or `# xeforge: dims` gives sizes; using {} (add `# xeforge: dims {}` {} to choose)",
@@ -526,7 +516,7 @@ impl Builder<'_> {
             full.push((
                 d,
                 dt,
-                format!("default sizes (no call site); dtype from {dt_origin}"),
+                format!("{DEFAULT_ORIGIN}; dtype from {dt_origin}"),
             ));
         }
         let div_origins: Vec<(String, i64, String)> = divisors
@@ -562,7 +552,7 @@ impl Builder<'_> {
         }
         self.missing.push(Missing {
             what: format!("a value for the scalar `{name}` (no call site passes one)"),
-            add: format!("# xeforge: dims {name}=<value>    ({})", self.def_hint()),
+            add: format!("{name}=<value>"),
         });
     }
 
@@ -650,28 +640,17 @@ impl Builder<'_> {
 
     /// The dtype when the call sites say none: an assert on an input, else the output's allocation,
     /// else float32.
-    fn default_dtype(&mut self) -> (String, String) {
+    /// The dtype when the call sites say none: an assert on an input, else the output's allocation,
+    /// else float32. Also its provenance line, recorded only where it is used.
+    fn default_dtype(&self) -> (String, String, String) {
         let floats = |d: &str| d.starts_with("float") || d == "bfloat16";
         if let Some((p, (d, o))) = self.facts.dtypes.iter().find(|(_, (d, _))| floats(d)) {
-            self.provenance
-                .insert("dtype".into(), format!("{d}: `{p}`'s dtype, {o}"));
-            return (d.clone(), o.to_string());
+            return (d.clone(), o.to_string(), format!("{d}: `{p}`'s dtype, {o}"));
         }
         if let Some((d, o)) = self.facts.out_dtype.clone().filter(|(d, _)| floats(d)) {
-            self.provenance.insert(
-                "dtype".into(),
-                format!("{d}: the dtype the output is allocated with, {o}"),
-            );
-            return (d, format!("the output's allocation, {o}"));
+            return (d.clone(), format!("the output's allocation, {o}"), format!("{d}: the dtype the output is allocated with, {o}"));
         }
-        self.provenance.insert(
-            "dtype".into(),
-            "float32: nothing in the code names one".into(),
-        );
-        (
-            "float32".into(),
-            "the default (nothing names a dtype)".into(),
-        )
+        ("float32".into(), "the default (nothing names a dtype)".into(), "float32: nothing in the code names one".into())
     }
 
     fn divisors(&self, inputs: &[Input]) -> BTreeMap<String, i64> {
@@ -822,11 +801,8 @@ fn families(
         });
     }
     let (d, t, o) = sorted.last().expect("at least one variant");
-    let bench = if largest(d, inputs) <= CI_MAX_ELEMENTS
-        && out.len() == sorted.len()
-        && sorted.len() == 1
-    {
-        // Only small sizes are known: time a larger copy of them (the same shape ratios).
+    let bench = if o.starts_with(DEFAULT_ORIGIN) {
+        // No size is known at all: time a large problem (a size the user gave is never changed).
         let mut big = d.clone();
         let shape_dims: Vec<String> = inputs
             .iter()
@@ -863,7 +839,7 @@ fn families(
             family: "bench-gpu".into(),
             dims: big,
             dtype: t.clone(),
-            origin: format!("{o}; sizes raised for timing"),
+            origin: format!("{o}; larger sizes for timing"),
         }
     } else {
         Variant {

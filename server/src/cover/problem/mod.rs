@@ -75,7 +75,7 @@ pub struct Variant {
     pub origin: String,
 }
 
-/// Something no source gives, and the one line that would.
+/// Something no source gives; `add` is its part of the one `# xeforge: dims` line that gives it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Missing {
     pub what: String,
@@ -85,6 +85,8 @@ pub struct Missing {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Problem {
     pub file: String,
+    /// Where a `# xeforge: dims` line goes ("above `def matmul` in k.py").
+    pub place: String,
     pub kernel: String,
     pub entry: Entry,
     pub inputs: Vec<Input>,
