@@ -559,6 +559,7 @@ fn launch_facts(
         passed.insert(k, *v);
     }
     let o = src.origin(launch);
+    let pointers = pointer_params(src, kdef, kparams);
     // Inputs used in the grid are program counts: integers.
     if let Some(grid) = field(launch, "function").and_then(|f| field(f, "subscript")) {
         for n in descendants(grid).into_iter().filter(|n| n.kind() == "identifier" && is_param(src.text(*n))) {
@@ -573,7 +574,7 @@ fn launch_facts(
             continue;
         }
         let p = src.text(v);
-        if k.ends_with("ptr") || k.ends_with("_p") || f.tensors.contains_key(p) {
+        if pointers.contains(*k) || k.ends_with("ptr") || f.tensors.contains_key(p) {
             f.tensor(p, &o);
         } else if !f.scalars.contains_key(p) {
             f.scalars.insert(p.to_string(), ("float".into(), o.clone()));
@@ -620,4 +621,57 @@ fn launch_facts(
             }
         }
     }
+}
+
+/// Kernel parameters used as pointers: the base of what `tl.load`/`tl.store`/`tl.atomic_*`, a block
+/// pointer or a tensor descriptor reads (the leftmost name of `X + row * stride + cols`, through
+/// local names such as `x_ptrs = X + offs`), or whose `.dtype.element_ty` is read.
+fn pointer_params(src: &Src, kdef: Node, kparams: &[String]) -> std::collections::HashSet<String> {
+    let nodes = descendants(kdef);
+    let assigned: HashMap<&str, Node> = nodes
+        .iter()
+        .filter(|n| n.kind() == "assignment")
+        .filter_map(|a| Some((src.text(field(*a, "left")?), field(*a, "right")?)))
+        .collect();
+    let mut out = std::collections::HashSet::new();
+    for n in &nodes {
+        if n.kind() == "attribute" && src.text(*n).ends_with(".dtype.element_ty") {
+            let base = src.text(*n).trim_end_matches(".dtype.element_ty");
+            if kparams.iter().any(|k| k == base) {
+                out.insert(base.to_string());
+            }
+        }
+        if n.kind() != "call" {
+            continue;
+        }
+        let c = callee(src, *n);
+        let method = c.rsplit('.').next().unwrap_or("");
+        if !(matches!(method, "load" | "store" | "make_block_ptr" | "make_tensor_descriptor") || method.starts_with("atomic_")) {
+            continue;
+        }
+        let args = call_args(src, *n);
+        let Some(mut e) = args.keyword("pointer").or(args.keyword("base")).or_else(|| args.positional.first().copied()) else { continue };
+        for _ in 0..4 {
+            let mut leaf = unparen(e);
+            while leaf.kind() == "binary_operator" {
+                match field(leaf, "left") {
+                    Some(l) => leaf = unparen(l),
+                    None => break,
+                }
+            }
+            let name = src.text(leaf);
+            if leaf.kind() != "identifier" {
+                break;
+            }
+            if kparams.iter().any(|k| k == name) {
+                out.insert(name.to_string());
+                break;
+            }
+            match assigned.get(name) {
+                Some(r) => e = *r,
+                None => break,
+            }
+        }
+    }
+    out
 }
