@@ -305,15 +305,14 @@ fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> 
                 f.numel.push((p.to_string(), name.to_string(), o));
                 return;
             }
-            if c.starts_with("torch.") {
-                if let Some(d) = call_args(src, r)
+            if c.starts_with("torch.")
+                && let Some(d) = call_args(src, r)
                     .keyword("dtype")
                     .and_then(|d| torch_dtype(src, d))
-                {
-                    if f.out_dtype.is_none() && !c.ends_with("_like") {
-                        f.out_dtype = Some((d, o));
-                    }
-                }
+                && f.out_dtype.is_none()
+                && !c.ends_with("_like")
+            {
+                f.out_dtype = Some((d, o));
             }
         }
     }
@@ -359,13 +358,12 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
                 ["=="] => equality(src, *a, *b, f, is_param, &o),
                 ["in"] => {
                     // x.dtype in (torch.float16, torch.bfloat16): the first is what the generated inputs use
-                    if let Some(p) = dtype_of_param(src, *a, is_param) {
-                        if let Some(d) =
+                    if let Some(p) = dtype_of_param(src, *a, is_param)
+                        && let Some(d) =
                             named_children(unparen(*b)).find_map(|x| torch_dtype(src, x))
-                        {
-                            f.tensor(&p, &o);
-                            f.dtypes.entry(p).or_insert((d, o));
-                        }
+                    {
+                        f.tensor(&p, &o);
+                        f.dtypes.entry(p).or_insert((d, o));
                     }
                 }
                 _ => {}
@@ -522,10 +520,9 @@ fn uses(src: &Src, call: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> boo
                 .positional
                 .first()
                 .and_then(|a| int_lit(src, *a))
+                && i >= 0
             {
-                if i >= 0 {
-                    f.at_least(obj, i as usize + 1);
-                }
+                f.at_least(obj, i as usize + 1);
             }
         }
         "size" | "numel" | "is_contiguous" | "data_ptr" | "contiguous" | "element_size"
@@ -562,9 +559,13 @@ fn launch_facts(
     let pointers = pointer_params(src, kdef, kparams);
     // Inputs used in the grid are program counts: integers.
     if let Some(grid) = field(launch, "function").and_then(|f| field(f, "subscript")) {
-        for n in descendants(grid).into_iter().filter(|n| n.kind() == "identifier" && is_param(src.text(*n))) {
+        for n in descendants(grid)
+            .into_iter()
+            .filter(|n| n.kind() == "identifier" && is_param(src.text(*n)))
+        {
             if !f.tensors.contains_key(src.text(n)) {
-                f.scalars.insert(src.text(n).to_string(), ("int".into(), o.clone()));
+                f.scalars
+                    .insert(src.text(n).to_string(), ("int".into(), o.clone()));
             }
         }
     }
@@ -613,11 +614,11 @@ fn launch_facts(
             };
             if w.kind() == "identifier" && !is_param(src.text(w)) {
                 f.bind(tensor, i as i64, src.text(w), &ko);
-            } else if let Some((q, axis)) = slot_expr(src, w, is_param) {
-                if axis >= 0 {
-                    let other = slot(&q, axis as usize);
-                    f.bind(tensor, i as i64, &other, &ko);
-                }
+            } else if let Some((q, axis)) = slot_expr(src, w, is_param)
+                && axis >= 0
+            {
+                let other = slot(&q, axis as usize);
+                f.bind(tensor, i as i64, &other, &ko);
             }
         }
     }
@@ -646,11 +647,21 @@ fn pointer_params(src: &Src, kdef: Node, kparams: &[String]) -> std::collections
         }
         let c = callee(src, *n);
         let method = c.rsplit('.').next().unwrap_or("");
-        if !(matches!(method, "load" | "store" | "make_block_ptr" | "make_tensor_descriptor") || method.starts_with("atomic_")) {
+        if !(matches!(
+            method,
+            "load" | "store" | "make_block_ptr" | "make_tensor_descriptor"
+        ) || method.starts_with("atomic_"))
+        {
             continue;
         }
         let args = call_args(src, *n);
-        let Some(mut e) = args.keyword("pointer").or(args.keyword("base")).or_else(|| args.positional.first().copied()) else { continue };
+        let Some(mut e) = args
+            .keyword("pointer")
+            .or(args.keyword("base"))
+            .or_else(|| args.positional.first().copied())
+        else {
+            continue;
+        };
         for _ in 0..4 {
             let mut leaf = unparen(e);
             while leaf.kind() == "binary_operator" {

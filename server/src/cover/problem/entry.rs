@@ -81,10 +81,9 @@ pub fn find(
             .iter()
             .rev()
             .find(|d| at_module_level(**d) || class_of(**d).is_some_and(|c| at_module_level(c)))
+            && !defs.iter().any(|x| x.id() == d.id())
         {
-            if !defs.iter().any(|x| x.id() == d.id()) {
-                defs.push(*d);
-            }
+            defs.push(*d);
         }
     }
     let Some(first) = defs.first().copied() else {
@@ -210,10 +209,8 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
         .map(|b| src.text(b))
         .unwrap_or("");
     let autograd = bases.contains("Function") && name == "forward";
-    if !is_static(src, def) || autograd {
-        if !ps.is_empty() {
-            ps.remove(0); // self, cls or ctx
-        }
+    if (!is_static(src, def) || autograd) && !ps.is_empty() {
+        ps.remove(0); // self, cls or ctx
     }
     if autograd {
         let full = format!("{cname}.apply");
@@ -287,10 +284,11 @@ fn aliases(src: &Src, root: Node, name: &str) -> Vec<String> {
         else {
             continue;
         };
-        if let (Some(l), Some(r)) = (field(a, "left"), field(a, "right")) {
-            if l.kind() == "identifier" && src.text(r).trim() == name {
-                out.push(src.text(l).to_string());
-            }
+        if let (Some(l), Some(r)) = (field(a, "left"), field(a, "right"))
+            && l.kind() == "identifier"
+            && src.text(r).trim() == name
+        {
+            out.push(src.text(l).to_string());
         }
     }
     out

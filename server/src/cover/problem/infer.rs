@@ -241,7 +241,11 @@ impl Builder<'_> {
                 None => {
                     let min = self.facts.min_rank.get(&p).copied().unwrap_or(1);
                     let names: Vec<String> = (0..min.max(1)).map(|a| format!("{p}_{a}")).collect();
-                    let sizes = names.iter().map(|n| format!("{n}=1024")).collect::<Vec<_>>().join(" ");
+                    let sizes = names
+                        .iter()
+                        .map(|n| format!("{n}=1024"))
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     self.missing.push(Missing {
                         what: format!("the shape of `{p}` (no call site passes it and the code does not unpack `{p}.shape`)"),
                         add: format!("{p}=[{}] {sizes}", names.join(",")),
@@ -386,7 +390,10 @@ impl Builder<'_> {
             }) {
                 let class = self.entry.class.clone().unwrap_or_default();
                 self.missing.push(Missing {
-                    what: format!("a value for `{}` of `{class}(...)` (no call site builds one)", ip.name),
+                    what: format!(
+                        "a value for `{}` of `{class}(...)` (no call site builds one)",
+                        ip.name
+                    ),
                     add: format!("{}=<value>", ip.name),
                 });
             }
@@ -477,7 +484,8 @@ impl Builder<'_> {
             let (dt, dt_origin) = match dtype {
                 Some(x) => (x, origin.clone()),
                 None => {
-                    self.provenance.insert("dtype".into(), default_dtype.2.clone());
+                    self.provenance
+                        .insert("dtype".into(), default_dtype.2.clone());
                     (default_dtype.0.clone(), default_dtype.1.clone())
                 }
             };
@@ -504,7 +512,8 @@ impl Builder<'_> {
                 );
             }
             let (dt, dt_origin) = (default_dtype.0.clone(), default_dtype.1.clone());
-            self.provenance.insert("dtype".into(), default_dtype.2.clone());
+            self.provenance
+                .insert("dtype".into(), default_dtype.2.clone());
             if !needed.is_empty() {
                 self.notes.push(format!(
                     "no call site or `# xeforge: dims` gives sizes; using {} (add `# xeforge: dims {}` {} to choose)",
@@ -513,11 +522,7 @@ impl Builder<'_> {
                     self.def_hint()
                 ));
             }
-            full.push((
-                d,
-                dt,
-                format!("{DEFAULT_ORIGIN}; dtype from {dt_origin}"),
-            ));
+            full.push((d, dt, format!("{DEFAULT_ORIGIN}; dtype from {dt_origin}")));
         }
         let div_origins: Vec<(String, i64, String)> = divisors
             .iter()
@@ -648,9 +653,17 @@ impl Builder<'_> {
             return (d.clone(), o.to_string(), format!("{d}: `{p}`'s dtype, {o}"));
         }
         if let Some((d, o)) = self.facts.out_dtype.clone().filter(|(d, _)| floats(d)) {
-            return (d.clone(), format!("the output's allocation, {o}"), format!("{d}: the dtype the output is allocated with, {o}"));
+            return (
+                d.clone(),
+                format!("the output's allocation, {o}"),
+                format!("{d}: the dtype the output is allocated with, {o}"),
+            );
         }
-        ("float32".into(), "the default (nothing names a dtype)".into(), "float32: nothing in the code names one".into())
+        (
+            "float32".into(),
+            "the default (nothing names a dtype)".into(),
+            "float32: nothing in the code names one".into(),
+        )
     }
 
     fn divisors(&self, inputs: &[Input]) -> BTreeMap<String, i64> {
@@ -664,10 +677,10 @@ impl Builder<'_> {
     }
 
     fn name_of_key(&self, key: &str, _inputs: &[Input]) -> String {
-        if let Some((p, a)) = key.split_once(':') {
-            if let Ok(a) = a.parse::<usize>() {
-                return self.dim_name(p, a);
-            }
+        if let Some((p, a)) = key.split_once(':')
+            && let Ok(a) = a.parse::<usize>()
+        {
+            return self.dim_name(p, a);
         }
         let uf = &self.facts.uf;
         let root = uf.find(key);

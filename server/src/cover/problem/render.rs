@@ -123,18 +123,40 @@ fn json(s: &str) -> String {
 
 /// What cannot be inferred, and the one line that gives all of it.
 pub fn missing_report(p: &Problem) -> String {
-    let mut s = format!("xeforge cannot run `{}` yet; nothing in the code says:\n", p.entry.name);
+    let mut s = format!(
+        "xeforge cannot run `{}` yet; nothing in the code says:\n",
+        p.entry.name
+    );
     for m in &p.missing {
         let _ = writeln!(s, "  - {}", m.what);
     }
-    let line = p.missing.iter().map(|m| m.add.as_str()).collect::<Vec<_>>().join(" ");
-    let _ = writeln!(s, "Add this line {} (the sizes are examples; the next run reads it):\n    # xeforge: dims {line}", p.place);
-    let _ = write!(s, "or the same under [tool.xeforge.problems.{}] in pyproject.toml, or a spec with --spec.", toml_key(&p.entry.name));
+    let line = p
+        .missing
+        .iter()
+        .map(|m| m.add.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let _ = writeln!(
+        s,
+        "Add this line {} (the sizes are examples; the next run reads it):\n    # xeforge: dims {line}",
+        p.place
+    );
+    let _ = write!(
+        s,
+        "or the same under [tool.xeforge.problems.{}] in pyproject.toml, or a spec with --spec.",
+        toml_key(&p.entry.name)
+    );
     s
 }
 
 fn toml_key(k: &str) -> String {
-    if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') { k.to_string() } else { json(k) }
+    if k.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        k.to_string()
+    } else {
+        json(k)
+    }
 }
 
 /// One line per inferred fact, for the CLI.

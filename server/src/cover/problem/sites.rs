@@ -65,11 +65,10 @@ fn module_env(src: &Src, root: Node) -> Env {
         if let Some(a) = named_children(stmt)
             .next()
             .filter(|a| a.kind() == "assignment")
+            && let (Some(l), Some(r)) = (field(a, "left"), field(a, "right"))
         {
-            if let (Some(l), Some(r)) = (field(a, "left"), field(a, "right")) {
-                let v = eval(src, r, &env);
-                bind(src, l, v, &mut env);
-            }
+            let v = eval(src, r, &env);
+            bind(src, l, v, &mut env);
         }
     }
     env
@@ -398,10 +397,10 @@ fn benchmark(src: &Src, root: Node, c: Node, module: &Env) -> Vec<Env> {
             .filter(|d| d.kind() == "dictionary")
         {
             for pair in named_children(d).filter(|p| p.kind() == "pair") {
-                if let (Some(k), Some(v)) = (field(pair, "key"), field(pair, "value")) {
-                    if let Val::Str(k) = eval(src, k, module) {
-                        fixed.insert(k, eval(src, v, module));
-                    }
+                if let (Some(k), Some(v)) = (field(pair, "key"), field(pair, "value"))
+                    && let Val::Str(k) = eval(src, k, module)
+                {
+                    fixed.insert(k, eval(src, v, module));
                 }
             }
         }
