@@ -369,3 +369,100 @@ fn unknown_shapes_are_asked_once_then_read_from_the_line_added() {
     assert_eq!(variants(&v)[0], "ci float32 blocks=8 n=1024");
     assert_verdict(&v);
 }
+
+/// Runs the stage on a copy of an example from `examples/kernels` (text output, exit status, stderr).
+fn example(name: &str) -> Option<(std::process::Output, tempfile::TempDir)> {
+    let Some(py) = python() else {
+        eprintln!("skipped: no Python with torch and triton");
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[project]\nname = \"t\"\n",
+    )
+    .unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/kernels")
+        .join(name);
+    std::fs::copy(src, dir.path().join(name)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_xeforge"))
+        .args(["stage", "autotune"])
+        .arg(dir.path().join(name))
+        .args(["--device", "cpu"])
+        .env("XEFORGE_PYTHON", &py)
+        .output()
+        .unwrap();
+    Some((out, dir))
+}
+
+#[test]
+fn readme_softmax_example_runs_with_no_spec_and_no_model() {
+    let Some((out, _d)) = example("softmax_clean.py") else {
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("problem: entry `softmax`") && stdout.contains("input x: [n_rows, n_cols]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("autotune: correct on the CPU interpreter"),
+        "{stdout}"
+    );
+}
+
+/// The README's GEMM: its problem is inferred (b's first size through the kernel's block pointer), and
+/// whatever the harness answers reaches the user. Triton releases without block pointers (3.7+) make
+/// the original fail there: that `error` is shown with the harness's message and recorded as evidence.
+#[test]
+fn readme_matmul_example_is_inferred_and_the_harness_answer_is_shown() {
+    let Some((out, d)) = example("matmul_xpu.py") else {
+        return;
+    };
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    let spec =
+        std::fs::read_to_string(d.path().join(".xeforge/problems/matmul_xpu-matmul.yaml")).unwrap();
+    assert!(
+        spec.contains("entry: matmul\n")
+            && spec.contains("  a: {shape: [M, K], dtype: inherit}\n")
+            && spec.contains("  b: {shape: [K, \"N\"], dtype: inherit}\n"),
+        "{spec}"
+    );
+    assert!(
+        spec.contains("    dtype: float16\n") && spec.contains("matmul_xpu.py:47"),
+        "{spec}"
+    );
+    if out.status.success() {
+        assert!(
+            stdout.contains("autotune: correct on the CPU interpreter"),
+            "{stdout}"
+        );
+        return;
+    }
+    let said = stderr
+        .lines()
+        .find(|l| l.contains("the harness could not run: "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let evidence = said
+        .rsplit_once("(evidence: ")
+        .map(|(_, p)| p.trim_end_matches(')'))
+        .unwrap_or_else(|| panic!("{said}"));
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(evidence).unwrap()).unwrap();
+    assert_eq!(record["outcome"], "harness-error");
+    assert_eq!(record["evaluation"]["verdict"], "error");
+    let message = record["evaluation"]["message"].as_str().unwrap();
+    assert!(
+        !message.is_empty() && said.contains(message),
+        "{said}\n{message}"
+    );
+    assert_eq!(record["problem"]["entry"]["name"], "matmul");
+}
