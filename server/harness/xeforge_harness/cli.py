@@ -60,5 +60,5 @@ def main(argv: list[str] | None = None) -> int:
         else:
             raw = {k: getattr(ns, k) for k in ("kernel", "candidate", "spec", "reference", "device", "family", "seeds", "timeout", "no_timing", "runs", "warmup")}
             result = service.evaluate(raw, workers)
-    print(json.dumps(result))
+    print(P.dumps(result))
     return P.exit_status(result)

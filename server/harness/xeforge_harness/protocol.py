@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +110,22 @@ def error_result(message: str, log: str = "", **extra: Any) -> dict:
     out.update(extra)
     out["log"] = log
     return out
+
+
+def dumps(result: Any) -> str:
+    """One JSON line for a client: NaN and infinities (a `max_abs` of an output gone non-finite) are
+    not JSON, so they are written as null, which the contract's optional numbers accept."""
+    return json.dumps(_finite(result))
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
 
 
 def exit_status(result: dict) -> int:

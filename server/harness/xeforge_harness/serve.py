@@ -59,7 +59,7 @@ def serve_stdio(workers: Workers) -> int:
             response, stop = {"id": None, **P.error_result(f"request is not JSON: {e}")}, False
         else:
             response, stop = handle(request, workers)
-        out.write(json.dumps(response) + "\n")
+        out.write(P.dumps(response) + "\n")
         out.flush()
         if stop:
             break
@@ -79,7 +79,7 @@ def serve_http(workers: Workers, address: str) -> int:
         server_version = f"xeforge-harness/{__version__}"
 
         def _reply(self, status: int, body: dict) -> None:
-            data = (json.dumps(body) + "\n").encode()
+            data = (P.dumps(body) + "\n").encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

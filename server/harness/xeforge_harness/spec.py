@@ -17,6 +17,11 @@ The format (libxsmm/AI-bench `ai_bench/harness/core/specs.py`):
         rtol: 1.0e-4                    # Xe-Forge: per-variant tolerances
         atol: 1.0e-4
     default_variant: bench-gpu   # Xe-Forge: the family used when none is named
+    entry: matmul                # Xe-Forge: what is called instead of `Model` (see child/entry.py)
+    provenance: {M: "k.py:12"}   # Xe-Forge: where each inferred fact came from (read by people only)
+
+Xe-Forge also allows a scalar argument among the inputs: `eps: {value: 1.0e-5}` or `n: {value: N}`
+(a dimension name), passed as a Python number rather than a tensor.
 
 Any top-level list is a family (Xe-Forge allows `bench-gpu-1`, `bench-gpu-old`, ...).
 This module only needs PyYAML: the harness parent validates a spec without importing torch, so a
@@ -33,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STANDARD_FAMILIES = ("ci", "bench-cpu", "bench-gpu", "bench-xpu")
-_NOT_FAMILIES = {"inputs", "inits", "default_variant"}
+_NOT_FAMILIES = {"inputs", "inits", "default_variant", "entry", "provenance"}
 
 # torch dtype attribute names a spec may use (`getattr(torch, name)` in AI Bench).
 DTYPES = frozenset(
@@ -67,6 +72,11 @@ class InputSpec:
     dtype: str  # a DTYPES name or "inherit"
     value_range: tuple[float, float] | None = None
     transforms: tuple[str, ...] = ()
+    value: Any = None  # a scalar argument: a number, or a dimension name resolved per variant
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.value is not None
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,7 @@ class Spec:
     families: dict[str, list[Variant]] = field(default_factory=dict)
     default_variant: str | None = None
     path: str | None = None
+    entry: str | None = None  # None: the file's `Model`
 
     def resolve_family(self, requested: str | None) -> str:
         """The family to run: the one asked for, else `ci`, else `default_variant`, else the first."""
@@ -122,6 +133,10 @@ class Spec:
             # validated at load time: an `inherit` input is only used by variants with a dtype
             return variant.dtype or "float32"
         return declared
+
+    def scalar_value(self, variant: Variant, name: str) -> Any:
+        value = self.inputs[name].value
+        return variant.dims[value] if isinstance(value, str) else value
 
     def input_shape(self, variant: Variant, name: str) -> tuple[int, ...]:
         return tuple(d if isinstance(d, int) else int(variant.dims[d]) for d in self.inputs[name].shape)
@@ -185,7 +200,14 @@ def parse_spec(data: Any, path: str | None = None) -> Spec:
         if isinstance(entry, dict) and len(entry) != 1:
             raise SpecError(f"inits[{i}]", "expected a single-key mapping such as {dim: NAME}", path)
 
-    spec = Spec(inputs=inputs, inits=list(inits), path=path)
+    entry = data.get("entry")
+    if entry is not None and not (isinstance(entry, str) and _is_dotted_name(entry)):
+        raise SpecError("entry", f"expected a function, `Class.method` or `Fn.apply` name, got {entry!r}", path)
+    provenance = data.get("provenance")
+    if provenance is not None and not isinstance(provenance, dict):
+        raise SpecError("provenance", "expected a mapping of fact to where it came from", path)
+
+    spec = Spec(inputs=inputs, inits=list(inits), path=path, entry=entry)
     for key, value in data.items():
         if key in _NOT_FAMILIES:
             continue
@@ -206,6 +228,10 @@ def parse_spec(data: Any, path: str | None = None) -> Spec:
     return spec
 
 
+def _is_dotted_name(text: str) -> bool:
+    return all(part.isidentifier() for part in text.split("."))
+
+
 def _parse_inputs(raw: Any, path: str | None) -> dict[str, InputSpec]:
     if raw is None:
         return {}
@@ -216,6 +242,12 @@ def _parse_inputs(raw: Any, path: str | None) -> dict[str, InputSpec]:
         where = f"inputs.{name}"
         if not isinstance(entry, dict):
             raise SpecError(where, "expected a mapping with `shape` and `dtype`", path)
+        if "value" in entry:
+            value = entry["value"]
+            if not (isinstance(value, (int, float, str)) and (not isinstance(value, str) or value.isidentifier())):
+                raise SpecError(f"{where}.value", f"expected a number, true/false or a dimension name, got {value!r}", path)
+            out[str(name)] = InputSpec(str(name), (), "scalar", value=value)
+            continue
         shape = entry.get("shape")
         if not isinstance(shape, list):
             raise SpecError(f"{where}.shape", "expected a list of dimension names", path)
@@ -276,6 +308,10 @@ def _parse_variant(family, index, where, dwhere, raw, dims, inputs, inits, path)
 
     for p in params:
         spec_in = inputs[p]
+        if spec_in.is_scalar:
+            if isinstance(spec_in.value, str) and spec_in.value not in dims:
+                raise SpecError(f"inputs.{p}.value", f"names no dimension of {where}: {spec_in.value!r}", path)
+            continue
         if spec_in.dtype == "inherit" and dtype is None:
             raise SpecError(f"{where}.dtype", f"input {p!r} has dtype `inherit` but the variant sets none", path)
         for d in spec_in.shape:

@@ -21,8 +21,7 @@ pub fn run(args: SpecArgs) -> u8 {
             return 2;
         }
     };
-    let name = args.file.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let yaml = crate::cover::spec::draft(&text, &name);
+    let yaml = crate::cover::spec::draft_file(&args.file, &text);
     let out = args.output.clone().unwrap_or_else(|| args.file.with_extension("yaml"));
     if out.as_os_str() == "-" {
         print!("{yaml}");

@@ -1,6 +1,8 @@
 //! `xeforge stage NAME FILE`: run one optimisation stage on a kernel, verified on the harness.
 
-use crate::cover::{OutcomeStatus, Progress, StageError, StageOutcome, StageRequest, StageRunner, settings};
+use crate::cover::{
+    OutcomeStatus, Progress, StageError, StageOutcome, StageRequest, StageRunner, settings,
+};
 use crate::harness::{DeviceKind, Harness, HarnessSettings};
 use crate::knowledge::Knowledge;
 use crate::llm::LlmClient;
@@ -78,7 +80,12 @@ pub fn run(args: StageArgs) -> u8 {
             return 2;
         }
     };
-    let env = match Env::new(&args.file, &args.harness, args.llm_url.clone(), args.llm_model.clone()) {
+    let env = match Env::new(
+        &args.file,
+        &args.harness,
+        args.llm_url.clone(),
+        args.llm_model.clone(),
+    ) {
         Ok(e) => e,
         Err(code) => return code,
     };
@@ -106,9 +113,25 @@ pub fn run(args: StageArgs) -> u8 {
             }
             0
         }
+        // Not a failure: the user is told what to add, once, and the next run remembers it.
+        Err(StageError::ProblemIncomplete(what)) => {
+            if args.format == "json" {
+                println!(
+                    "{}",
+                    serde_json::json!({"status": "needs-input", "summary": what})
+                );
+            } else {
+                println!("{what}");
+            }
+            0
+        }
         Err(e) => {
             eprintln!("xeforge stage: {e}");
-            if matches!(e, StageError::Cancelled) { 130 } else { 2 }
+            if matches!(e, StageError::Cancelled) {
+                130
+            } else {
+                2
+            }
         }
     }
 }
@@ -122,7 +145,12 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn new(file: &Path, h: &HarnessArgs, llm_url: Option<String>, llm_model: Option<String>) -> Result<Env, u8> {
+    pub fn new(
+        file: &Path,
+        h: &HarnessArgs,
+        llm_url: Option<String>,
+        llm_model: Option<String>,
+    ) -> Result<Env, u8> {
         let workspace = settings::workspace_root(file);
         let mut s = settings::load(&workspace).map_err(|e| {
             eprintln!("xeforge: {e}");
@@ -152,12 +180,25 @@ impl Env {
         } else {
             None
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
-            eprintln!("xeforge: cannot start the async runtime: {e}");
-            2u8
-        })?;
-        let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(harness), llm };
-        Ok(Env { runtime, runner, settings: s, workspace })
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                eprintln!("xeforge: cannot start the async runtime: {e}");
+                2u8
+            })?;
+        let runner = StageRunner {
+            kb: Arc::new(Knowledge::embedded().clone()),
+            harness: Arc::new(harness),
+            llm,
+        };
+        Ok(Env {
+            runtime,
+            runner,
+            settings: s,
+            workspace,
+        })
     }
 
     pub fn request(&self, stage: &str, file: &Path, text: String, h: &HarnessArgs) -> StageRequest {
@@ -184,7 +225,10 @@ impl Env {
                     c2.cancel();
                 }
             });
-            let r = self.runner.run(req, |p: Progress| show(tty, &p), cancel).await;
+            let r = self
+                .runner
+                .run(req, |p: Progress| show(tty, &p), cancel)
+                .await;
             ctrl_c.abort();
             if tty {
                 eprint!("\r\x1b[2K");
@@ -201,7 +245,9 @@ fn show(tty: bool, p: &Progress) {
     }
     match p {
         // Lasting lines for results, one self-overwriting line for activity.
-        Progress::Rejected { .. } | Progress::Evaluated { .. } => eprintln!("\r\x1b[2K{}", p.message()),
+        Progress::Rejected { .. } | Progress::Evaluated { .. } => {
+            eprintln!("\r\x1b[2K{}", p.message())
+        }
         _ => eprint!("\r\x1b[2K{}", p.message()),
     }
 }
@@ -220,9 +266,13 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
             "runs": o.evaluation.as_ref().and_then(|e| e.timing.as_ref()).and_then(|t| t.runs),
             "device": o.evaluation.as_ref().map(|e| e.device.clone()),
             "rounds": o.rounds,
+            "problem": o.problem,
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
+        if let Some(p) = &o.problem {
+            print!("{}", crate::cover::problem::render::summary(p));
+        }
         println!("{}", o.summary);
         if let Some(p) = &o.record_path {
             println!("evidence: {}", p.display());
@@ -236,7 +286,12 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
     if diff {
         if let Some(new) = &o.new_text {
             let name = file.display().to_string();
-            print!("{}", similar::TextDiff::from_lines(before, new.as_str()).unified_diff().header(&name, &name));
+            print!(
+                "{}",
+                similar::TextDiff::from_lines(before, new.as_str())
+                    .unified_diff()
+                    .header(&name, &name)
+            );
         }
     }
 }
@@ -261,7 +316,10 @@ fn round_outcome(r: &crate::cover::evidence::RoundRecord) -> String {
 pub fn write_if_unchanged(file: &Path, sha: &str, new: &str) -> Result<(), String> {
     let now = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     if crate::cover::evidence::sha256(&now) != sha {
-        return Err(format!("{} changed during the run; not overwriting it (re-run the stage)", file.display()));
+        return Err(format!(
+            "{} changed during the run; not overwriting it (re-run the stage)",
+            file.display()
+        ));
     }
     std::fs::write(file, new).map_err(|e| format!("{}: {e}", file.display()))
 }

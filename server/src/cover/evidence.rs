@@ -60,7 +60,11 @@ impl RoundRecord {
             self.baseline_us = t.baseline_us;
             self.candidate_us = t.candidate_us;
         }
-        self.variants = e.correctness.as_ref().map(|c| c.variants.clone()).unwrap_or_default();
+        self.variants = e
+            .correctness
+            .as_ref()
+            .map(|c| c.variants.clone())
+            .unwrap_or_default();
         if !e.verdict.is_correct() {
             self.message = Some(e.failure_text(600));
         }
@@ -89,7 +93,7 @@ pub struct Record {
     pub family: Option<String>,
     pub seeds: u32,
     pub rounds: Vec<RoundRecord>,
-    /// "accepted", "correct-only", "no-improvement".
+    /// "accepted", "correct-only", "no-improvement", or "harness-error" when the harness could not judge.
     pub outcome: String,
     pub summary: String,
     /// The final candidate against the stage's input.
@@ -98,6 +102,8 @@ pub struct Record {
     pub reverification: Option<Evaluation>,
     pub llm_model: Option<String>,
     pub llm_tokens: Option<u64>,
+    /// The problem inferred from the code (no spec): entry, inputs, variants and where each came from.
+    pub problem: Option<super::problem::Problem>,
 }
 
 pub fn sha256(text: &str) -> String {
@@ -106,7 +112,10 @@ pub fn sha256(text: &str) -> String {
 }
 
 pub fn now_unix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// `20260521T101502Z` for a UNIX time (UTC; civil-from-days, no calendar crate needed).
@@ -122,7 +131,12 @@ pub fn timestamp(unix: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", secs / 3600, secs % 3600 / 60, secs % 60)
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
 }
 
 impl Record {
@@ -130,8 +144,23 @@ impl Record {
     pub fn write(&self, workspace: &Path) -> std::io::Result<PathBuf> {
         let dir = workspace.join(".xeforge").join("runs");
         std::fs::create_dir_all(&dir)?;
-        let safe = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect::<String>();
-        let base = format!("{}-{}-{}", timestamp(self.started_unix), safe(&self.stage), safe(&self.kernel));
+        let safe = |s: &str| {
+            s.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect::<String>()
+        };
+        let base = format!(
+            "{}-{}-{}",
+            timestamp(self.started_unix),
+            safe(&self.stage),
+            safe(&self.kernel)
+        );
         let mut path = dir.join(format!("{base}.json"));
         let mut n = 1;
         while path.exists() {
@@ -147,21 +176,41 @@ impl Record {
 /// The one line shown on an edit's label and by the CLI.
 pub fn summary_line(stage: &str, e: Option<&Evaluation>, outcome: &str, rounds: usize) -> String {
     let Some(e) = e else {
-        return format!("{stage}: no verified improvement in {rounds} round{}; file unchanged", if rounds == 1 { "" } else { "s" });
+        return format!(
+            "{stage}: no verified improvement in {rounds} round{}; file unchanged",
+            if rounds == 1 { "" } else { "s" }
+        );
     };
-    let dev = if e.device.name.is_empty() { e.device.kind.clone() } else { e.device.name.clone() };
+    let dev = if e.device.name.is_empty() {
+        e.device.kind.clone()
+    } else {
+        e.device.name.clone()
+    };
     let checks = e.correctness.as_ref().map(|c| {
         let seeds = c.variants.iter().map(|v| v.seeds).max().unwrap_or(0);
-        format!("{} variant{} × {seeds} seeds", c.variants.len(), if c.variants.len() == 1 { "" } else { "s" })
+        format!(
+            "{} variant{} × {seeds} seeds",
+            c.variants.len(),
+            if c.variants.len() == 1 { "" } else { "s" }
+        )
     });
     let checks = checks.map(|c| format!(", {c}")).unwrap_or_default();
     match (outcome, e.speedup(), e.speedup_interval()) {
         ("accepted", Some(s), Some([lo, hi])) => {
-            let runs = e.timing.as_ref().and_then(|t| t.runs).map(|r| format!(" over {r} runs")).unwrap_or_default();
+            let runs = e
+                .timing
+                .as_ref()
+                .and_then(|t| t.runs)
+                .map(|r| format!(" over {r} runs"))
+                .unwrap_or_default();
             format!("{stage}: verified {s:.2}× faster [{lo:.2}, {hi:.2}]{runs} on {dev}{checks}")
         }
-        _ if e.device.is_cpu() => format!("{stage}: correct on the CPU interpreter{checks}; timing is not meaningful there, no speedup claimed"),
-        ("correct-only", _, _) => format!("{stage}: verified correct on {dev}{checks} (a correctness stage: no speedup needed)"),
+        _ if e.device.is_cpu() => format!(
+            "{stage}: correct on the CPU interpreter{checks}; timing is not meaningful there, no speedup claimed"
+        ),
+        ("correct-only", _, _) => format!(
+            "{stage}: verified correct on {dev}{checks} (a correctness stage: no speedup needed)"
+        ),
         _ => format!("{stage}: {} on {dev}; file unchanged", e.verdict),
     }
 }

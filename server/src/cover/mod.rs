@@ -7,6 +7,8 @@
 //! - [`prompt`]: prompts for LLM stages (the client is [`crate::llm`]).
 //! - [`run`]: the loop, acceptance policy and re-verification; [`evidence`]: the JSON record and summary line.
 //! - [`lsp_provider`]: the language server's stage actions and runs (`xeforge.runStage`).
+//! - [`problem`]: the problem a stage verifies when there is no spec: entry, inputs and sizes inferred
+//!   from the code (wrapper, call sites, `# xeforge: dims`), written as a spec with provenance.
 //! - [`settings`]: `[tool.xeforge.llm]` / `[tool.xeforge.harness]` and the workspace root; [`spec`]: `xeforge spec`.
 //!
 //! ## API for the language server
@@ -31,6 +33,7 @@ pub mod evidence;
 pub mod guard;
 pub mod lsp_provider;
 pub mod outline;
+pub mod problem;
 pub mod prompt;
 pub mod run;
 pub mod settings;

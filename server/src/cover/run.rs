@@ -68,22 +68,48 @@ impl StageRequest {
 /// Reported while the run goes on (a CLI spinner, LSP `$/progress`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Progress {
-    Started { stage: String, kernel: String, rounds: u32 },
-    Generating { round: u32 },
-    Rejected { round: u32, rejection: Rejection },
-    Evaluating { round: u32, what: String },
-    Evaluated { round: u32, verdict: Verdict, speedup: Option<f64> },
+    Started {
+        stage: String,
+        kernel: String,
+        rounds: u32,
+    },
+    Generating {
+        round: u32,
+    },
+    Rejected {
+        round: u32,
+        rejection: Rejection,
+    },
+    Evaluating {
+        round: u32,
+        what: String,
+    },
+    Evaluated {
+        round: u32,
+        verdict: Verdict,
+        speedup: Option<f64>,
+    },
     Reverifying,
 }
 
 impl Progress {
     pub fn message(&self) -> String {
         match self {
-            Progress::Started { stage, kernel, rounds } => format!("{stage} on {kernel} (up to {rounds} rounds)"),
+            Progress::Started {
+                stage,
+                kernel,
+                rounds,
+            } => format!("{stage} on {kernel} (up to {rounds} rounds)"),
             Progress::Generating { round } => format!("round {round}: generating"),
-            Progress::Rejected { round, rejection } => format!("round {round}: rejected by the guard: {rejection}"),
+            Progress::Rejected { round, rejection } => {
+                format!("round {round}: rejected by the guard: {rejection}")
+            }
             Progress::Evaluating { round, what } => format!("round {round}: verifying {what}"),
-            Progress::Evaluated { round, verdict, speedup } => match speedup {
+            Progress::Evaluated {
+                round,
+                verdict,
+                speedup,
+            } => match speedup {
                 Some(s) => format!("round {round}: {verdict} ({s:.2}×)"),
                 None => format!("round {round}: {verdict}"),
             },
@@ -95,11 +121,15 @@ impl Progress {
     /// Only an upper bound on the work left, since a run stops at its first accepted candidate.
     pub fn percentage(&self, rounds: u32) -> u32 {
         let rounds = rounds.max(1) as f64;
-        let done = |round: u32, part: f64| ((f64::from(round.saturating_sub(1)) + part) / rounds * 90.0).min(90.0) as u32;
+        let done = |round: u32, part: f64| {
+            ((f64::from(round.saturating_sub(1)) + part) / rounds * 90.0).min(90.0) as u32
+        };
         match self {
             Progress::Started { .. } => 0,
             Progress::Generating { round } => done(*round, 0.0),
-            Progress::Rejected { round, .. } | Progress::Evaluated { round, .. } => done(*round, 1.0),
+            Progress::Rejected { round, .. } | Progress::Evaluated { round, .. } => {
+                done(*round, 1.0)
+            }
             Progress::Evaluating { round, .. } => done(*round, 0.5),
             Progress::Reverifying => 95,
         }
@@ -144,6 +174,8 @@ pub struct StageOutcome {
     pub kernel_range_after: Option<TextRange>,
     pub evaluation: Option<Evaluation>,
     pub rounds: Vec<RoundRecord>,
+    /// The problem inferred from the code when there was no spec (entry, inputs, sizes, provenance).
+    pub problem: Option<super::problem::Problem>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -156,7 +188,9 @@ pub enum StageError {
     Target(#[from] crate::analysis::AnalysisError),
     #[error(transparent)]
     Autotune(#[from] autotune::AutotuneError),
-    #[error("stage `{0}` needs a language model: set [tool.xeforge.llm] url and model, or --llm-url and --llm-model")]
+    #[error(
+        "stage `{0}` needs a language model: set [tool.xeforge.llm] url and model, or --llm-url and --llm-model"
+    )]
     NoGenerator(String),
     #[error(transparent)]
     Llm(#[from] LlmError),
@@ -164,8 +198,14 @@ pub enum StageError {
     Harness(#[from] HarnessError),
     #[error("the harness could not run: {0}")]
     HarnessVerdictError(String),
+    /// The problem cannot be inferred from the code: what is missing and the line to add.
+    #[error("{0}")]
+    ProblemIncomplete(String),
     #[error("{context}: {source}")]
-    Io { context: String, source: std::io::Error },
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
     #[error("cancelled")]
     Cancelled,
 }
@@ -191,20 +231,40 @@ struct Ctx<'a> {
     spec: Option<PathBuf>,
     cancel: &'a CancellationToken,
     policy: GuardPolicy,
+    started: u64,
+    kernel: String,
+    /// Knowledge-base (device, toolchain) ids.
+    target: (String, String),
+    problem: Option<super::problem::Problem>,
 }
 
 impl StageRunner {
-    pub async fn run(&self, req: StageRequest, mut progress: impl FnMut(Progress), cancel: CancellationToken) -> Result<StageOutcome, StageError> {
+    pub async fn run(
+        &self,
+        req: StageRequest,
+        mut progress: impl FnMut(Progress),
+        cancel: CancellationToken,
+    ) -> Result<StageOutcome, StageError> {
         let started = evidence::now_unix();
-        let stage = self.kb.stage(&req.stage).cloned().ok_or_else(|| StageError::UnknownStage {
-            name: req.stage.clone(),
-            known: self.kb.stages.iter().map(|s| s.name.clone()).collect(),
-        })?;
+        let stage = self
+            .kb
+            .stage(&req.stage)
+            .cloned()
+            .ok_or_else(|| StageError::UnknownStage {
+                name: req.stage.clone(),
+                known: self.kb.stages.iter().map(|s| s.name.clone()).collect(),
+            })?;
         let outline = Outline::build(&req.text);
         if let Some(r) = outline.syntax_errors.first() {
-            return Err(StageError::OriginalDoesNotParse { line: crate::text::LineIndex::new(&req.text).line_of(r.start) + 1 });
+            return Err(StageError::OriginalDoesNotParse {
+                line: crate::text::LineIndex::new(&req.text).line_of(r.start) + 1,
+            });
         }
-        let mut opts = LintOptions { device: req.target_device.clone(), toolchain: req.target_toolchain.clone(), ..Default::default() };
+        let mut opts = LintOptions {
+            device: req.target_device.clone(),
+            toolchain: req.target_toolchain.clone(),
+            ..Default::default()
+        };
         if req.device == DeviceKind::Cuda && opts.toolchain.is_empty() {
             // Measuring on NVIDIA: generate and check for the CUDA toolchain, not the Intel default.
             opts.toolchain = "cuda".into();
@@ -213,30 +273,84 @@ impl StageRunner {
             }
         }
         let target = crate::analysis::resolve_target(&self.kb, &opts)?;
-        let (kernel_name, kernel_range) = match autotune::pick_kernel(&outline, req.kernel.as_deref()) {
-            Ok(k) => (k.name.clone(), k.range),
-            Err(e) if stage.deterministic.as_deref() == Some("autotune") || req.kernel.is_some() => return Err(e.into()),
-            // An LLM stage over a file with several kernels works on the whole file.
-            Err(_) => ("*".to_string(), TextRange::new(0, req.text.len())),
-        };
-        progress(Progress::Started { stage: stage.name.clone(), kernel: kernel_name.clone(), rounds: req.rounds });
+        let (kernel_name, kernel_range) =
+            match autotune::pick_kernel(&outline, req.kernel.as_deref()) {
+                Ok(k) => (k.name.clone(), k.range),
+                Err(e)
+                    if stage.deterministic.as_deref() == Some("autotune")
+                        || req.kernel.is_some() =>
+                {
+                    return Err(e.into());
+                }
+                // An LLM stage over a file with several kernels works on the whole file.
+                Err(_) => ("*".to_string(), TextRange::new(0, req.text.len())),
+            };
+        progress(Progress::Started {
+            stage: stage.name.clone(),
+            kernel: kernel_name.clone(),
+            rounds: req.rounds,
+        });
 
-        let work = req.workspace.join(".xeforge").join("work").join(format!("{}-{}-{}", evidence::timestamp(started), stage.name, std::process::id()));
+        let work = req.workspace.join(".xeforge").join("work").join(format!(
+            "{}-{}-{}",
+            evidence::timestamp(started),
+            stage.name,
+            std::process::id()
+        ));
         std::fs::create_dir_all(&work).map_err(|e| io(&work, e))?;
         let original_path = work.join("original.py");
         std::fs::write(&original_path, &req.text).map_err(|e| io(&original_path, e))?;
-        let spec = req.spec.clone().or_else(|| spec_beside(&req.path));
+        let kernel_arg = (kernel_name != "*").then_some(kernel_name.as_str());
+        let (spec, problem) = super::problem::spec_for(
+            &req.path,
+            &req.text,
+            kernel_arg,
+            req.spec.clone(),
+            &req.workspace,
+        )
+        .map_err(StageError::ProblemIncomplete)?;
         let policy = GuardPolicy {
-            scope: if stage.deterministic.as_deref() == Some("autotune") { Scope::KernelsAndLaunch } else { Scope::parse(&stage.scope) },
+            scope: if stage.deterministic.as_deref() == Some("autotune") {
+                Scope::KernelsAndLaunch
+            } else {
+                Scope::parse(&stage.scope)
+            },
             allow_fusion: stage.name.contains("fusion"),
         };
-        let ctx = Ctx { req: &req, stage: &stage, work: work.clone(), original_path, spec, cancel: &cancel, policy };
+        let ctx = Ctx {
+            req: &req,
+            stage: &stage,
+            work: work.clone(),
+            original_path,
+            spec,
+            cancel: &cancel,
+            policy,
+            started,
+            kernel: kernel_name.clone(),
+            target: (target.device.id.clone(), target.toolchain.id.clone()),
+            problem: problem.clone(),
+        };
 
         let mut rounds = Vec::new();
         let best = match stage.deterministic.as_deref() {
-            Some("autotune") => self.autotune(&ctx, &outline, &kernel_name, target, &mut rounds, &mut progress).await?,
+            Some("autotune") => {
+                self.autotune(
+                    &ctx,
+                    &outline,
+                    &kernel_name,
+                    target,
+                    &mut rounds,
+                    &mut progress,
+                )
+                .await?
+            }
             other => {
-                let fixes = if other == Some("fixes") { self.fix_round(&ctx, target, &mut rounds, &mut progress).await? } else { None };
+                let fixes = if other == Some("fixes") {
+                    self.fix_round(&ctx, target, &mut rounds, &mut progress)
+                        .await?
+                } else {
+                    None
+                };
                 match fixes {
                     Some(b) if b.status == OutcomeStatus::Accepted => Some(b),
                     first => {
@@ -247,7 +361,9 @@ impl StageRunner {
                         };
                         match llm {
                             Some(llm) => {
-                                let b = self.llm_rounds(&ctx, &llm, target, &mut rounds, &mut progress).await?;
+                                let b = self
+                                    .llm_rounds(&ctx, &llm, target, &mut rounds, &mut progress)
+                                    .await?;
                                 better(first, b)
                             }
                             None => first,
@@ -260,7 +376,9 @@ impl StageRunner {
         // Re-verify against the pristine original when this stage's input was already rewritten.
         let mut reverification = None;
         let mut best = best;
-        if let (Some(b), Some(pristine)) = (&best, req.pristine.as_ref().filter(|p| **p != req.text)) {
+        if let (Some(b), Some(pristine)) =
+            (&best, req.pristine.as_ref().filter(|p| **p != req.text))
+        {
             progress(Progress::Reverifying);
             let p = work.join("pristine.py");
             std::fs::write(&p, pristine).map_err(|e| io(&p, e))?;
@@ -274,13 +392,23 @@ impl StageRunner {
             }
         }
 
-        let status = best.as_ref().map(|b| b.status).unwrap_or(OutcomeStatus::NoImprovement);
+        let status = best
+            .as_ref()
+            .map(|b| b.status)
+            .unwrap_or(OutcomeStatus::NoImprovement);
         let evaluation = best.as_ref().map(|b| b.evaluation.clone());
-        let summary = evidence::summary_line(&stage.name, evaluation.as_ref().filter(|_| best.is_some()), status.as_str(), rounds.len());
+        let summary = evidence::summary_line(
+            &stage.name,
+            evaluation.as_ref().filter(|_| best.is_some()),
+            status.as_str(),
+            rounds.len(),
+        );
         let new_text = best.map(|b| b.text);
         let kernel_range_after = new_text.as_deref().map(|t| {
             let o = Outline::build(t);
-            o.kernel(&kernel_name).map(|k| k.range).unwrap_or(TextRange::new(0, t.len()))
+            o.kernel(&kernel_name)
+                .map(|k| k.range)
+                .unwrap_or(TextRange::new(0, t.len()))
         });
         let record = Record {
             xeforge: env!("CARGO_PKG_VERSION"),
@@ -290,7 +418,10 @@ impl StageRunner {
             started_unix: started,
             finished_unix: evidence::now_unix(),
             kernel_sha256_before: evidence::sha256(slice(&req.text, kernel_range)),
-            kernel_sha256_after: new_text.as_deref().zip(kernel_range_after).map(|(t, r)| evidence::sha256(slice(t, r))),
+            kernel_sha256_after: new_text
+                .as_deref()
+                .zip(kernel_range_after)
+                .map(|(t, r)| evidence::sha256(slice(t, r))),
             file_sha256_before: evidence::sha256(&req.text),
             file_sha256_after: new_text.as_deref().map(evidence::sha256),
             target_device: target.device.id.clone(),
@@ -307,6 +438,7 @@ impl StageRunner {
             reverification,
             llm_model: self.llm.as_ref().map(|l| l.settings().model.clone()),
             llm_tokens: self.llm.as_ref().map(|l| l.tokens_used()),
+            problem: problem.clone(),
         };
         let record_path = record.write(&req.workspace).ok();
         let _ = std::fs::remove_dir_all(&work);
@@ -321,10 +453,16 @@ impl StageRunner {
             kernel_range_after,
             evaluation,
             rounds,
+            problem,
         })
     }
 
-    async fn evaluate(&self, ctx: &Ctx<'_>, kernel: &Path, candidate: &Path) -> Result<Evaluation, StageError> {
+    async fn evaluate(
+        &self,
+        ctx: &Ctx<'_>,
+        kernel: &Path,
+        candidate: &Path,
+    ) -> Result<Evaluation, StageError> {
         let mut args = EvaluateArgs::new(kernel.to_path_buf(), candidate.to_path_buf());
         args.spec = ctx.spec.clone();
         args.device = ctx.req.device;
@@ -336,33 +474,101 @@ impl StageRunner {
             r = self.harness.evaluate(&args) => r?,
         };
         if e.verdict == Verdict::Error {
-            // The harness itself could not run (bad spec, no device): no candidate can fix that.
-            return Err(StageError::HarnessVerdictError(e.message.clone().unwrap_or_else(|| e.failure_text(400))));
+            // The harness itself could not run (bad spec, no device): no candidate can fix that. Its
+            // answer is still evidence: recorded, and its message shown wherever the error goes.
+            let message = e
+                .message
+                .clone()
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| e.failure_text(400));
+            let message = if message.is_empty() {
+                "the harness answered `error` without a message".to_string()
+            } else {
+                message
+            };
+            let record = self
+                .error_record(ctx, &e, &message)
+                .write(&ctx.req.workspace)
+                .ok();
+            let at = record
+                .map(|p| format!(" (evidence: {})", p.display()))
+                .unwrap_or_default();
+            return Err(StageError::HarnessVerdictError(format!("{message}{at}")));
         }
         Ok(e)
     }
 
+    /// The evidence of a run the harness could not judge.
+    fn error_record(&self, ctx: &Ctx<'_>, e: &Evaluation, message: &str) -> Record {
+        Record {
+            xeforge: env!("CARGO_PKG_VERSION"),
+            stage: ctx.stage.name.clone(),
+            file: ctx.req.path.display().to_string(),
+            kernel: ctx.kernel.clone(),
+            started_unix: ctx.started,
+            finished_unix: evidence::now_unix(),
+            kernel_sha256_before: String::new(),
+            kernel_sha256_after: None,
+            file_sha256_before: evidence::sha256(&ctx.req.text),
+            file_sha256_after: None,
+            target_device: ctx.target.0.clone(),
+            target_toolchain: ctx.target.1.clone(),
+            device: e.device.clone(),
+            harness: self.harness.describe(),
+            spec: ctx.spec.as_ref().map(|s| s.display().to_string()),
+            family: ctx.req.family.clone(),
+            seeds: ctx.req.seeds,
+            rounds: Vec::new(),
+            outcome: "harness-error".into(),
+            summary: format!("{}: the harness could not run: {message}", ctx.stage.name),
+            evaluation: Some(e.clone()),
+            reverification: None,
+            llm_model: None,
+            llm_tokens: None,
+            problem: ctx.problem.clone(),
+        }
+    }
+
     /// Guard, then verify one candidate; `None` when the guard rejected it.
-    async fn try_candidate(&self, ctx: &Ctx<'_>, round: u32, text: &str, rec: &mut RoundRecord, progress: &mut impl FnMut(Progress)) -> Result<Option<Evaluation>, StageError> {
+    async fn try_candidate(
+        &self,
+        ctx: &Ctx<'_>,
+        round: u32,
+        text: &str,
+        rec: &mut RoundRecord,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<Option<Evaluation>, StageError> {
         rec.candidate_sha256 = Some(evidence::sha256(text));
         if let Err(r) = guard::check(&ctx.req.text, text, ctx.policy) {
-            progress(Progress::Rejected { round, rejection: r.clone() });
+            progress(Progress::Rejected {
+                round,
+                rejection: r.clone(),
+            });
             rec.rejected = Some(r);
             return Ok(None);
         }
         let path = ctx.work.join(format!("candidate_{round}.py"));
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
-        progress(Progress::Evaluating { round, what: rec.detail.clone() });
+        progress(Progress::Evaluating {
+            round,
+            what: rec.detail.clone(),
+        });
         let e = self.evaluate(ctx, &ctx.original_path, &path).await?;
         rec.record_evaluation(&e);
-        progress(Progress::Evaluated { round, verdict: e.verdict, speedup: e.speedup() });
+        progress(Progress::Evaluated {
+            round,
+            verdict: e.verdict,
+            speedup: e.speedup(),
+        });
         Ok(Some(e))
     }
 
     fn acceptable(&self, ctx: &Ctx<'_>, e: &Evaluation) -> Option<OutcomeStatus> {
         match e.verdict {
             Verdict::Accepted => Some(OutcomeStatus::Accepted),
-            Verdict::Correct if ctx.stage.correctness_only || e.device.is_cpu() => Some(OutcomeStatus::CorrectOnly),
+            Verdict::Correct if ctx.stage.correctness_only || e.device.is_cpu() => {
+                Some(OutcomeStatus::CorrectOnly)
+            }
             _ => None,
         }
     }
@@ -377,7 +583,11 @@ impl StageRunner {
         progress: &mut impl FnMut(Progress),
     ) -> Result<Option<Best>, StageError> {
         let text = &ctx.req.text;
-        let tt = if ctx.req.device == DeviceKind::Cuda { space::TuneTarget::cuda() } else { space::TuneTarget::from_knowledge(&target) };
+        let tt = if ctx.req.device == DeviceKind::Cuda {
+            space::TuneTarget::cuda()
+        } else {
+            space::TuneTarget::from_knowledge(&target)
+        };
         let f = autotune::pick_kernel(outline, Some(kernel))?;
         let plan = autotune::plan(text, outline, f, tt.backend)?;
         let configs = space::build(&plan.input, &tt, ctx.req.max_configs.max(2));
@@ -392,7 +602,9 @@ impl StageRunner {
                 round += 1;
                 let mut rec = RoundRecord::new(round, "autotune", c.label());
                 let cand = plan.render(text, std::slice::from_ref(c))?;
-                let e = self.try_candidate(ctx, round, &cand, &mut rec, progress).await?;
+                let e = self
+                    .try_candidate(ctx, round, &cand, &mut rec, progress)
+                    .await?;
                 rounds.push(rec);
                 let Some(e) = e else { continue };
                 if e.device.is_cpu() {
@@ -411,7 +623,12 @@ impl StageRunner {
             vec![plan.input.start.clone()]
         } else {
             measured.sort_by(|a, b| b.1.total_cmp(&a.1));
-            measured.iter().filter(|(_, s)| *s > 1.0).take(4).map(|(c, _)| c.clone()).collect()
+            measured
+                .iter()
+                .filter(|(_, s)| *s > 1.0)
+                .take(4)
+                .map(|(c, _)| c.clone())
+                .collect()
         };
         if chosen.is_empty() || (!on_cpu && chosen.len() == 1 && chosen[0] == plan.input.start) {
             return Ok(None);
@@ -420,18 +637,40 @@ impl StageRunner {
         let label = if on_cpu {
             "starting config only (the interpreter cannot time configs)".to_string()
         } else {
-            format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" })
+            format!(
+                "final list of {} config{}",
+                chosen.len(),
+                if chosen.len() == 1 { "" } else { "s" }
+            )
         };
         let mut rec = RoundRecord::new(round, "autotune", label);
         let cand = plan.render(text, &chosen)?;
-        let e = self.try_candidate(ctx, round, &cand, &mut rec, progress).await?;
+        let e = self
+            .try_candidate(ctx, round, &cand, &mut rec, progress)
+            .await?;
         rounds.push(rec);
-        Ok(e.and_then(|e| self.acceptable(ctx, &e).map(|status| Best { text: cand, evaluation: e, status })))
+        Ok(e.and_then(|e| {
+            self.acceptable(ctx, &e).map(|status| Best {
+                text: cand,
+                evaluation: e,
+                status,
+            })
+        }))
     }
 
     /// `device-tuning`'s first round: the rule engine's own fixes for the stage's rules.
-    async fn fix_round(&self, ctx: &Ctx<'_>, target: Target<'_>, rounds: &mut Vec<RoundRecord>, progress: &mut impl FnMut(Progress)) -> Result<Option<Best>, StageError> {
-        let opts = LintOptions { device: target.device.id.clone(), toolchain: target.toolchain.id.clone(), ..Default::default() };
+    async fn fix_round(
+        &self,
+        ctx: &Ctx<'_>,
+        target: Target<'_>,
+        rounds: &mut Vec<RoundRecord>,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<Option<Best>, StageError> {
+        let opts = LintOptions {
+            device: target.device.id.clone(),
+            toolchain: target.toolchain.id.clone(),
+            ..Default::default()
+        };
         let analysis = crate::analysis::analyze(&ctx.req.text, &self.kb, &opts)?;
         let mut edits: Vec<(TextRange, String)> = analysis
             .diagnostics
@@ -455,10 +694,26 @@ impl StageRunner {
             at = r.end;
         }
         text.push_str(&ctx.req.text[at..]);
-        let mut rec = RoundRecord::new(1, "fixes", format!("{} rule-engine edit{}", edits.len(), if edits.len() == 1 { "" } else { "s" }));
-        let e = self.try_candidate(ctx, 1, &text, &mut rec, progress).await?;
+        let mut rec = RoundRecord::new(
+            1,
+            "fixes",
+            format!(
+                "{} rule-engine edit{}",
+                edits.len(),
+                if edits.len() == 1 { "" } else { "s" }
+            ),
+        );
+        let e = self
+            .try_candidate(ctx, 1, &text, &mut rec, progress)
+            .await?;
         rounds.push(rec);
-        Ok(e.and_then(|e| self.acceptable(ctx, &e).map(|status| Best { text, evaluation: e, status })))
+        Ok(e.and_then(|e| {
+            self.acceptable(ctx, &e).map(|status| Best {
+                text,
+                evaluation: e,
+                status,
+            })
+        }))
     }
 
     async fn llm_rounds(
@@ -469,9 +724,18 @@ impl StageRunner {
         rounds: &mut Vec<RoundRecord>,
         progress: &mut impl FnMut(Progress),
     ) -> Result<Option<Best>, StageError> {
-        let opts = LintOptions { device: target.device.id.clone(), toolchain: target.toolchain.id.clone(), ..Default::default() };
-        let diagnostics = crate::analysis::analyze(&ctx.req.text, &self.kb, &opts).map(|a| a.diagnostics).unwrap_or_default();
-        let mut history: Vec<ChatMessage> = vec![prompt::system(&target), prompt::first(ctx.stage, &self.kb, &diagnostics, &ctx.req.text)];
+        let opts = LintOptions {
+            device: target.device.id.clone(),
+            toolchain: target.toolchain.id.clone(),
+            ..Default::default()
+        };
+        let diagnostics = crate::analysis::analyze(&ctx.req.text, &self.kb, &opts)
+            .map(|a| a.diagnostics)
+            .unwrap_or_default();
+        let mut history: Vec<ChatMessage> = vec![
+            prompt::system(&target),
+            prompt::first(ctx.stage, &self.kb, &diagnostics, &ctx.req.text),
+        ];
         let mut best: Option<Best> = None;
         let first_round = rounds.len() as u32 + 1;
         for round in first_round..first_round + ctx.req.rounds.max(1) {
@@ -500,7 +764,9 @@ impl StageRunner {
                     continue;
                 }
             };
-            let e = self.try_candidate(ctx, round, &code, &mut rec, progress).await?;
+            let e = self
+                .try_candidate(ctx, round, &code, &mut rec, progress)
+                .await?;
             let feedback = match (&e, &rec.rejected) {
                 (_, Some(r)) => prompt::rejected(r),
                 (Some(e), None) => prompt::evaluated(e),
@@ -509,7 +775,14 @@ impl StageRunner {
             rounds.push(rec);
             if let Some(e) = e {
                 if let Some(status) = self.acceptable(ctx, &e) {
-                    best = better(best, Some(Best { text: code, evaluation: e, status }));
+                    best = better(
+                        best,
+                        Some(Best {
+                            text: code,
+                            evaluation: e,
+                            status,
+                        }),
+                    );
                     break; // verified: CoVeR stops at the first success
                 }
             }
@@ -522,9 +795,18 @@ impl StageRunner {
 fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
     match (a, b) {
         (Some(a), Some(b)) => {
-            let rank = |x: &Best| (x.status == OutcomeStatus::Accepted, x.evaluation.speedup_interval().map(|i| i[0]).unwrap_or(0.0));
+            let rank = |x: &Best| {
+                (
+                    x.status == OutcomeStatus::Accepted,
+                    x.evaluation.speedup_interval().map(|i| i[0]).unwrap_or(0.0),
+                )
+            };
             let (ra, rb) = (rank(&a), rank(&b));
-            if rb.0 && !ra.0 || rb.0 == ra.0 && rb.1 > ra.1 { Some(b) } else { Some(a) }
+            if rb.0 && !ra.0 || rb.0 == ra.0 && rb.1 > ra.1 {
+                Some(b)
+            } else {
+                Some(a)
+            }
         }
         (a, None) => a,
         (None, b) => b,
@@ -532,17 +814,17 @@ fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
 }
 
 fn rounds_device(e: &Option<Evaluation>, r: &Option<Evaluation>) -> crate::harness::DeviceInfo {
-    e.as_ref().or(r.as_ref()).map(|e| e.device.clone()).unwrap_or_default()
-}
-
-fn spec_beside(path: &Path) -> Option<PathBuf> {
-    let stem = path.file_stem()?;
-    let p = path.with_file_name(format!("{}.yaml", stem.to_string_lossy()));
-    p.is_file().then_some(p)
+    e.as_ref()
+        .or(r.as_ref())
+        .map(|e| e.device.clone())
+        .unwrap_or_default()
 }
 
 fn io(path: &Path, e: std::io::Error) -> StageError {
-    StageError::Io { context: path.display().to_string(), source: e }
+    StageError::Io {
+        context: path.display().to_string(),
+        source: e,
+    }
 }
 
 #[cfg(test)]
@@ -553,9 +835,16 @@ mod progress_tests {
     fn percentage_rises_through_rounds_and_ends_with_reverification() {
         let rounds = 4;
         let seq = [
-            Progress::Started { stage: "autotune".into(), kernel: "k".into(), rounds },
+            Progress::Started {
+                stage: "autotune".into(),
+                kernel: "k".into(),
+                rounds,
+            },
             Progress::Generating { round: 1 },
-            Progress::Evaluating { round: 1, what: "candidate".into() },
+            Progress::Evaluating {
+                round: 1,
+                what: "candidate".into(),
+            },
             Progress::Generating { round: 2 },
             Progress::Generating { round: 4 },
             Progress::Reverifying,

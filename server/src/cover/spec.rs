@@ -1,9 +1,33 @@
-//! `xeforge spec`: a first AI Bench spec (`<kernel>.yaml`) from what the file shows: `forward`'s
-//! parameters, tensor shapes and dtypes in `get_inputs`, constructor arguments in `get_init_inputs`,
-//! and module-level integer constants as dimension values. Whatever cannot be read is a `TODO`.
+//! `xeforge spec`: a first AI Bench spec (`<kernel>.yaml`) from what the file shows. A file without
+//! `class Model` gets the problem `cover::problem` infers (entry, inputs, sizes from the wrapper, call
+//! sites and `# xeforge: dims`, with provenance). A `Model` file: `forward`'s parameters, tensor
+//! shapes and dtypes in `get_inputs`, constructor arguments in `get_init_inputs`, and module-level
+//! integer constants as dimension values. Whatever no source gives is a `TODO`.
 
 use super::outline::{Outline, slice};
+use super::problem;
 use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The draft for the file at `path` holding `text`.
+pub fn draft_file(path: &Path, text: &str) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    if Outline::build(text).class("Model").is_some() {
+        return draft(text, &name);
+    }
+    match problem::infer(path, text, None) {
+        Ok(p) => {
+            let mut y = format!("# Drafted by `xeforge spec` from {name}: the problem as the code shows it (provenance below).\n");
+            for m in &p.missing {
+                y.push_str(&format!("# TODO: {} (or add `# xeforge: dims {}` {})\n", m.what, m.add, p.place));
+            }
+            y.push_str(&problem::render::spec_yaml(&p));
+            y
+        }
+        // No entry: say what to add, then the Model-style skeleton.
+        Err(why) => format!("# TODO: {why}\n{}", draft(text, &name)),
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 struct Input {
@@ -178,6 +202,18 @@ mod tests {
         assert!(y.contains("  b: {shape: [K, D32], dtype: float32}\n"), "{y}");
         assert!(y.contains("inits:\n  - dim: K\n"), "{y}");
         assert!(y.contains("dims: {D32: 32, K: 64, M: 128}"), "{y}");
+    }
+
+    #[test]
+    fn a_wrapper_file_drafts_from_the_inferred_problem() {
+        let src = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):\n    pass\n\ndef matmul(A, B):\n    M, K = A.shape\n    N = B.shape[1]\n    assert A.shape[1] == B.shape[0]\n    C = torch.empty((M, N), device=A.device, dtype=torch.bfloat16)\n    k[(1,)](A, B, C, M, N, K, BLOCK=32)\n    return C\n";
+        let y = draft_file(Path::new("mm.py"), src);
+        assert!(!y.contains("TODO"), "{y}");
+        assert!(y.contains("entry: matmul\n") && y.contains("  A: {shape: [M, K], dtype: inherit}\n") && y.contains("  B: {shape: [K, \"N\"], dtype: inherit}\n"), "{y}");
+        assert!(y.contains("    dtype: bfloat16\n") && y.contains("mm.py:13"), "{y}");
+        let y = draft_file(Path::new("c.py"), "import triton\n@triton.jit\ndef k(p, BLOCK: tl.constexpr):\n    tl.store(p + tl.arange(0, BLOCK), 0.0)\n\ndef run(x, n):\n    k[(n,)](x, BLOCK=4)\n");
+        assert_eq!(y.matches("TODO").count(), 2, "{y}");
+        assert!(y.contains("# xeforge: dims x=[x_0]") && y.contains("n=<value>"), "{y}");
     }
 
     #[test]

@@ -162,9 +162,9 @@ pub struct CompileReport {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct VariantResult {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub seeds: u32,
     #[serde(default)]
     pub max_abs: Option<f64>,
@@ -178,6 +178,9 @@ pub struct VariantResult {
     pub ok: Option<bool>,
     #[serde(default)]
     pub error: Option<String>,
+    /// Why this variant failed.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -209,6 +212,11 @@ fn yes() -> bool {
     true
 }
 
+/// A `null` where an object or string is expected reads as its default.
+fn null_default<'de, D: serde::Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 /// The harness writes `"ok": null` for a section it never reached.
 fn null_is_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     Ok(Option::<bool>::deserialize(d)?.unwrap_or(false))
@@ -216,7 +224,7 @@ fn null_is_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Erro
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimingReport {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_is_false")]
     pub meaningful: bool,
     #[serde(default)]
     pub baseline_us: Option<f64>,
@@ -237,7 +245,8 @@ pub struct TimingReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evaluation {
     pub verdict: Verdict,
-    #[serde(default)]
+    /// `null` when the harness failed before it reached a device.
+    #[serde(default, deserialize_with = "null_default")]
     pub device: DeviceInfo,
     #[serde(default)]
     pub compile: Option<CompileReport>,
@@ -247,11 +256,19 @@ pub struct Evaluation {
     pub guard: Option<GuardReport>,
     #[serde(default)]
     pub timing: Option<TimingReport>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub log: String,
-    /// Set with `verdict: error` (and sometimes with other failures).
+    /// One line for people; every verdict has one (an `error`'s says what to fix).
     #[serde(default)]
     pub message: Option<String>,
+    /// `error` results: the same text, and the argument or spec field to blame.
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub field: Option<String>,
+    /// `timeout` and `crashed`: what the candidate's process was doing.
+    #[serde(default)]
+    pub phase: Option<String>,
 }
 
 impl Evaluation {
@@ -267,7 +284,7 @@ impl Evaluation {
     /// The most telling failure text, for feedback to a generator: the message, else the last lines of the log.
     pub fn failure_text(&self, max_chars: usize) -> String {
         let mut parts = Vec::new();
-        if let Some(m) = &self.message {
+        if let Some(m) = self.message.as_ref().or(self.error.as_ref()) {
             parts.push(m.clone());
         }
         if let Some(e) = self.compile.as_ref().and_then(|c| c.error.clone()) {
@@ -285,7 +302,7 @@ impl Evaluation {
                     opt(v.rel_err),
                     opt(v.rtol),
                     opt(v.atol),
-                    v.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default()
+                    v.error.as_deref().or(v.reason.as_deref()).map(|e| format!(": {e}")).unwrap_or_default()
                 ));
             }
         }
@@ -399,6 +416,35 @@ mod tests {
         assert_eq!(response_payload(inline).unwrap()["message"], "bad spec");
         let failed = serde_json::json!({"id": 1, "ok": false, "error": "unknown command"});
         assert_eq!(response_payload(failed).unwrap_err(), "unknown command");
+    }
+
+    /// Every result the harness produced in `tests/fixtures/harness_results` (one per verdict, made by
+    /// `tests/harness/capture_results.py`), plus the contract's GPU-only shapes: each parses, keeps
+    /// its verdict, and has a message for people.
+    #[test]
+    fn every_verdict_the_harness_produces_parses() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harness_results");
+        let mut seen = std::collections::HashSet::new();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let path = f.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let e: Evaluation = serde_json::from_str(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+            let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(e.verdict.as_str(), raw["verdict"], "{}", path.display());
+            assert!(!e.failure_text(400).is_empty() || e.verdict.is_correct(), "{}: nothing to show", path.display());
+            seen.insert(e.verdict);
+        }
+        for v in [Verdict::Correct, Verdict::Incorrect, Verdict::CompileError, Verdict::RuntimeError, Verdict::Timeout, Verdict::Crashed, Verdict::Rejected, Verdict::Error] {
+            assert!(seen.contains(&v), "no stored result for {v}");
+        }
+        for j in [
+            r#"{"verdict": "slower", "device": {"kind": "cuda"}, "timing": {"meaningful": true, "speedup": 0.8, "speedup_ci95": [0.79, 0.81], "runs": 100}, "message": "correct but slower"}"#,
+            r#"{"verdict": "error", "device": null, "compile": {"ok": null, "configs": []}, "correctness": {"ok": null, "variants": []}, "guard": {"ok": null, "new_torch_ops": []}, "timing": {"meaningful": false, "reason": "not measured: verdict error"}, "error": "no such device: xpu", "message": "no such device: xpu", "field": "device", "log": null}"#,
+            r#"{"verdict": "incorrect", "correctness": {"ok": false, "variants": [{"name": "ci[0]", "seeds": 1, "max_abs": null, "rel_err": null, "ok": false, "reason": "NaN where the reference is finite"}]}, "timing": {"meaningful": null}}"#,
+        ] {
+            let e: Evaluation = serde_json::from_str(j).unwrap_or_else(|err| panic!("{j}: {err}"));
+            assert!(!e.failure_text(400).is_empty());
+        }
     }
 
     #[test]

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from .. import protocol as P
 from .. import wire
 from ..spec import Spec, SpecError, Variant, load_spec
-from . import guard, source, timing
+from . import entry, guard, source, timing
 from .compare import compare_one, default_tolerance, fingerprint, flatten
 from .link import Died, Failed, Hung, Link
 from .worker import give_to_sandbox
@@ -163,10 +163,11 @@ class Judge:
         if args.reference:
             files["reference"] = args.reference
         reply, _ = self.trusted_call({"op": "load", "files": files, "spec": args.spec}, what="importing the original kernel file")
+        entry_name = problem.spec.entry if problem.spec is not None else None
         if not reply["has_model"]["original"]:
-            raise Stop(P.ERROR, f"the original kernel file defines no class Model: {args.kernel}")
+            raise Stop(P.ERROR, entry.missing_message("original", args.kernel, entry_name))
         if args.reference and not reply["has_model"]["reference"]:
-            raise Stop(P.ERROR, f"the reference file defines no class Model: {args.reference}")
+            raise Stop(P.ERROR, entry.missing_message("reference", args.reference, entry_name))
         has_inputs = reply["has_get_inputs"].get("reference") or reply["has_get_inputs"]["original"]
         if problem.spec is None and not has_inputs:
             raise Stop(P.ERROR, "no spec (none given, no <kernel>.yaml beside the kernel) and the kernel file defines no get_inputs()")
@@ -188,7 +189,8 @@ class Judge:
         reply, _ = self.candidate_call({"op": "load", "files": files, "spec": self._give(args.spec) if args.spec else None},
                                        what="importing")
         if not reply["has_model"]["candidate"]:
-            raise Stop(P.COMPILE_ERROR, "the candidate defines no class Model")
+            raise Stop(P.COMPILE_ERROR, "the candidate defines no class Model" if entry_name in (None, "Model")
+                       else f"the candidate has no `{entry_name}` (the problem's entry)")
 
         result["correctness"] = {"ok": False, "family": problem.family, "variants": []}
         result["guard"] = {"ok": True, "new_torch_ops": []}
@@ -304,7 +306,7 @@ class Judge:
         reply, _ = self.candidate_call(
             {"op": "model", "variant": name, "dtype": variant.dtype if variant is not None else None,
              "init": model_reply["init"], "n_init": model_reply["n_init"], "weights": model_reply["weights"]},
-            model_tensors, what=f"building Model for {name}")
+            model_tensors, what=f"building the entry for {name}")
         if reply.get("note"):
             problem.notes.append(f"{name}: candidate {reply['note']}")
         ref_prints, cand_prints = [], []

@@ -17,13 +17,16 @@ def seeds(count: int) -> list[int]:
     return [1009 * (i + 1) + 7 for i in range(count)]
 
 
-def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device, on_device: bool = False) -> list[torch.Tensor]:
+def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device, on_device: bool = False) -> list[Any]:
     """Seeded inputs of a variant. `on_device` draws them on the device itself (the timed runs: fast,
     and the same numbers in every process on that device), otherwise on the CPU (the checked runs)."""
     gen = torch.Generator(device=device if on_device else "cpu").manual_seed(seed)
     tensors = []
     for name in variant.params:
         entry = spec.inputs[name]
+        if entry.is_scalar:
+            tensors.append(spec.scalar_value(variant, name))
+            continue
         shape = spec.input_shape(variant, name)
         dtype = getattr(torch, spec.input_dtype(variant, name))
         t = _draw(shape, dtype, entry.value_range, variant.dims, gen)
@@ -85,17 +88,6 @@ def file_inputs(module: ModuleType, seed: int, device: torch.device) -> list[Any
 def file_init_args(module: ModuleType) -> list[Any]:
     fn = getattr(module, "get_init_inputs", None)
     return list(fn()) if fn is not None else []
-
-
-def build_model(cls, init_args: list[Any], device: torch.device, dtype: str | None):
-    torch.manual_seed(WEIGHT_SEED)
-    model = cls(*init_args)
-    if isinstance(model, torch.nn.Module):
-        model = model.to(device)
-        if dtype is not None:
-            model = model.to(getattr(torch, dtype))
-        model.eval()
-    return model
 
 
 def copy_weights(src, dst) -> str | None:

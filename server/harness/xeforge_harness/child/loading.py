@@ -33,9 +33,3 @@ def import_file(path: str, role: str) -> ModuleType:
             pass
     return module
 
-
-def model_class(module: ModuleType, allow_model_new: bool = False):
-    cls = getattr(module, "Model", None)
-    if cls is None and allow_model_new:
-        cls = getattr(module, "ModelNew", None)
-    return cls

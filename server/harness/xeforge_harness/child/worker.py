@@ -28,7 +28,7 @@ import torch
 
 from .. import wire
 from ..spec import Spec, load_spec
-from . import compile_meta, device, guard, inputs, integrity, loading
+from . import compile_meta, device, entry, guard, inputs, integrity, loading
 from . import digest as digests
 from .digest import bound as digest_bound
 from .digest import weights as _weights
@@ -179,9 +179,17 @@ class Worker:
             self.snapshot = integrity.Snapshot()
         for role, path in msg["files"].items():
             self.modules[role] = loading.import_file(path, role)
-        found = {role: loading.model_class(m, allow_model_new=(role == "candidate")) is not None for role, m in self.modules.items()}
+        found = {role: self._entry(role) is not None for role in self.modules}
         has_inputs = {role: hasattr(m, "get_inputs") for role, m in self.modules.items()}
         return {"has_model": found, "has_get_inputs": has_inputs}, []
+
+    def _entry(self, role: str) -> entry.Entry | None:
+        """The problem's entry in one file. A reference file without the spec's entry may give a `Model`."""
+        name = self.spec.entry if self.spec is not None else None
+        found = entry.find(self.modules[role], name, allow_model_new=(role == "candidate"))
+        if found is None and role == "reference" and name is not None:
+            found = entry.find(self.modules[role], None)
+        return found
 
     def _inputs_source(self):
         ref = self.modules.get("reference")
@@ -200,12 +208,13 @@ class Worker:
         variant = self.spec.variant_by_name(name) if self.spec is not None and name != "default" else None
         if self.role == "trusted":
             init_args = self.spec.init_args(variant) if variant is not None else inputs.file_init_args(self._inputs_source())
-            ref_mod = self.modules.get("reference") or self.modules["original"]
-            ref = inputs.build_model(loading.model_class(ref_mod), init_args, self.dev, dtype)
-            orig = ref if "reference" not in self.modules else inputs.build_model(loading.model_class(self.modules["original"]), init_args, self.dev, dtype)
-            note = inputs.copy_weights(ref, orig) if orig is not ref else None
+            ref_role = "reference" if "reference" in self.modules else "original"
+            ref = entry.build(self._entry(ref_role), self.modules[ref_role], init_args, self.dev, dtype)
+            orig = ref if ref_role == "original" else entry.build(self._entry("original"), self.modules["original"], init_args, self.dev, dtype)
+            note = inputs.copy_weights(entry.weights_of(ref), entry.weights_of(orig)) if orig is not ref else None
             self.models[name] = (ref, orig)
-            state = ref.state_dict() if isinstance(ref, torch.nn.Module) else {}
+            owner = entry.weights_of(ref)
+            state = owner.state_dict() if owner is not None else {}
             out: list = []
             tree = wire.encode(list(init_args), out)
             names = sorted(state)
@@ -214,14 +223,14 @@ class Worker:
         n_init = msg["n_init"]
         init_args = wire.decode(msg["init"], tensors[:n_init])
         init_args = [a.to(self.dev) if isinstance(a, torch.Tensor) else a for a in init_args]
-        cls = loading.model_class(self.modules["candidate"], allow_model_new=True)
-        model = inputs.build_model(cls, init_args, self.dev, dtype)
+        model = entry.build(self._entry("candidate"), self.modules["candidate"], init_args, self.dev, dtype)
         note = None
         names, weights = msg.get("weights", []), tensors[n_init:]
-        if isinstance(model, torch.nn.Module) and names:
-            mine = model.state_dict()
+        owner = entry.weights_of(model)
+        if owner is not None and names:
+            mine = owner.state_dict()
             if set(mine) == set(names) and all(mine[k].shape == w.shape for k, w in zip(names, weights)):
-                model.load_state_dict({k: w.to(self.dev) for k, w in zip(names, weights)})
+                owner.load_state_dict({k: w.to(self.dev) for k, w in zip(names, weights)})
             else:
                 note = "parameters differ in name or shape from the reference; relying on seeded construction"
         self.models[name] = (model, model)

@@ -1,0 +1,688 @@
+//! What the entry's own code says about its inputs: shape unpacking (`M, K = a.shape`), `.shape[i]` /
+//! `.size(i)`, `numel()`, asserts (equal sizes, rank, divisibility, dtype, contiguity), allocations
+//! and casts, type hints, and the kernel's block pointers or tensor descriptors (`shape=(K, N)` of the
+//! pointer a tensor was passed as). Sizes end up in classes of equal dimensions ([`Unify`]).
+
+use super::Origin;
+use super::entry::{Entry, EntryParam};
+use super::tree::{Src, call_args, callee, descendants, field, scope_nodes, unparen};
+use super::value::dtype_name;
+use crate::syntax::named_children;
+use std::collections::{BTreeMap, HashMap};
+use tree_sitter::Node;
+
+/// Union-find over dimension keys: `x:0` (axis 0 of input x) and plain names (`M`).
+#[derive(Debug, Default, Clone)]
+pub struct Unify {
+    parent: HashMap<String, String>,
+    /// Keys in the order they were first seen: the first name of a class names it.
+    pub order: Vec<String>,
+}
+
+impl Unify {
+    pub fn add(&mut self, k: &str) {
+        if !self.parent.contains_key(k) {
+            self.parent.insert(k.to_string(), k.to_string());
+            self.order.push(k.to_string());
+        }
+    }
+    pub fn find(&self, k: &str) -> String {
+        let mut cur = k.to_string();
+        for _ in 0..64 {
+            match self.parent.get(&cur) {
+                Some(p) if *p != cur => cur = p.clone(),
+                _ => break,
+            }
+        }
+        cur
+    }
+    pub fn union(&mut self, a: &str, b: &str) {
+        self.add(a);
+        self.add(b);
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.parent.insert(rb, ra);
+        }
+    }
+    pub fn same(&self, a: &str, b: &str) -> bool {
+        self.parent.contains_key(a) && self.parent.contains_key(b) && self.find(a) == self.find(b)
+    }
+}
+
+pub fn slot(param: &str, axis: usize) -> String {
+    format!("{param}:{axis}")
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct CodeFacts {
+    pub uf: Unify,
+    /// Exact rank, where the code says it (`M, K = a.shape`, `assert x.dim() == 2`).
+    pub rank: HashMap<String, (usize, Origin)>,
+    /// At least this rank (`x.stride(1)`).
+    pub min_rank: HashMap<String, usize>,
+    pub tensors: HashMap<String, Origin>,
+    /// Scalars passed on to the kernel: (python type, where).
+    pub scalars: HashMap<String, (String, Origin)>,
+    pub dtypes: HashMap<String, (String, Origin)>,
+    pub out_dtype: Option<(String, Origin)>,
+    /// Keys (slots or names) that must be multiples of a number.
+    pub divisors: Vec<(String, i64, Origin)>,
+    /// Where each fact about a slot or name was read: the first one is quoted.
+    pub origins: BTreeMap<String, Origin>,
+    pub contiguous: Vec<(String, Origin)>,
+    /// `n = x.numel()`: x is 1-D of size n unless something says otherwise.
+    pub numel: Vec<(String, String, Origin)>,
+    /// `x.shape[-1]` before x's rank is known.
+    neg: Vec<(String, i64, String, Origin)>,
+}
+
+impl CodeFacts {
+    fn note(&mut self, key: &str, o: &Origin) {
+        self.origins
+            .entry(key.to_string())
+            .or_insert_with(|| o.clone());
+    }
+    fn tensor(&mut self, p: &str, o: &Origin) {
+        self.tensors
+            .entry(p.to_string())
+            .or_insert_with(|| o.clone());
+    }
+    fn at_least(&mut self, p: &str, r: usize) {
+        let e = self.min_rank.entry(p.to_string()).or_insert(0);
+        *e = (*e).max(r);
+    }
+    /// Binds slot (p, axis) to a key (a name or another slot), quoting `o`.
+    fn bind(&mut self, p: &str, axis: i64, key: &str, o: &Origin) {
+        self.tensor(p, o);
+        if axis < 0 {
+            self.neg
+                .push((p.to_string(), axis, key.to_string(), o.clone()));
+            return;
+        }
+        let s = slot(p, axis as usize);
+        self.at_least(p, axis as usize + 1);
+        self.uf.union(&s, key);
+        self.note(&s, o);
+        self.note(key, o);
+    }
+
+    /// The rank of `p` the code settles on, if any.
+    pub fn known_rank(&self, p: &str) -> Option<usize> {
+        self.rank.get(p).map(|r| r.0)
+    }
+
+    /// Resolves `x.shape[-1]` once ranks are known (from the code or elsewhere).
+    pub fn resolve_negative(&mut self, rank_of: &dyn Fn(&str) -> Option<usize>) {
+        for (p, axis, key, o) in std::mem::take(&mut self.neg) {
+            if let Some(r) = rank_of(&p) {
+                let a = r as i64 + axis;
+                if a >= 0 {
+                    self.bind(&p, a, &key, &o);
+                }
+            }
+        }
+    }
+}
+
+/// Reads the entry's bodies (and, for the kernel's launches inside them, the kernel's block pointers).
+pub fn read(
+    src: &Src,
+    tree: &tree_sitter::Tree,
+    entry: &Entry,
+    kernel_def: Option<Node>,
+    kernel_params: &[String],
+) -> CodeFacts {
+    let mut f = CodeFacts::default();
+    let params: Vec<&EntryParam> = entry.params.iter().collect();
+    let is_param = |n: &str| params.iter().any(|p| p.name == n);
+    for p in &params {
+        if let Some(a) = &p.annotation {
+            let o = Origin {
+                file: src.file.clone(),
+                line: src.line(
+                    tree.root_node()
+                        .descendant_for_byte_range(entry.def_start, entry.def_start)
+                        .unwrap_or(tree.root_node()),
+                ),
+                code: format!("{}: {a}", p.name),
+            };
+            if a.contains("Tensor") {
+                f.tensor(&p.name, &o);
+            } else if let Some(t) = ["float", "int", "bool"].into_iter().find(|t| a == t) {
+                f.scalars.insert(p.name.clone(), (t.to_string(), o));
+            }
+        }
+    }
+    for start in &entry.bodies {
+        let Some(def) = super::entry::def_node(tree, *start) else {
+            continue;
+        };
+        let Some(body) = field(def, "body") else {
+            continue;
+        };
+        for n in scope_nodes(body) {
+            match n.kind() {
+                "assignment" => assignment(src, n, &mut f, &is_param),
+                "assert_statement" => {
+                    for cond in named_children(n).take(1) {
+                        condition(src, cond, &mut f, &is_param);
+                    }
+                }
+                "call" => uses(src, n, &mut f, &is_param),
+                "subscript" => {
+                    // x.shape[1] anywhere: x has at least two dims
+                    if let Some((p, axis)) = slot_expr(src, n, &is_param) {
+                        f.tensor(&p, &src.origin(n));
+                        if axis >= 0 {
+                            f.at_least(&p, axis as usize + 1);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(kdef) = kernel_def {
+            for launch in scope_nodes(body)
+                .into_iter()
+                .filter(|c| c.kind() == "call" && is_launch_of(src, *c, kdef))
+            {
+                launch_facts(src, launch, kdef, kernel_params, &mut f, &is_param);
+            }
+        }
+    }
+    f
+}
+
+fn is_launch_of(src: &Src, call: Node, kdef: Node) -> bool {
+    let Some(func) = field(call, "function").filter(|f| f.kind() == "subscript") else {
+        return false;
+    };
+    let target = field(func, "value").map(|v| src.text(v)).unwrap_or("");
+    let kname = field(kdef, "name").map(|n| src.text(n)).unwrap_or("");
+    !kname.is_empty()
+        && (target == kname
+            || target.ends_with(&format!(".{kname}"))
+            || target == format!("{kname}.fn"))
+}
+
+/// `x.shape[i]`, `x.size(i)` or `x.shape[-1]` of an input: (input, axis).
+fn slot_expr(src: &Src, n: Node, is_param: &dyn Fn(&str) -> bool) -> Option<(String, i64)> {
+    let n = unparen(n);
+    match n.kind() {
+        "subscript" => {
+            let v = field(n, "value")?;
+            let (obj, attr) = (field(v, "object")?, field(v, "attribute")?);
+            if v.kind() != "attribute" || src.text(attr) != "shape" || !is_param(src.text(obj)) {
+                return None;
+            }
+            let i = int_lit(src, field(n, "subscript")?)?;
+            Some((src.text(obj).to_string(), i))
+        }
+        "call" => {
+            let f = field(n, "function")?;
+            if f.kind() != "attribute" {
+                return None;
+            }
+            let (obj, attr) = (field(f, "object")?, field(f, "attribute")?);
+            if !matches!(src.text(attr), "size" | "stride") || !is_param(src.text(obj)) {
+                return None;
+            }
+            if src.text(attr) == "stride" {
+                return None; // a stride is not a size, only a rank hint (see `uses`)
+            }
+            let args = call_args(src, n);
+            let i = int_lit(src, *args.positional.first()?)?;
+            Some((src.text(obj).to_string(), i))
+        }
+        _ => None,
+    }
+}
+
+fn int_lit(src: &Src, n: Node) -> Option<i64> {
+    let n = unparen(n);
+    match n.kind() {
+        "integer" => src.text(n).replace('_', "").parse().ok(),
+        "unary_operator" if src.text(n).starts_with('-') => field(n, "argument")
+            .and_then(|a| int_lit(src, a))
+            .map(|v| -v),
+        _ => None,
+    }
+}
+
+/// `x.shape` / `x.size()` of an input.
+fn whole_shape(src: &Src, n: Node, is_param: &dyn Fn(&str) -> bool) -> Option<String> {
+    let n = unparen(n);
+    let (obj, attr) = match n.kind() {
+        "attribute" => (field(n, "object")?, field(n, "attribute")?),
+        "call" if call_args(src, n).positional.is_empty() => {
+            let f = field(n, "function")?;
+            (field(f, "object")?, field(f, "attribute")?)
+        }
+        _ => return None,
+    };
+    let ok = (n.kind() == "attribute" && src.text(attr) == "shape")
+        || (n.kind() == "call" && src.text(attr) == "size");
+    (ok && is_param(src.text(obj))).then(|| src.text(obj).to_string())
+}
+
+fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
+    let (Some(left), Some(right)) = (field(n, "left"), field(n, "right")) else {
+        return;
+    };
+    let o = src.origin(n);
+    if let Some(p) = whole_shape(src, right, is_param) {
+        if matches!(
+            left.kind(),
+            "pattern_list" | "tuple_pattern" | "list_pattern"
+        ) {
+            let names: Vec<Node> = named_children(left).collect();
+            if names.iter().any(|x| x.kind() != "identifier") {
+                return; // `*rest`: the rank is not fixed
+            }
+            f.rank.entry(p.clone()).or_insert((names.len(), o.clone()));
+            for (i, name) in names.iter().enumerate() {
+                let t = src.text(*name);
+                if t != "_" {
+                    f.bind(&p, i as i64, t, &o);
+                } else {
+                    f.bind(&p, i as i64, &slot(&p, i), &o);
+                }
+            }
+        }
+        return;
+    }
+    if left.kind() == "identifier" {
+        let name = src.text(left);
+        if let Some((p, axis)) = slot_expr(src, right, is_param) {
+            f.bind(&p, axis, name, &o);
+            return;
+        }
+        let r = unparen(right);
+        if r.kind() == "call" {
+            let c = callee(src, r);
+            if let Some(p) = c.strip_suffix(".numel").filter(|p| is_param(p)) {
+                f.tensor(p, &o);
+                f.numel.push((p.to_string(), name.to_string(), o));
+                return;
+            }
+            if c.starts_with("torch.")
+                && let Some(d) = call_args(src, r)
+                    .keyword("dtype")
+                    .and_then(|d| torch_dtype(src, d))
+                && f.out_dtype.is_none()
+                && !c.ends_with("_like")
+            {
+                f.out_dtype = Some((d, o));
+            }
+        }
+    }
+}
+
+fn torch_dtype(src: &Src, n: Node) -> Option<String> {
+    let t = src.text(unparen(n));
+    let attr = t.strip_prefix("torch.")?;
+    dtype_name(attr).map(str::to_string)
+}
+
+fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
+    let cond = unparen(cond);
+    let o = src.origin(cond);
+    match cond.kind() {
+        "boolean_operator" if field(cond, "operator").is_some_and(|op| src.text(op) == "and") => {
+            for side in ["left", "right"] {
+                if let Some(s) = field(cond, side) {
+                    condition(src, s, f, is_param);
+                }
+            }
+        }
+        "call" => {
+            if let Some(p) = callee(src, cond)
+                .strip_suffix(".is_contiguous")
+                .filter(|p| is_param(p))
+            {
+                f.tensor(p, &o);
+                f.contiguous.push((p.to_string(), o));
+            }
+        }
+        "comparison_operator" => {
+            let parts: Vec<Node> = named_children(cond).collect();
+            let ops: Vec<&str> = {
+                let mut c = cond.walk();
+                cond.children(&mut c)
+                    .filter(|x| !x.is_named())
+                    .map(|x| src.text(x))
+                    .collect()
+            };
+            let [a, b] = parts.as_slice() else { return };
+            match ops.as_slice() {
+                ["=="] => equality(src, *a, *b, f, is_param, &o),
+                ["in"] => {
+                    // x.dtype in (torch.float16, torch.bfloat16): the first is what the generated inputs use
+                    if let Some(p) = dtype_of_param(src, *a, is_param)
+                        && let Some(d) =
+                            named_children(unparen(*b)).find_map(|x| torch_dtype(src, x))
+                    {
+                        f.tensor(&p, &o);
+                        f.dtypes.entry(p).or_insert((d, o));
+                    }
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+fn dtype_of_param(src: &Src, n: Node, is_param: &dyn Fn(&str) -> bool) -> Option<String> {
+    let n = unparen(n);
+    if n.kind() != "attribute" || field(n, "attribute").map(|a| src.text(a)) != Some("dtype") {
+        return None;
+    }
+    let obj = src.text(field(n, "object")?);
+    is_param(obj).then(|| obj.to_string())
+}
+
+/// One side of a size comparison: a slot, a name, or a rank query.
+enum Side {
+    Key(String),
+    Shape(String),
+    Rank(String),
+    Mod(Box<Side>, i64),
+    Int(i64),
+}
+
+fn side(
+    src: &Src,
+    n: Node,
+    is_param: &dyn Fn(&str) -> bool,
+    f: &mut CodeFacts,
+    o: &Origin,
+) -> Option<Side> {
+    let n = unparen(n);
+    if let Some((p, axis)) = slot_expr(src, n, is_param) {
+        if axis < 0 {
+            let key = format!("{p}:{axis}");
+            f.neg.push((p, axis, key.clone(), o.clone()));
+            return Some(Side::Key(key));
+        }
+        f.tensor(&p, o);
+        f.at_least(&p, axis as usize + 1);
+        return Some(Side::Key(slot(&p, axis as usize)));
+    }
+    if let Some(p) = whole_shape(src, n, is_param) {
+        return Some(Side::Shape(p));
+    }
+    match n.kind() {
+        "integer" => return int_lit(src, n).map(Side::Int),
+        "identifier" if !is_param(src.text(n)) => return Some(Side::Key(src.text(n).to_string())),
+        "binary_operator" if field(n, "operator").is_some_and(|op| src.text(op) == "%") => {
+            let l = side(src, field(n, "left")?, is_param, f, o)?;
+            let r = int_lit(src, field(n, "right")?)?;
+            return Some(Side::Mod(Box::new(l), r));
+        }
+        "call" => {
+            let c = callee(src, n);
+            if let Some(p) = c.strip_suffix(".dim").filter(|p| is_param(p)) {
+                return Some(Side::Rank(p.to_string()));
+            }
+            if c == "len" {
+                let a = call_args(src, n).positional.first().copied()?;
+                return whole_shape(src, a, is_param).map(Side::Rank);
+            }
+        }
+        "attribute" if field(n, "attribute").is_some_and(|a| src.text(a) == "ndim") => {
+            let obj = src.text(field(n, "object")?);
+            return is_param(obj).then(|| Side::Rank(obj.to_string()));
+        }
+        _ => {}
+    }
+    None
+}
+
+fn equality(
+    src: &Src,
+    a: Node,
+    b: Node,
+    f: &mut CodeFacts,
+    is_param: &dyn Fn(&str) -> bool,
+    o: &Origin,
+) {
+    if let (Some(p), Some(d)) = (dtype_of_param(src, a, is_param), torch_dtype(src, b)) {
+        f.tensor(&p, o);
+        f.dtypes.entry(p).or_insert((d, o.clone()));
+        return;
+    }
+    let (Some(x), Some(y)) = (side(src, a, is_param, f, o), side(src, b, is_param, f, o)) else {
+        return;
+    };
+    match (x, y) {
+        (Side::Key(k1), Side::Key(k2)) => {
+            f.uf.union(&k1, &k2);
+            f.note(&k1, o);
+            f.note(&k2, o);
+        }
+        (Side::Shape(p), Side::Shape(q)) => {
+            f.tensor(&p, o);
+            f.tensor(&q, o);
+            // Equal shapes: axis by axis, once a rank is known (up to 6 dims is every real tensor).
+            f.neg.push((p.clone(), i64::MIN, q.clone(), o.clone()));
+        }
+        (Side::Rank(p), Side::Int(r)) | (Side::Int(r), Side::Rank(p)) if r > 0 => {
+            f.tensor(&p, o);
+            f.rank.entry(p).or_insert((r as usize, o.clone()));
+        }
+        (Side::Mod(inner, m), Side::Int(0)) if m > 1 => {
+            if let Side::Key(k) = *inner {
+                f.uf.add(&k);
+                f.note(&k, o);
+                f.divisors.push((k, m, o.clone()));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Expands `x.shape == y.shape` facts once ranks are known.
+pub fn equal_shapes(f: &mut CodeFacts, rank_of: &dyn Fn(&str) -> Option<usize>) {
+    let pending: Vec<_> = f
+        .neg
+        .iter()
+        .filter(|(_, a, _, _)| *a == i64::MIN)
+        .cloned()
+        .collect();
+    f.neg.retain(|(_, a, _, _)| *a != i64::MIN);
+    for (p, _, q, o) in pending {
+        if let Some(r) = rank_of(&p).or_else(|| rank_of(&q)) {
+            for i in 0..r {
+                f.uf.union(&slot(&p, i), &slot(&q, i));
+                f.note(&slot(&p, i), &o);
+            }
+            f.rank.entry(p.clone()).or_insert((r, o.clone()));
+            f.rank.entry(q.clone()).or_insert((r, o.clone()));
+        }
+    }
+}
+
+/// Method calls on inputs that say "tensor": `.stride(i)`, `.dtype`, `.is_contiguous()`, `.data_ptr()`.
+fn uses(src: &Src, call: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
+    let c = callee(src, call);
+    let Some((obj, method)) = c.rsplit_once('.') else {
+        return;
+    };
+    if !is_param(obj) {
+        return;
+    }
+    let o = src.origin(call);
+    match method {
+        "stride" => {
+            f.tensor(obj, &o);
+            if let Some(i) = call_args(src, call)
+                .positional
+                .first()
+                .and_then(|a| int_lit(src, *a))
+                && i >= 0
+            {
+                f.at_least(obj, i as usize + 1);
+            }
+        }
+        "size" | "numel" | "is_contiguous" | "data_ptr" | "contiguous" | "element_size"
+        | "view" | "reshape" => f.tensor(obj, &o),
+        _ => {}
+    }
+}
+
+/// Facts through a launch: each input passed as a pointer is a tensor; one passed as anything else a
+/// scalar; a block pointer or tensor descriptor `shape=(A, B)` over a pointer names the tensor's sizes.
+fn launch_facts(
+    src: &Src,
+    launch: Node,
+    kdef: Node,
+    kparams: &[String],
+    f: &mut CodeFacts,
+    is_param: &dyn Fn(&str) -> bool,
+) {
+    let args = call_args(src, launch);
+    if args.splat {
+        return;
+    }
+    // kernel parameter → the wrapper's expression passed to it
+    let mut passed: HashMap<&str, Node> = HashMap::new();
+    for (i, a) in args.positional.iter().enumerate() {
+        if let Some(k) = kparams.get(i) {
+            passed.insert(k.as_str(), *a);
+        }
+    }
+    for (k, v) in &args.keywords {
+        passed.insert(k, *v);
+    }
+    let o = src.origin(launch);
+    let pointers = pointer_params(src, kdef, kparams);
+    // Inputs used in the grid are program counts: integers.
+    if let Some(grid) = field(launch, "function").and_then(|f| field(f, "subscript")) {
+        for n in descendants(grid)
+            .into_iter()
+            .filter(|n| n.kind() == "identifier" && is_param(src.text(*n)))
+        {
+            if !f.tensors.contains_key(src.text(n)) {
+                f.scalars
+                    .insert(src.text(n).to_string(), ("int".into(), o.clone()));
+            }
+        }
+    }
+    for (k, v) in &passed {
+        let v = unparen(*v);
+        if v.kind() != "identifier" || !is_param(src.text(v)) {
+            continue;
+        }
+        let p = src.text(v);
+        if pointers.contains(*k) || k.ends_with("ptr") || f.tensors.contains_key(p) {
+            f.tensor(p, &o);
+        } else if !f.scalars.contains_key(p) {
+            f.scalars.insert(p.to_string(), ("float".into(), o.clone()));
+        }
+    }
+    for c in descendants(kdef).into_iter().filter(|c| c.kind() == "call") {
+        let name = callee(src, c);
+        if !(name.ends_with("make_block_ptr") || name.ends_with("make_tensor_descriptor")) {
+            continue;
+        }
+        let cargs = call_args(src, c);
+        let base = cargs
+            .keyword("base")
+            .or_else(|| cargs.positional.first().copied());
+        let shape = cargs
+            .keyword("shape")
+            .or_else(|| cargs.positional.get(1).copied());
+        let (Some(base), Some(shape)) = (base, shape) else {
+            continue;
+        };
+        let Some(tensor) = passed
+            .get(src.text(base))
+            .map(|n| src.text(unparen(*n)))
+            .filter(|t| is_param(t))
+        else {
+            continue;
+        };
+        let dims: Vec<Node> = named_children(unparen(shape)).collect();
+        let ko = src.origin(c);
+        f.rank
+            .entry(tensor.to_string())
+            .or_insert((dims.len(), ko.clone()));
+        for (i, d) in dims.iter().enumerate() {
+            let Some(w) = passed.get(src.text(*d)).map(|n| unparen(*n)) else {
+                continue;
+            };
+            if w.kind() == "identifier" && !is_param(src.text(w)) {
+                f.bind(tensor, i as i64, src.text(w), &ko);
+            } else if let Some((q, axis)) = slot_expr(src, w, is_param)
+                && axis >= 0
+            {
+                let other = slot(&q, axis as usize);
+                f.bind(tensor, i as i64, &other, &ko);
+            }
+        }
+    }
+}
+
+/// Kernel parameters used as pointers: the base of what `tl.load`/`tl.store`/`tl.atomic_*`, a block
+/// pointer or a tensor descriptor reads (the leftmost name of `X + row * stride + cols`, through
+/// local names such as `x_ptrs = X + offs`), or whose `.dtype.element_ty` is read.
+fn pointer_params(src: &Src, kdef: Node, kparams: &[String]) -> std::collections::HashSet<String> {
+    let nodes = descendants(kdef);
+    let assigned: HashMap<&str, Node> = nodes
+        .iter()
+        .filter(|n| n.kind() == "assignment")
+        .filter_map(|a| Some((src.text(field(*a, "left")?), field(*a, "right")?)))
+        .collect();
+    let mut out = std::collections::HashSet::new();
+    for n in &nodes {
+        if n.kind() == "attribute" && src.text(*n).ends_with(".dtype.element_ty") {
+            let base = src.text(*n).trim_end_matches(".dtype.element_ty");
+            if kparams.iter().any(|k| k == base) {
+                out.insert(base.to_string());
+            }
+        }
+        if n.kind() != "call" {
+            continue;
+        }
+        let c = callee(src, *n);
+        let method = c.rsplit('.').next().unwrap_or("");
+        if !(matches!(
+            method,
+            "load" | "store" | "make_block_ptr" | "make_tensor_descriptor"
+        ) || method.starts_with("atomic_"))
+        {
+            continue;
+        }
+        let args = call_args(src, *n);
+        let Some(mut e) = args
+            .keyword("pointer")
+            .or(args.keyword("base"))
+            .or_else(|| args.positional.first().copied())
+        else {
+            continue;
+        };
+        for _ in 0..4 {
+            let mut leaf = unparen(e);
+            while leaf.kind() == "binary_operator" {
+                match field(leaf, "left") {
+                    Some(l) => leaf = unparen(l),
+                    None => break,
+                }
+            }
+            let name = src.text(leaf);
+            if leaf.kind() != "identifier" {
+                break;
+            }
+            if kparams.iter().any(|k| k == name) {
+                out.insert(name.to_string());
+                break;
+            }
+            match assigned.get(name) {
+                Some(r) => e = *r,
+                None => break,
+            }
+        }
+    }
+    out
+}

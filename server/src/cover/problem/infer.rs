@@ -1,0 +1,916 @@
+//! Puts the sources together: the entry, its inputs (tensors with named dimensions, or scalars), and
+//! the variants (sizes and dtype), each fact with where it came from.
+
+use super::code::{self, CodeFacts, slot};
+use super::entry::{self, Entry, EntryKind};
+use super::hints::{self, Hints};
+use super::sites::{self, Observation};
+use super::tree::Src;
+use super::value::Val;
+use super::{Input, InputKind, Missing, Origin, Problem, Variant};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// Largest input (elements) a `ci` variant may have: the Triton interpreter runs every program in
+/// Python, so correctness sizes stay small; larger observed sizes are scaled down for `ci`.
+pub const CI_MAX_ELEMENTS: i64 = 1 << 16;
+/// Most `ci` variants kept (the smallest ones, different dtypes first).
+const CI_MAX_VARIANTS: usize = 3;
+/// How variants made of default sizes say so (and are the only ones whose timed sizes are invented).
+const DEFAULT_ORIGIN: &str = "default sizes (no call site)";
+/// Sizes used when no source gives any: distinct per dimension, so a transposed result shows.
+const CI_DEFAULTS: &[i64] = &[64, 96, 128, 80, 112, 48];
+
+/// Infers the problem of `kernel` (or the file's only launched kernel) in `text`, the content of `path`.
+/// `Err` when there is nothing to call: the message says what to add.
+pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, String> {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().to_string())
+        .unwrap_or_else(|| path.display().to_string());
+    let tree = crate::syntax::parse(text);
+    let model = crate::model::build(text, &tree);
+    let kidx = pick_kernel(&model, kernel)?;
+    let k = &model.kernels[kidx];
+    let src = Src::new(text, &file);
+    let by_file = hints::configured(path, None)?;
+    let entry = entry::find(
+        &src,
+        &tree,
+        &model,
+        kidx,
+        by_file.entry.as_ref().map(|e| e.0.as_str()),
+    )?;
+    let mut hints = if by_file == Hints::default() {
+        hints::configured(path, Some(&entry.name))?
+    } else {
+        by_file
+    };
+    if entry.kind == EntryKind::Model {
+        return Err(format!(
+            "{file} defines `class Model`: the harness runs it as it is, with a spec beside the file (`xeforge spec {file}` drafts one)"
+        ));
+    }
+    let def = entry::def_node(&tree, entry.def_start);
+    let def_line = def.map(|d| src.line(d)).unwrap_or(1);
+    let first_line = def
+        .map(|d| {
+            super::tree::decorators(d)
+                .first()
+                .map(|x| src.line(*x))
+                .unwrap_or(src.line(d))
+        })
+        .unwrap_or(1);
+    let inline = hints::inline(text, &file, def_line, first_line)?;
+    hints.variants.extend(inline.variants);
+    hints.shapes.extend(inline.shapes);
+
+    let kdef = tree
+        .root_node()
+        .descendant_for_byte_range(k.name_range.start, k.name_range.end)
+        .and_then(|n| n.parent())
+        .filter(|n| n.kind() == "function_definition");
+    let kparams: Vec<String> = k.params.iter().map(|p| p.name.clone()).collect();
+    let mut facts = code::read(&src, &tree, &entry, kdef, &kparams);
+    let obs = sites::observe(&src, &tree, &entry);
+
+    let mut b = Builder {
+        file: file.clone(),
+        entry: &entry,
+        facts: &mut facts,
+        hints: &hints,
+        obs: &obs,
+        notes: Vec::new(),
+        missing: Vec::new(),
+        provenance: BTreeMap::new(),
+    };
+    let inputs = b.inputs();
+    let (variants, inits) = b.variants(&inputs);
+    let launch_lines = entry::launch_lines(&src, &tree, &model, kidx);
+    let launched = launch_lines
+        .iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    b.provenance.insert(
+        "entry".into(),
+        format!(
+            "{} (launches `{}` at line {launched})",
+            entry.origin, k.name
+        ),
+    );
+    let place = b.def_hint();
+    let (notes, missing, provenance) = (b.notes, b.missing, b.provenance);
+    Ok(Problem {
+        place,
+        file,
+        kernel: k.name.clone(),
+        entry: entry.clone(),
+        inputs,
+        inits,
+        variants,
+        provenance,
+        notes,
+        missing,
+    })
+}
+
+fn pick_kernel(model: &crate::model::FileModel, name: Option<&str>) -> Result<usize, String> {
+    if let Some(n) = name {
+        return model
+            .kernels
+            .iter()
+            .position(|k| k.name == n)
+            .ok_or_else(|| format!("no Triton kernel named `{n}`"));
+    }
+    let launched: Vec<usize> = (0..model.kernels.len())
+        .filter(|i| model.launches.iter().any(|l| l.kernel == *i))
+        .collect();
+    match (model.kernels.len(), launched.as_slice()) {
+        (0, _) => Err("the file has no Triton kernel".into()),
+        (1, _) => Ok(0),
+        (_, [one]) => Ok(*one),
+        (n, _) => Err(format!("the file has {n} kernels; name one with --kernel")),
+    }
+}
+
+struct Builder<'a> {
+    file: String,
+    entry: &'a Entry,
+    facts: &'a mut CodeFacts,
+    hints: &'a Hints,
+    obs: &'a [Observation],
+    notes: Vec<String>,
+    missing: Vec<Missing>,
+    provenance: BTreeMap<String, String>,
+}
+
+/// What an input is before dimensions are named: a tensor of some rank, or a scalar.
+enum Shape {
+    Tensor(usize, Origin),
+    Scalar(String, Origin),
+}
+
+impl Builder<'_> {
+    fn def_hint(&self) -> String {
+        format!(
+            "above `def {}` in {}",
+            self.entry.name.rsplit('.').next().unwrap_or(""),
+            self.file
+        )
+    }
+
+    fn obs_arg(&self, i: usize) -> Option<(&Val, &Origin)> {
+        self.obs
+            .iter()
+            .map(|o| (&o.args[i], &o.origin))
+            .find(|(v, _)| !matches!(v, Val::Unknown))
+    }
+
+    fn inputs(&mut self) -> Vec<Input> {
+        let params: Vec<(usize, String)> = self
+            .entry
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.default.is_none())
+            .map(|(i, p)| (i, p.name.clone()))
+            .collect();
+        let mut shapes: Vec<(String, Option<Shape>)> = Vec::new();
+        for (i, p) in &params {
+            shapes.push((p.clone(), self.shape_of(*i, p)));
+        }
+        let ranks: HashMap<String, usize> = shapes
+            .iter()
+            .filter_map(|(p, s)| {
+                if let Some(Shape::Tensor(r, _)) = s {
+                    Some((p.clone(), *r))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let rank_of = |p: &str| ranks.get(p).copied();
+        code::equal_shapes(self.facts, &rank_of);
+        self.facts.resolve_negative(&rank_of);
+        for (p, (dims, o)) in &self.hints.shapes {
+            for (axis, d) in dims.iter().enumerate() {
+                self.facts.uf.union(&slot(p, axis), d);
+                self.facts
+                    .origins
+                    .entry(d.clone())
+                    .or_insert_with(|| o.clone());
+            }
+        }
+        for (p, n, o) in self.facts.numel.clone() {
+            if ranks.get(&p) == Some(&1) {
+                self.facts.uf.union(&slot(&p, 0), &n);
+                self.facts.origins.entry(n).or_insert(o);
+            }
+        }
+        self.union_site_names(&params, &ranks);
+        let mut out = Vec::new();
+        for (p, shape) in shapes {
+            match shape {
+                Some(Shape::Tensor(rank, origin)) => {
+                    let shape = (0..rank).map(|a| self.dim_name(&p, a)).collect::<Vec<_>>();
+                    let fixed = self.int_dtype(&p);
+                    self.provenance.insert(
+                        format!("input {p}"),
+                        format!("tensor [{}]: {origin}", shape.join(", ")),
+                    );
+                    out.push(Input {
+                        name: p,
+                        kind: InputKind::Tensor {
+                            shape,
+                            dtype: fixed.as_ref().map(|f| f.0.clone()),
+                            range: fixed.and_then(|f| f.1),
+                        },
+                        origin: Some(origin),
+                    });
+                }
+                Some(Shape::Scalar(py, origin)) => {
+                    self.provenance
+                        .insert(format!("input {p}"), format!("{py} scalar: {origin}"));
+                    out.push(Input {
+                        name: p,
+                        kind: InputKind::Scalar { py },
+                        origin: Some(origin),
+                    });
+                }
+                None => {
+                    let min = self.facts.min_rank.get(&p).copied().unwrap_or(1);
+                    let names: Vec<String> = (0..min.max(1)).map(|a| format!("{p}_{a}")).collect();
+                    let sizes = names
+                        .iter()
+                        .map(|n| format!("{n}=1024"))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    self.missing.push(Missing {
+                        what: format!("the shape of `{p}` (no call site passes it and the code does not unpack `{p}.shape`)"),
+                        add: format!("{p}=[{}] {sizes}", names.join(",")),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn shape_of(&mut self, i: usize, p: &str) -> Option<Shape> {
+        if let Some((dims, o)) = self.hints.shapes.get(p) {
+            return Some(Shape::Tensor(dims.len(), o.clone()));
+        }
+        if let Some((r, o)) = self.facts.rank.get(p) {
+            return Some(Shape::Tensor(*r, o.clone()));
+        }
+        let site = self.obs_arg(i).map(|(v, o)| (v.clone(), o.clone()));
+        if let Some((Val::Tensor(t), o)) = &site {
+            return Some(Shape::Tensor(t.dims.len(), o.clone()));
+        }
+        if let Some((py, o)) = self.facts.scalars.get(p) {
+            let py = match &site {
+                Some((Val::Int(_), _)) => "int".to_string(),
+                Some((Val::Bool(_), _)) => "bool".to_string(),
+                _ => py.clone(),
+            };
+            return Some(Shape::Scalar(py, o.clone()));
+        }
+        match &site {
+            Some((Val::Int(_), o)) => return Some(Shape::Scalar("int".into(), o.clone())),
+            Some((Val::Float(_), o)) => return Some(Shape::Scalar("float".into(), o.clone())),
+            Some((Val::Bool(_), o)) => return Some(Shape::Scalar("bool".into(), o.clone())),
+            _ => {}
+        }
+        let o = self.facts.tensors.get(p).cloned()?;
+        if let Some((_, _, no)) = self.facts.numel.iter().find(|(q, _, _)| q == p) {
+            return Some(Shape::Tensor(1, no.clone()));
+        }
+        let min = self.facts.min_rank.get(p).copied()?;
+        self.notes.push(format!(
+            "`{p}` is taken to have {min} dimension{} (the most its code indexes: {o})",
+            if min == 1 { "" } else { "s" }
+        ));
+        Some(Shape::Tensor(min, o))
+    }
+
+    /// Sizes spelled with the same name at a call site (`torch.rand(size)` twice) are one dimension,
+    /// unless the entry's code already names them differently.
+    fn union_site_names(&mut self, params: &[(usize, String)], ranks: &HashMap<String, usize>) {
+        for o in self.obs {
+            for (i, p) in params {
+                let Some(Val::Tensor(t)) = o.args.get(*i) else {
+                    continue;
+                };
+                if Some(&t.dims.len()) != ranks.get(p) {
+                    continue;
+                }
+                for (axis, d) in t.dims.iter().enumerate() {
+                    let Some(n) = &d.name else { continue };
+                    let site_key = format!("site:{n}");
+                    let s = slot(p, axis);
+                    self.facts.uf.add(&s);
+                    let named = |uf: &code::Unify, k: &str| {
+                        uf.order.iter().any(|x| !x.contains(':') && uf.same(x, k))
+                    };
+                    if self.facts.uf.same(&s, &site_key) {
+                        continue;
+                    }
+                    let other_named = self
+                        .facts
+                        .uf
+                        .order
+                        .iter()
+                        .any(|x| x.starts_with("site:") && x == &site_key)
+                        && named(&self.facts.uf, &site_key);
+                    if !(named(&self.facts.uf, &s) && other_named) {
+                        self.facts.uf.union(&s, &site_key);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The name of (input, axis)'s class: the code's name, else the call site's, else `x_0`.
+    fn dim_name(&self, p: &str, axis: usize) -> String {
+        let uf = &self.facts.uf;
+        let s = slot(p, axis);
+        if !uf.order.contains(&s) {
+            return format!("{p}_{axis}");
+        }
+        let root = uf.find(&s);
+        let members: Vec<&String> = uf.order.iter().filter(|k| uf.find(k) == root).collect();
+        if let Some(n) = members.iter().find(|k| !k.contains(':') && is_ident(k)) {
+            return n.to_string();
+        }
+        if let Some(n) = members.iter().find_map(|k| k.strip_prefix("site:")) {
+            return n.to_string();
+        }
+        let first = members
+            .iter()
+            .find(|k| k.contains(':') && !k.starts_with("site:"))
+            .map(|k| k.replace(':', "_"))
+            .unwrap_or(format!("{p}_{axis}"));
+        first.replace('-', "m")
+    }
+
+    /// A fixed integer dtype (indices): from an assert or the call sites' `randint`.
+    fn int_dtype(&self, p: &str) -> Option<(String, Option<(i64, i64)>)> {
+        if let Some((d, _)) = self
+            .facts
+            .dtypes
+            .get(p)
+            .filter(|(d, _)| d.starts_with("int") || d.starts_with("uint") || d == "bool")
+        {
+            return Some((d.clone(), None));
+        }
+        let i = self.entry.params.iter().position(|q| q.name == p)?;
+        match self.obs_arg(i) {
+            Some((Val::Tensor(t), _))
+                if t.dtype.as_deref().is_some_and(|d| {
+                    d.starts_with("int") || d.starts_with("uint") || d == "bool"
+                }) =>
+            {
+                Some((t.dtype.clone()?, t.range))
+            }
+            _ => None,
+        }
+    }
+
+    fn variants(&mut self, inputs: &[Input]) -> (Vec<Variant>, Vec<String>) {
+        let divisors = self.divisors(inputs);
+        let mut inits = Vec::new();
+        for (j, ip) in self.entry.init_params.iter().enumerate() {
+            if ip.default.is_some() {
+                break; // later ones keep their defaults too
+            }
+            if !self.obs.iter().any(|o| {
+                o.inits
+                    .get(j)
+                    .is_some_and(|v| v.as_int().is_some() || matches!(v, Val::Float(_)))
+            }) {
+                let class = self.entry.class.clone().unwrap_or_default();
+                self.missing.push(Missing {
+                    what: format!(
+                        "a value for `{}` of `{class}(...)` (no call site builds one)",
+                        ip.name
+                    ),
+                    add: format!("{}=<value>", ip.name),
+                });
+            }
+            inits.push(ip.name.clone());
+        }
+        // Observed sizes: hints first, then call sites.
+        let mut observed: Vec<(BTreeMap<String, f64>, Option<String>, String)> = Vec::new();
+        for h in &self.hints.variants {
+            let dims: BTreeMap<String, f64> = h.dims.clone();
+            observed.push((dims, h.dtype.clone(), h.origin.to_string()));
+        }
+        let from_hints = !observed.is_empty();
+        if !from_hints {
+            for o in self.obs {
+                match self.observation(inputs, &inits, o) {
+                    Ok(v) => {
+                        if !observed.iter().any(|x| x.0 == v.0 && x.1 == v.1) {
+                            observed.push(v);
+                        }
+                    }
+                    Err(why) => self
+                        .notes
+                        .push(format!("call at {} not used: {why}", o.origin)),
+                }
+            }
+        }
+        let needed: Vec<String> = inputs
+            .iter()
+            .flat_map(|i| match &i.kind {
+                InputKind::Tensor { shape, .. } => shape.clone(),
+                InputKind::Scalar { .. } => vec![i.name.clone()],
+            })
+            .chain(inits.iter().cloned())
+            .fold(Vec::new(), |mut acc, d| {
+                if !acc.contains(&d) {
+                    acc.push(d);
+                }
+                acc
+            });
+        let default_dtype = self.default_dtype();
+        let mut full: Vec<(BTreeMap<String, f64>, String, String)> = Vec::new();
+        for (dims, dtype, origin) in observed {
+            let unknown: Vec<&String> = dims.keys().filter(|k| !needed.contains(k)).collect();
+            if from_hints && !unknown.is_empty() {
+                self.notes.push(format!(
+                    "{origin}: {} name{} no dimension of the inputs ({})",
+                    unknown
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if unknown.len() == 1 { "s" } else { "" },
+                    needed.join(", ")
+                ));
+            }
+            let mut d = dims.clone();
+            let mut defaulted = Vec::new();
+            for (n, name) in needed.iter().enumerate() {
+                if !d.contains_key(name) {
+                    if let Some(missing_scalar) = inputs
+                        .iter()
+                        .find(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }))
+                    {
+                        self.missing_scalar(&missing_scalar.name);
+                        continue;
+                    }
+                    d.insert(
+                        name.clone(),
+                        round_up(
+                            CI_DEFAULTS[n % CI_DEFAULTS.len()],
+                            divisors.get(name).copied().unwrap_or(1),
+                        ) as f64,
+                    );
+                    defaulted.push(name.clone());
+                }
+            }
+            if !defaulted.is_empty() {
+                self.notes.push(format!(
+                    "{origin}: no size for {}; using {}",
+                    defaulted.join(", "),
+                    defaulted
+                        .iter()
+                        .map(|n| format!("{n}={}", d[n]))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ));
+            }
+            let (dt, dt_origin) = match dtype {
+                Some(x) => (x, origin.clone()),
+                None => {
+                    self.provenance
+                        .insert("dtype".into(), default_dtype.2.clone());
+                    (default_dtype.0.clone(), default_dtype.1.clone())
+                }
+            };
+            if !full.iter().any(|x| x.0 == d && x.1 == dt) {
+                full.push((d, dt, format!("{origin}; dtype from {dt_origin}")));
+            }
+        }
+        if full.is_empty() {
+            let mut d = BTreeMap::new();
+            for (n, name) in needed.iter().enumerate() {
+                if inputs
+                    .iter()
+                    .any(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }))
+                {
+                    self.missing_scalar(name);
+                    continue;
+                }
+                d.insert(
+                    name.clone(),
+                    round_up(
+                        CI_DEFAULTS[n % CI_DEFAULTS.len()],
+                        divisors.get(name).copied().unwrap_or(1),
+                    ) as f64,
+                );
+            }
+            let (dt, dt_origin) = (default_dtype.0.clone(), default_dtype.1.clone());
+            self.provenance
+                .insert("dtype".into(), default_dtype.2.clone());
+            if !needed.is_empty() {
+                self.notes.push(format!(
+                    "no call site or `# xeforge: dims` gives sizes; using {} (add `# xeforge: dims {}` {} to choose)",
+                    d.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+                    d.keys().map(|k| format!("{k}=4096")).collect::<Vec<_>>().join(" "),
+                    self.def_hint()
+                ));
+            }
+            full.push((d, dt, format!("{DEFAULT_ORIGIN}; dtype from {dt_origin}")));
+        }
+        let div_origins: Vec<(String, i64, String)> = divisors
+            .iter()
+            .filter_map(|(n, m)| {
+                self.divisor_origin(n)
+                    .map(|o| (n.clone(), *m, o.to_string()))
+            })
+            .collect();
+        for (name, m, o) in div_origins {
+            self.provenance
+                .insert(format!("divisible {name}"), format!("multiple of {m}: {o}"));
+        }
+        for name in &needed {
+            if let Some(o) = self.class_origin(name) {
+                self.provenance.insert(format!("dim {name}"), o.to_string());
+            }
+        }
+        for (p, o) in &self.facts.contiguous {
+            self.provenance
+                .insert(format!("contiguous {p}"), o.to_string());
+        }
+        (families(full, inputs, &divisors, &mut self.notes), inits)
+    }
+
+    fn missing_scalar(&mut self, name: &str) {
+        if self
+            .missing
+            .iter()
+            .any(|m| m.what.contains(&format!("`{name}`")))
+        {
+            return;
+        }
+        self.missing.push(Missing {
+            what: format!("a value for the scalar `{name}` (no call site passes one)"),
+            add: format!("{name}=<value>"),
+        });
+    }
+
+    fn observation(
+        &self,
+        inputs: &[Input],
+        inits: &[String],
+        o: &Observation,
+    ) -> Result<(BTreeMap<String, f64>, Option<String>, String), String> {
+        let mut dims: BTreeMap<String, f64> = BTreeMap::new();
+        let mut dtype = None;
+        let put = |dims: &mut BTreeMap<String, f64>, name: &str, v: f64| -> Result<(), String> {
+            match dims.get(name) {
+                Some(old) if *old != v => Err(format!("`{name}` would be both {old} and {v}")),
+                _ => {
+                    dims.insert(name.to_string(), v);
+                    Ok(())
+                }
+            }
+        };
+        for input in inputs {
+            let i = self
+                .entry
+                .params
+                .iter()
+                .position(|p| p.name == input.name)
+                .unwrap_or(0);
+            let v = o.args.get(i).unwrap_or(&Val::Unknown);
+            match (&input.kind, v) {
+                (
+                    InputKind::Tensor {
+                        shape,
+                        dtype: fixed,
+                        ..
+                    },
+                    Val::Tensor(t),
+                ) => {
+                    if t.dims.len() != shape.len() {
+                        return Err(format!(
+                            "`{}` has {} dimensions there, {} in the entry",
+                            input.name,
+                            t.dims.len(),
+                            shape.len()
+                        ));
+                    }
+                    for (name, d) in shape.iter().zip(&t.dims) {
+                        put(&mut dims, name, d.size as f64)?;
+                    }
+                    if fixed.is_none() && dtype.is_none() {
+                        dtype = t.dtype.clone();
+                    }
+                }
+                (InputKind::Scalar { .. }, Val::Int(x)) => put(&mut dims, &input.name, *x as f64)?,
+                (InputKind::Scalar { .. }, Val::Float(x)) => put(&mut dims, &input.name, *x)?,
+                (InputKind::Scalar { .. }, Val::Bool(x)) => {
+                    put(&mut dims, &input.name, if *x { 1.0 } else { 0.0 })?
+                }
+                (_, Val::Unknown) => {
+                    return Err(format!(
+                        "the value of `{}` is not known statically",
+                        input.name
+                    ));
+                }
+                _ => {
+                    return Err(format!(
+                        "`{}` is passed something else than the entry expects",
+                        input.name
+                    ));
+                }
+            }
+        }
+        for (j, name) in inits.iter().enumerate() {
+            match o.inits.get(j) {
+                Some(Val::Int(x)) => put(&mut dims, name, *x as f64)?,
+                Some(Val::Float(x)) => put(&mut dims, name, *x)?,
+                _ => {
+                    return Err(format!(
+                        "the constructor argument `{name}` is not known statically"
+                    ));
+                }
+            }
+        }
+        Ok((dims, dtype, o.origin.to_string()))
+    }
+
+    /// The dtype when the call sites say none: an assert on an input, else the output's allocation,
+    /// else float32.
+    /// The dtype when the call sites say none: an assert on an input, else the output's allocation,
+    /// else float32. Also its provenance line, recorded only where it is used.
+    fn default_dtype(&self) -> (String, String, String) {
+        let floats = |d: &str| d.starts_with("float") || d == "bfloat16";
+        if let Some((p, (d, o))) = self.facts.dtypes.iter().find(|(_, (d, _))| floats(d)) {
+            return (d.clone(), o.to_string(), format!("{d}: `{p}`'s dtype, {o}"));
+        }
+        if let Some((d, o)) = self.facts.out_dtype.clone().filter(|(d, _)| floats(d)) {
+            return (
+                d.clone(),
+                format!("the output's allocation, {o}"),
+                format!("{d}: the dtype the output is allocated with, {o}"),
+            );
+        }
+        (
+            "float32".into(),
+            "the default (nothing names a dtype)".into(),
+            "float32: nothing in the code names one".into(),
+        )
+    }
+
+    fn divisors(&self, inputs: &[Input]) -> BTreeMap<String, i64> {
+        let mut out: BTreeMap<String, i64> = BTreeMap::new();
+        for (key, m, _) in &self.facts.divisors {
+            let name = self.name_of_key(key, inputs);
+            let e = out.entry(name).or_insert(1);
+            *e = lcm(*e, *m);
+        }
+        out
+    }
+
+    fn name_of_key(&self, key: &str, _inputs: &[Input]) -> String {
+        if let Some((p, a)) = key.split_once(':')
+            && let Ok(a) = a.parse::<usize>()
+        {
+            return self.dim_name(p, a);
+        }
+        let uf = &self.facts.uf;
+        let root = uf.find(key);
+        uf.order
+            .iter()
+            .find(|k| uf.find(k) == root && k.contains(':') && !k.starts_with("site:"))
+            .and_then(|k| k.split_once(':'))
+            .and_then(|(p, a)| a.parse().ok().map(|a| self.dim_name(p, a)))
+            .unwrap_or_else(|| key.to_string())
+    }
+
+    fn divisor_origin(&self, name: &str) -> Option<&Origin> {
+        self.facts
+            .divisors
+            .iter()
+            .find(|(k, _, _)| self.name_of_key(k, &[]) == name)
+            .map(|(_, _, o)| o)
+    }
+
+    /// Where a dimension's name or equality was read in the code, or the call site that named it.
+    fn class_origin(&self, name: &str) -> Option<Origin> {
+        if let Some(o) = self.facts.origins.get(name) {
+            return Some(o.clone());
+        }
+        let uf = &self.facts.uf;
+        let root = uf.order.iter().find(|k| {
+            k.split_once(':')
+                .and_then(|(p, a)| a.parse::<usize>().ok().map(|a| self.dim_name(p, a) == name))
+                .unwrap_or(false)
+        })?;
+        let root = uf.find(root);
+        uf.order
+            .iter()
+            .filter(|k| uf.find(k) == root)
+            .find_map(|k| self.facts.origins.get(k))
+            .cloned()
+            .or_else(|| self.obs.first().map(|o| o.origin.clone()))
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next()
+        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a.abs() } else { gcd(b, a % b) }
+}
+
+fn lcm(a: i64, b: i64) -> i64 {
+    if a == 0 || b == 0 {
+        a.max(b)
+    } else {
+        a / gcd(a, b) * b
+    }
+}
+
+fn round_up(v: i64, m: i64) -> i64 {
+    if m <= 1 { v } else { (v + m - 1) / m * m }
+}
+
+/// Elements of the largest tensor input of a variant.
+fn largest(dims: &BTreeMap<String, f64>, inputs: &[Input]) -> i64 {
+    inputs
+        .iter()
+        .filter_map(|i| match &i.kind {
+            InputKind::Tensor { shape, .. } => Some(
+                shape
+                    .iter()
+                    .map(|d| dims.get(d).copied().unwrap_or(1.0) as i64)
+                    .product::<i64>(),
+            ),
+            InputKind::Scalar { .. } => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Small variants check correctness (`ci`), the largest is timed (`bench-gpu`). When every size seen
+/// is too large for the interpreter, the smallest is scaled down for `ci` (and says so).
+fn families(
+    all: Vec<(BTreeMap<String, f64>, String, String)>,
+    inputs: &[Input],
+    divisors: &BTreeMap<String, i64>,
+    notes: &mut Vec<String>,
+) -> Vec<Variant> {
+    let mut sorted = all;
+    sorted.sort_by_key(|(d, _, _)| largest(d, inputs));
+    let mut ci: Vec<&(BTreeMap<String, f64>, String, String)> = Vec::new();
+    // one per dtype first, then more sizes
+    for v in sorted
+        .iter()
+        .filter(|v| largest(&v.0, inputs) <= CI_MAX_ELEMENTS)
+    {
+        if ci.len() < CI_MAX_VARIANTS && !ci.iter().any(|c| c.1 == v.1) {
+            ci.push(v);
+        }
+    }
+    for v in sorted
+        .iter()
+        .filter(|v| largest(&v.0, inputs) <= CI_MAX_ELEMENTS)
+    {
+        if ci.len() < CI_MAX_VARIANTS && !ci.iter().any(|c| std::ptr::eq(*c, v)) {
+            ci.push(v);
+        }
+    }
+    let mut out: Vec<Variant> = ci
+        .iter()
+        .map(|(d, t, o)| Variant {
+            family: "ci".into(),
+            dims: d.clone(),
+            dtype: t.clone(),
+            origin: o.clone(),
+        })
+        .collect();
+    if out.is_empty() {
+        let (d, t, o) = &sorted[0];
+        let scaled = scale_down(d, inputs, divisors);
+        notes.push(format!(
+            "every size seen is large for the CPU interpreter; `ci` uses {} (scaled down from {})",
+            fmt_dims(&scaled),
+            fmt_dims(d)
+        ));
+        out.push(Variant {
+            family: "ci".into(),
+            dims: scaled,
+            dtype: t.clone(),
+            origin: format!("scaled down from {o}"),
+        });
+    }
+    let (d, t, o) = sorted.last().expect("at least one variant");
+    let bench = if o.starts_with(DEFAULT_ORIGIN) {
+        // No size is known at all: time a large problem (a size the user gave is never changed).
+        let mut big = d.clone();
+        let shape_dims: Vec<String> = inputs
+            .iter()
+            .flat_map(|i| {
+                if let InputKind::Tensor { shape, .. } = &i.kind {
+                    shape.clone()
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        let rank = inputs
+            .iter()
+            .filter_map(|i| {
+                if let InputKind::Tensor { shape, .. } = &i.kind {
+                    Some(shape.len())
+                } else {
+                    None
+                }
+            })
+            .max()
+            .unwrap_or(1);
+        let target = match rank {
+            0 | 1 => 1 << 24,
+            2 => 4096,
+            _ => 256,
+        };
+        for k in &shape_dims {
+            if let Some(v) = big.get_mut(k) {
+                *v = round_up(target, divisors.get(k).copied().unwrap_or(1)) as f64;
+            }
+        }
+        Variant {
+            family: "bench-gpu".into(),
+            dims: big,
+            dtype: t.clone(),
+            origin: format!("{o}; larger sizes for timing"),
+        }
+    } else {
+        Variant {
+            family: "bench-gpu".into(),
+            dims: d.clone(),
+            dtype: t.clone(),
+            origin: o.clone(),
+        }
+    };
+    out.push(bench);
+    out
+}
+
+fn fmt_dims(d: &BTreeMap<String, f64>) -> String {
+    d.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn scale_down(
+    d: &BTreeMap<String, f64>,
+    inputs: &[Input],
+    divisors: &BTreeMap<String, i64>,
+) -> BTreeMap<String, f64> {
+    let shape_dims: Vec<String> = inputs
+        .iter()
+        .flat_map(|i| {
+            if let InputKind::Tensor { shape, .. } = &i.kind {
+                shape.clone()
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    let mut out = d.clone();
+    for _ in 0..64 {
+        if largest(&out, inputs) <= CI_MAX_ELEMENTS {
+            break;
+        }
+        // halve the largest size still above its floor
+        let Some((k, v)) = out
+            .iter()
+            .filter(|(k, v)| {
+                shape_dims.contains(k)
+                    && **v as i64 > divisors.get(*k).copied().unwrap_or(1).max(16)
+            })
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(k, v)| (k.clone(), *v))
+        else {
+            break;
+        };
+        let m = divisors.get(&k).copied().unwrap_or(1);
+        let half = round_up(((v as i64) / 2).max(1), m).max(m);
+        if half as f64 >= v {
+            break;
+        }
+        out.insert(k, half as f64);
+    }
+    out
+}

@@ -1,0 +1,119 @@
+"""Problems whose entry is not `class Model`: a function, `Class.method`, `Fn.apply` / `Fn.forward`,
+with scalar inputs; and the errors that say what to add when there is no entry."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import DEVICE, HERE, ON_GPU
+from xeforge_harness.spec import SpecError, parse_spec_text
+
+ENTRIES = HERE.parent / "fixtures" / "entries"
+
+AUTOGRAD = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2, mask=m)
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        _double[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+        return y
+'''
+
+
+def _eval(serve, kernel: Path, spec: str, tmp_path: Path, candidate: Path | None = None) -> dict:
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(spec)
+    args = {"kernel": str(kernel), "candidate": str(candidate or kernel), "spec": str(spec_path), "device": DEVICE}
+    if ON_GPU:
+        args["no_timing"] = True
+    return serve.request("evaluate", args)
+
+
+def test_a_function_entry(serve, tmp_path):
+    spec = "entry: add\ninputs:\n  x: {shape: [n], dtype: float32}\n  y: {shape: [n], dtype: float32}\nci:\n  - dims: {n: 1000}\n"
+    r = _eval(serve, ENTRIES / "add_main.py", spec, tmp_path)
+    assert r["verdict"] == "correct", r
+    assert r["correctness"]["variants"][0]["seeds"] == 3
+
+
+@pytest.mark.parametrize("name", ["Double.apply", "Double.forward"])
+def test_an_autograd_function_is_called_through_apply(serve, tmp_path, name):
+    kernel = tmp_path / "double.py"
+    kernel.write_text(AUTOGRAD)
+    spec = f"entry: {name}\ninputs:\n  x: {{shape: [n], dtype: float32}}\nci:\n  - dims: {{n: 300}}\n"
+    r = _eval(serve, kernel, spec, tmp_path)
+    assert r["verdict"] == "correct", r
+
+
+def test_a_method_entry_builds_its_class_with_inits(serve, tmp_path):
+    spec = ("entry: RowAttention.scores\ninputs:\n  q: {shape: [T, D], dtype: float32}\n  k: {shape: [T, D], dtype: float32}\n"
+            "inits:\n  - dim: D\nci:\n  - dims: {T: 5, D: 48}\n")
+    r = _eval(serve, ENTRIES / "attention_method.py", spec, tmp_path)
+    assert r["verdict"] == "correct", r
+
+
+def test_a_scalar_input_is_passed_as_a_number(serve, tmp_path):
+    spec = ("entry: axpy\ninputs:\n  alpha: {value: a}\n  x: {shape: [n], dtype: float32}\n  y: {shape: [n], dtype: float32}\n"
+            "ci:\n  - dims: {n: 700, a: 0.25}\n")
+    r = _eval(serve, ENTRIES / "scale_scalar.py", spec, tmp_path)
+    assert r["verdict"] == "correct", r
+    # the same problem with another alpha in the candidate is caught
+    cand = tmp_path / "cand.py"
+    cand.write_text((ENTRIES / "scale_scalar.py").read_text().replace("alpha * tl.load", "(alpha + 1.0) * tl.load"))
+    r = _eval(serve, ENTRIES / "scale_scalar.py", spec, tmp_path, candidate=cand)
+    assert r["verdict"] == "incorrect", r
+
+
+def test_no_model_and_no_entry_says_what_to_add(serve, tmp_path):
+    spec = "inputs:\n  x: {shape: [n], dtype: float32}\n  y: {shape: [n], dtype: float32}\nci:\n  - dims: {n: 10}\n"
+    r = _eval(serve, ENTRIES / "add_main.py", spec, tmp_path)
+    assert r["verdict"] == "error", r
+    assert "defines no class Model and the spec names no entry" in r["message"]
+    assert "entry: <function that launches the kernel>" in r["message"]
+
+
+def test_an_entry_the_file_lacks_is_named(serve, tmp_path):
+    spec = "entry: add2\ninputs:\n  x: {shape: [n], dtype: float32}\nci:\n  - dims: {n: 10}\n"
+    r = _eval(serve, ENTRIES / "add_main.py", spec, tmp_path)
+    assert r["verdict"] == "error" and "has no `add2` (the problem's entry)" in r["message"], r
+
+
+def test_a_candidate_without_the_entry_does_not_compile(serve, tmp_path):
+    spec = "entry: add\ninputs:\n  x: {shape: [n], dtype: float32}\n  y: {shape: [n], dtype: float32}\nci:\n  - dims: {n: 10}\n"
+    cand = tmp_path / "cand.py"
+    cand.write_text((ENTRIES / "add_main.py").read_text().replace("def add(", "def add_renamed("))
+    r = _eval(serve, ENTRIES / "add_main.py", spec, tmp_path, candidate=cand)
+    assert r["verdict"] == "compile_error" and "has no `add`" in r["message"], r
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("entry: 'not a name'\ninputs: {x: {shape: [N]}}\nci: [{dims: {N: 1}}]\n", "entry"),
+        ("inputs: {x: {value: [1, 2]}}\nci: [{dims: {N: 1}}]\n", "inputs.x.value"),
+        ("inputs: {x: {value: M}}\nci: [{dims: {N: 1}}]\n", "inputs.x.value"),
+        ("entry: f\nprovenance: [a]\ninputs: {x: {shape: [N]}}\nci: [{dims: {N: 1}}]\n", "provenance"),
+    ],
+)
+def test_bad_entry_fields_are_named(text, field):
+    with pytest.raises(SpecError) as e:
+        parse_spec_text(text)
+    assert e.value.field == field
+
+
+def test_entry_and_provenance_are_not_families():
+    spec = parse_spec_text("entry: f\nprovenance: {N: 'k.py:3'}\ninputs: {x: {shape: [N]}, s: {value: 2.5}}\nci: [{dims: {N: 4}}]\n")
+    assert spec.entry == "f" and list(spec.families) == ["ci"]
+    assert spec.scalar_value(spec.variants("ci")[0], "s") == 2.5
