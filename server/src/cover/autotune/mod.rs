@@ -1,8 +1,11 @@
 //! The deterministic `autotune` generator: read what a kernel tunes (its autotune configs, or the
 //! literal launch options it hard-codes), build a config space ([`space`]), and write chosen configs
 //! back: the `configs=[...]` list is replaced, or an `@triton.autotune` decorator is added and the
-//! now-conflicting launch keywords removed (a grid that used those values becomes `lambda META: ...`).
+//! now-conflicting launch keywords removed (a grid that used those values reads them from `META`:
+//! [`grid`] says which literal is which name, [`pairing`] reads the kernel for it and for the key).
 
+pub mod grid;
+pub mod pairing;
 pub mod space;
 
 use super::outline::{Arg, Function, LaunchSite, Outline, slice};
@@ -17,12 +20,14 @@ pub enum AutotuneError {
     Ambiguous(usize),
     #[error("the file has no Triton kernel")]
     NoKernel,
-    #[error("`{0}` has no autotune configs and no launch with literal block sizes or num_warps: nothing to tune")]
+    #[error(
+        "`{0}` has no autotune configs and no launch with literal block sizes or num_warps: nothing to tune"
+    )]
     NothingToTune(String),
-    #[error("`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally")]
+    #[error(
+        "`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally"
+    )]
     OpaqueConfigs { kernel: String },
-    #[error("the launch grid `{grid}` uses the value {value}, which both {names} take; write the grid as `lambda META: ...` first")]
-    AmbiguousGrid { grid: String, value: String, names: String },
 }
 
 /// What the generator found out about the kernel; enough to build candidates.
@@ -31,6 +36,10 @@ pub struct Plan {
     pub kernel: String,
     pub input: TuneInput,
     pub key: Vec<String>,
+    /// The launch grids' literals and the tuned names they stand for.
+    pub grid: grid::GridPlan,
+    /// One name per grid factor; the first is the most plausible, the rest are checked by the stage.
+    pub readings: Vec<Vec<String>>,
     how: How,
 }
 
@@ -45,15 +54,24 @@ enum How {
 /// Choose the kernel: the named one, else the only one, else the only launched one.
 pub fn pick_kernel<'a>(o: &'a Outline, name: Option<&str>) -> Result<&'a Function, AutotuneError> {
     if let Some(n) = name {
-        return o.kernel(n).ok_or_else(|| AutotuneError::NoSuchKernel(n.to_string()));
+        return o
+            .kernel(n)
+            .ok_or_else(|| AutotuneError::NoSuchKernel(n.to_string()));
     }
     let kernels: Vec<&Function> = o.kernels().collect();
     match kernels.len() {
         0 => Err(AutotuneError::NoKernel),
         1 => Ok(kernels[0]),
         n => {
-            let launched: Vec<&&Function> = kernels.iter().filter(|k| o.launches.iter().any(|l| launch_targets(l, &k.name))).collect();
-            if launched.len() == 1 { Ok(launched[0]) } else { Err(AutotuneError::Ambiguous(n)) }
+            let launched: Vec<&&Function> = kernels
+                .iter()
+                .filter(|k| o.launches.iter().any(|l| launch_targets(l, &k.name)))
+                .collect();
+            if launched.len() == 1 {
+                Ok(launched[0])
+            } else {
+                Err(AutotuneError::Ambiguous(n))
+            }
         }
     }
 }
@@ -64,23 +82,61 @@ fn launch_targets(l: &LaunchSite, kernel: &str) -> bool {
 
 const OPTION_NAMES: &[&str] = &["grf_mode", "warp_size", "threads_per_warp"];
 
-pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBackend) -> Result<Plan, AutotuneError> {
-    let constexprs: Vec<&str> = kernel.params.iter().filter(|p| p.annotation.as_deref().is_some_and(|a| a.contains("constexpr"))).map(|p| p.name.as_str()).collect();
+pub fn plan(
+    text: &str,
+    o: &Outline,
+    kernel: &Function,
+    backend: space::TuneBackend,
+) -> Result<Plan, AutotuneError> {
+    let constexprs: Vec<&str> = kernel
+        .params
+        .iter()
+        .filter(|p| {
+            p.annotation
+                .as_deref()
+                .is_some_and(|a| a.contains("constexpr"))
+        })
+        .map(|p| p.name.as_str())
+        .collect();
     let body = slice(text, kernel.range);
     let has_dot = body.contains("tl.dot(") || body.contains(".dot(");
-    let default_stages = if backend == space::TuneBackend::Xpu { 2 } else { 3 };
+    let default_stages = if backend == space::TuneBackend::Xpu {
+        2
+    } else {
+        3
+    };
     let indent = line_indent(text, kernel.range.start);
 
     let (start, key, how) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
-        let (configs_range, first, key) = read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs { kernel: kernel.name.clone() })?;
-        (first, key, How::ReplaceConfigs { configs: configs_range, indent: indent.clone() })
+        let (configs_range, first, key) =
+            read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs {
+                kernel: kernel.name.clone(),
+            })?;
+        (
+            first,
+            key,
+            How::ReplaceConfigs {
+                configs: configs_range,
+                indent: indent.clone(),
+            },
+        )
     } else {
-        let launch = o.launches.iter().find(|l| launch_targets(l, &kernel.name)).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
-        let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
+        let launch = o
+            .launches
+            .iter()
+            .find(|l| launch_targets(l, &kernel.name))
+            .ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
+        let mut cfg = TuneConfig {
+            kwargs: Vec::new(),
+            num_warps: 4,
+            num_stages: default_stages,
+        };
         let mut any = false;
         for a in &launch.args {
-            let Some(name) = a.name.as_deref() else { continue };
+            let Some(name) = a.name.as_deref() else {
+                continue;
+            };
             let v = literal(slice(text, a.value));
             match (name, v) {
                 ("num_warps", Some(ConfigValue::Int(w))) if w > 0 => {
@@ -91,7 +147,10 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
                     cfg.num_stages = s as u32;
                     any = true;
                 }
-                (n, Some(v)) if constexprs.contains(&n) && matches!(v, ConfigValue::Int(_)) || OPTION_NAMES.contains(&n) => {
+                (n, Some(v))
+                    if constexprs.contains(&n) && matches!(v, ConfigValue::Int(_))
+                        || OPTION_NAMES.contains(&n) =>
+                {
                     cfg.kwargs.push((n.to_string(), v));
                     any = true;
                 }
@@ -101,18 +160,39 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         if !any {
             return Err(AutotuneError::NothingToTune(kernel.name.clone()));
         }
+        // The key is the shapes the kernel bounds its indices with: never a pointer (a fresh output
+        // tensor each call would re-run the search every call) nor a float such as `eps`.
+        let tiles: Vec<String> = cfg.kwargs.iter().map(|(k, _)| k.clone()).collect();
+        let facts = pairing::read(body, &tiles);
         let key = kernel
             .params
             .iter()
-            .filter(|p| !constexprs.contains(&p.name.as_str()) && !p.name.ends_with("ptr") && !p.name.starts_with("stride") && p.default.is_none())
+            .filter(|p| !constexprs.contains(&p.name.as_str()) && p.default.is_none())
+            .filter(|p| facts.shapes.contains(&p.name) && !facts.pointers.contains(&p.name))
             .filter(|p| !cfg.kwargs.iter().any(|(k, _)| k == &p.name))
             .map(|p| p.name.clone())
             .collect();
-        let at = kernel.decorators.first().copied().unwrap_or(kernel.def_range);
-        (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent })
+        let at = kernel
+            .decorators
+            .first()
+            .copied()
+            .unwrap_or(kernel.def_range);
+        (
+            cfg,
+            key,
+            How::AddDecorator {
+                at: TextRange::empty(at.start),
+                indent,
+            },
+        )
     };
 
-    let blocks: Vec<(String, i64)> = start.kwargs.iter().filter(|(k, _)| constexprs.contains(&k.as_str())).filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i))).collect();
+    let blocks: Vec<(String, i64)> = start
+        .kwargs
+        .iter()
+        .filter(|(k, _)| constexprs.contains(&k.as_str()))
+        .filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i)))
+        .collect();
     let axes: Vec<char> = blocks.iter().filter_map(|(n, _)| space_axis(n)).collect();
     let kind = if has_dot && axes.contains(&'M') && axes.contains(&'N') && axes.contains(&'K') {
         KernelKind::Gemm
@@ -123,9 +203,39 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     } else {
         KernelKind::Other
     };
-    let fp32 = body.contains("tl.float32") && !body.contains("float16") && !body.contains("bfloat16") && has_dot && !body.contains(".to(tl.float16");
-    let input = TuneInput { kind, blocks, start, dot_elem_bytes: if fp32 { 4 } else { 2 } };
-    Ok(Plan { kernel: kernel.name.clone(), input, key, how })
+    let fp32 = body.contains("tl.float32")
+        && !body.contains("float16")
+        && !body.contains("bfloat16")
+        && has_dot
+        && !body.contains(".to(tl.float16");
+    let tuned: Vec<(String, i64)> = start
+        .kwargs
+        .iter()
+        .filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i)))
+        .collect();
+    let names: Vec<String> = tuned.iter().map(|(k, _)| k.clone()).collect();
+    let facts = pairing::read(body, &names);
+    let launches: Vec<&LaunchSite> = o
+        .launches
+        .iter()
+        .filter(|l| launch_targets(l, &kernel.name))
+        .collect();
+    let grid = grid::read(text, o, kernel, &launches, &tuned, &facts);
+    let readings = grid.readings();
+    let input = TuneInput {
+        kind,
+        blocks,
+        start,
+        dot_elem_bytes: if fp32 { 4 } else { 2 },
+    };
+    Ok(Plan {
+        kernel: kernel.name.clone(),
+        input,
+        key,
+        grid,
+        readings,
+        how,
+    })
 }
 
 fn space_axis(name: &str) -> Option<char> {
@@ -142,7 +252,9 @@ fn literal(s: &str) -> Option<ConfigValue> {
     if let Ok(i) = t.replace('_', "").parse::<i64>() {
         return Some(ConfigValue::Int(i));
     }
-    if t.len() >= 2 && ((t.starts_with('\'') && t.ends_with('\'')) || (t.starts_with('"') && t.ends_with('"'))) {
+    if t.len() >= 2
+        && ((t.starts_with('\'') && t.ends_with('\'')) || (t.starts_with('"') && t.ends_with('"')))
+    {
         return Some(ConfigValue::Str(t[1..t.len() - 1].to_string()));
     }
     match t {
@@ -172,12 +284,24 @@ fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, 
     let args = call?.child_by_field_name("arguments")?;
     for (i, a) in crate::syntax::named_children(args).enumerate() {
         if a.kind() == "keyword_argument" {
-            let name = a.child_by_field_name("name").map(|n| crate::syntax::node_text(src, n)).unwrap_or("");
+            let name = a
+                .child_by_field_name("name")
+                .map(|n| crate::syntax::node_text(src, n))
+                .unwrap_or("");
             let value = a.child_by_field_name("value")?;
             match name {
                 "configs" => configs = Some(value),
                 "key" => {
-                    key = crate::syntax::named_children(value).filter_map(|s| literal(crate::syntax::node_text(src, s))).filter_map(|v| if let ConfigValue::Str(s) = v { Some(s) } else { None }).collect()
+                    key = crate::syntax::named_children(value)
+                        .filter_map(|s| literal(crate::syntax::node_text(src, s)))
+                        .filter_map(|v| {
+                            if let ConfigValue::Str(s) = v {
+                                Some(s)
+                            } else {
+                                None
+                            }
+                        })
+                        .collect()
                 }
                 _ => {}
             }
@@ -192,7 +316,11 @@ fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, 
     let first = crate::syntax::named_children(configs).next()?;
     let cfg = read_config(src, first)?;
     let r = crate::syntax::range(configs);
-    Some((TextRange::new(deco.start + r.start, deco.start + r.end), cfg, key))
+    Some((
+        TextRange::new(deco.start + r.start, deco.start + r.end),
+        cfg,
+        key,
+    ))
 }
 
 fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
@@ -200,13 +328,23 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
         return None;
     }
     let args = call.child_by_field_name("arguments")?;
-    let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: 3 };
+    let mut cfg = TuneConfig {
+        kwargs: Vec::new(),
+        num_warps: 4,
+        num_stages: 3,
+    };
     for a in crate::syntax::named_children(args) {
         match a.kind() {
             "dictionary" => {
                 for pair in crate::syntax::named_children(a).filter(|p| p.kind() == "pair") {
-                    let k = literal(crate::syntax::node_text(src, pair.child_by_field_name("key")?))?;
-                    let v = literal(crate::syntax::node_text(src, pair.child_by_field_name("value")?))?;
+                    let k = literal(crate::syntax::node_text(
+                        src,
+                        pair.child_by_field_name("key")?,
+                    ))?;
+                    let v = literal(crate::syntax::node_text(
+                        src,
+                        pair.child_by_field_name("value")?,
+                    ))?;
                     if let ConfigValue::Str(k) = k {
                         cfg.kwargs.push((k, v));
                     }
@@ -214,7 +352,10 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
             }
             "keyword_argument" => {
                 let name = crate::syntax::node_text(src, a.child_by_field_name("name")?);
-                let v = literal(crate::syntax::node_text(src, a.child_by_field_name("value")?));
+                let v = literal(crate::syntax::node_text(
+                    src,
+                    a.child_by_field_name("value")?,
+                ));
                 match (name, v) {
                     ("num_warps", Some(ConfigValue::Int(w))) => cfg.num_warps = w.max(1) as u32,
                     ("num_stages", Some(ConfigValue::Int(s))) => cfg.num_stages = s.max(1) as u32,
@@ -228,35 +369,74 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
 }
 
 fn line_indent(text: &str, at: usize) -> String {
-    let start = text[..at.min(text.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    text[start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect()
+    let start = text[..at.min(text.len())]
+        .rfind('\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    text[start..]
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect()
 }
 
 impl Plan {
-    /// The file with `configs` as the kernel's autotune list (and its launches adjusted).
+    /// The file with `configs` as the kernel's autotune list (and its launches adjusted), grids read
+    /// the most plausible way.
     pub fn render(&self, text: &str, configs: &[TuneConfig]) -> Result<String, AutotuneError> {
+        self.render_reading(text, configs, 0)
+    }
+
+    /// The same under reading `reading` of [`Plan::readings`].
+    pub fn render_reading(
+        &self,
+        text: &str,
+        configs: &[TuneConfig],
+        reading: usize,
+    ) -> Result<String, AutotuneError> {
+        let r = self.readings.get(reading).cloned().unwrap_or_default();
+        self.render_as(text, configs, &r)
+    }
+
+    /// The same with grid factors read as `reading` (one tuned name per factor of [`Plan::grid`]).
+    pub fn render_as(
+        &self,
+        text: &str,
+        configs: &[TuneConfig],
+        reading: &[String],
+    ) -> Result<String, AutotuneError> {
         let mut edits: Vec<(TextRange, String)> = Vec::new();
-        let tuned: Vec<&str> = configs.iter().flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str())).chain(["num_warps", "num_stages"]).collect();
+        let tuned: Vec<&str> = configs
+            .iter()
+            .flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str()))
+            .chain(["num_warps", "num_stages"])
+            .collect();
         match &self.how {
             How::ReplaceConfigs { configs: r, indent } => {
                 edits.push((*r, list(configs, indent)));
             }
             How::AddDecorator { at, indent } => {
-                let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
+                let key = self
+                    .key
+                    .iter()
+                    .map(|k| format!("'{k}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 edits.push((*at, format!("@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{indent})\n{indent}", list(configs, indent))));
             }
         }
+        edits.extend(self.grid.edits(reading));
         // Launch keywords the configs now set would conflict with them (XF109): remove them.
         let o = Outline::build(text);
-        for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
-            let removed: Vec<&Arg> = l.args.iter().filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n))).collect();
-            if removed.is_empty() {
-                continue;
-            }
-            if let Some(e) = grid_edit(text, &o, l, &removed)? {
-                edits.push(e);
-            }
-            for a in &removed {
+        for l in o
+            .launches
+            .iter()
+            .filter(|l| launch_targets(l, &self.kernel))
+        {
+            for a in l
+                .args
+                .iter()
+                .filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n)))
+            {
                 edits.push((arg_with_separator(text, l, a), String::new()));
             }
         }
@@ -293,61 +473,6 @@ fn arg_with_separator(text: &str, l: &LaunchSite, a: &Arg) -> TextRange {
     }
 }
 
-/// When the grid uses a literal that is being tuned, make it read the chosen value from META.
-fn grid_edit(text: &str, o: &Outline, l: &LaunchSite, removed: &[&Arg]) -> Result<Option<(TextRange, String)>, AutotuneError> {
-    let mut grid_range = l.grid;
-    let mut grid = slice(text, grid_range).to_string();
-    // `k[grid](...)` with `grid = (...)` earlier: rewrite that assignment instead.
-    if grid.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        let pattern = format!("{grid} = ");
-        if let Some(pos) = text[..l.range.start].rfind(&pattern) {
-            let start = pos + pattern.len();
-            let end = text[start..].find('\n').map(|e| start + e).unwrap_or(text.len());
-            grid_range = TextRange::new(start, end);
-            grid = text[start..end].to_string();
-        } else {
-            return Ok(None); // a function or a parameter: leave it
-        }
-    }
-    let values: Vec<(String, String)> = removed.iter().filter_map(|a| Some((a.name.clone()?, slice(text, a.value).trim().to_string()))).collect();
-    let meta = grid.trim_start().strip_prefix("lambda").and_then(|r| r.split(':').next()).map(|p| p.trim().to_string());
-    let meta_name = meta.clone().unwrap_or_else(|| "META".into());
-    let mut out = String::new();
-    let mut changed = false;
-    let bytes: Vec<char> = grid.chars().collect();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i].is_alphanumeric() || bytes[i] == '_' {
-            let j = (i..bytes.len()).find(|&j| !(bytes[j].is_alphanumeric() || bytes[j] == '_')).unwrap_or(bytes.len());
-            let tok: String = bytes[i..j].iter().collect();
-            let owners: Vec<&String> = values.iter().filter(|(_, v)| *v == tok).map(|(n, _)| n).collect();
-            if tok.chars().all(|c| c.is_ascii_digit()) && !owners.is_empty() {
-                if owners.len() > 1 {
-                    return Err(AutotuneError::AmbiguousGrid {
-                        grid: grid.trim().to_string(),
-                        value: tok,
-                        names: owners.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" and "),
-                    });
-                }
-                out.push_str(&format!("{meta_name}['{}']", owners[0]));
-                changed = true;
-            } else {
-                out.push_str(&tok);
-            }
-            i = j;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    let _ = o;
-    if !changed {
-        return Ok(None);
-    }
-    let new = if meta.is_some() { out } else { format!("lambda META: {}", out.trim()) };
-    Ok(Some((grid_range, new)))
-}
-
 fn apply(text: &str, mut edits: Vec<(TextRange, String)>) -> Result<String, AutotuneError> {
     edits.sort_by_key(|(r, _)| (r.start, r.end));
     let mut out = String::with_capacity(text.len() + 512);
@@ -369,7 +494,7 @@ mod tests {
     use super::*;
     use space::TuneBackend;
 
-    const HARDCODED: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n    pid = tl.program_id(0)\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n        out = torch.empty_like(x)\n        n = out.numel()\n        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        return out\n";
+    const HARDCODED: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n    pid = tl.program_id(0)\n    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n_elements), mask=offs < n_elements)\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n        out = torch.empty_like(x)\n        n = out.numel()\n        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        return out\n";
 
     #[test]
     fn hardcoded_launch_becomes_an_autotune_decorator() {
@@ -383,17 +508,32 @@ mod tests {
         c.kwargs[0].1 = ConfigValue::Int(2048);
         let out = p.render(HARDCODED, &[c]).unwrap();
         assert!(out.contains("@triton.autotune(\n    configs=[\n        triton.Config({'BLOCK_SIZE': 2048}, num_warps=4, num_stages=3),\n    ],\n    key=['n_elements'],\n)\n@triton.jit"), "{out}");
-        assert!(out.contains("add_kernel[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, y, out, n)"), "{out}");
+        assert!(
+            out.contains(
+                "add_kernel[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, y, out, n)"
+            ),
+            "{out}"
+        );
     }
 
     #[test]
     fn existing_configs_are_replaced_in_place() {
         let src = "import triton\nimport triton.language as tl\n\n@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=2)], key=['n'])\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n\ndef run(x, n):\n    k[lambda m: (triton.cdiv(n, m['BLOCK']),)](x, n, num_warps=8)\n";
         let o = Outline::build(src);
-        let p = plan(src, &o, pick_kernel(&o, Some("k")).unwrap(), TuneBackend::Xpu).unwrap();
+        let p = plan(
+            src,
+            &o,
+            pick_kernel(&o, Some("k")).unwrap(),
+            TuneBackend::Xpu,
+        )
+        .unwrap();
         assert_eq!(p.key, vec!["n".to_string()]);
         assert_eq!(p.input.start.num_warps, 2);
-        let cfg = TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(128))], num_warps: 4, num_stages: 2 };
+        let cfg = TuneConfig {
+            kwargs: vec![("BLOCK".into(), ConfigValue::Int(128))],
+            num_warps: 4,
+            num_stages: 2,
+        };
         let out = p.render(src, &[cfg]).unwrap();
         assert!(out.contains("@triton.autotune(configs=[\n        triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2),\n    ], key=['n'])"), "{out}");
         // num_warps at the launch would conflict with the configs (XF109).
@@ -409,10 +549,17 @@ mod tests {
     }
 
     #[test]
-    fn a_grid_value_shared_by_two_tuned_names_is_refused() {
-        let src = "import triton\n@triton.jit\ndef k(x_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n    pass\n\ndef run(x):\n    k[(64 * 64,)](x, BLOCK_M=64, BLOCK_N=64)\n";
+    fn a_grid_value_shared_by_two_tuned_names_is_read_from_the_kernel() {
+        let src = "import triton\n@triton.jit\ndef k(x_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n    pid_m = tl.program_id(0)\n    pid_n = tl.program_id(1)\n    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n    tl.store(x_ptr + rm[:, None] * N + rn[None, :], 0, mask=(rm[:, None] < M) & (rn[None, :] < N))\n\ndef run(x, M, N):\n    k[((N + 63) // 64, triton.cdiv(M, 64))](x, N, M, BLOCK_M=64, BLOCK_N=64, num_warps=4)\n";
         let o = Outline::build(src);
         let p = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
-        assert!(matches!(p.render(src, &[p.input.start.clone()]), Err(AutotuneError::AmbiguousGrid { .. })));
+        // Host N is passed as the kernel's M: the first axis is covered by BLOCK_M.
+        assert_eq!(
+            p.readings,
+            vec![vec!["BLOCK_M".to_string(), "BLOCK_N".to_string()]]
+        );
+        assert_eq!(p.key, vec!["M".to_string(), "N".to_string()]);
+        let out = p.render(src, &[p.input.start.clone()]).unwrap();
+        assert!(out.contains("k[lambda META: ((N + (META['BLOCK_M'] - 1)) // META['BLOCK_M'], triton.cdiv(M, META['BLOCK_N']))](x, N, M)"), "{out}");
     }
 }
