@@ -65,14 +65,7 @@ pub struct GridPlan {
 pub const MAX_READINGS: usize = 6;
 
 /// Grid sources of every launch of `kernel`, and the factors in them whose literals tuned names take.
-pub fn read(
-    text: &str,
-    outline: &Outline,
-    kernel: &Function,
-    launches: &[&LaunchSite],
-    tuned: &[(String, i64)],
-    pairing: &Pairing,
-) -> GridPlan {
+pub fn read(text: &str, outline: &Outline, kernel: &Function, launches: &[&LaunchSite], tuned: &[(String, i64)], pairing: &Pairing) -> GridPlan {
     let tree = crate::syntax::parse(text);
     let mut plan = GridPlan::default();
     for (li, l) in launches.iter().enumerate() {
@@ -93,13 +86,7 @@ pub fn read(
     plan
 }
 
-fn settle(
-    f: &mut Factor,
-    kernel: &Function,
-    launch: Option<&LaunchSite>,
-    text: &str,
-    pairing: &Pairing,
-) {
+fn settle(f: &mut Factor, kernel: &Function, launch: Option<&LaunchSite>, text: &str, pairing: &Pairing) {
     if f.candidates.len() <= 1 {
         f.basis = Basis::Only;
         return;
@@ -122,12 +109,7 @@ fn settle(
     }
     for d in dims {
         if let Some(set) = pairing.by_dim.get(&d) {
-            let c: Vec<String> = f
-                .candidates
-                .iter()
-                .filter(|n| set.contains(*n))
-                .cloned()
-                .collect();
+            let c: Vec<String> = f.candidates.iter().filter(|n| set.contains(*n)).cloned().collect();
             if c.len() == 1 {
                 f.candidates = c;
                 f.basis = Basis::Dim(d);
@@ -136,12 +118,7 @@ fn settle(
         }
     }
     if let Some(set) = pairing.by_axis.get(&f.axis) {
-        let c: Vec<String> = f
-            .candidates
-            .iter()
-            .filter(|n| set.contains(*n))
-            .cloned()
-            .collect();
+        let c: Vec<String> = f.candidates.iter().filter(|n| set.contains(*n)).cloned().collect();
         if c.len() == 1 {
             f.candidates = c;
             f.basis = Basis::Axis(f.axis);
@@ -153,17 +130,8 @@ fn settle(
     }
     f.basis = Basis::Open;
     // Most plausible first: a tile named after the dimension it divides (`M` ~ BLOCK_M).
-    let hint = f
-        .dividend
-        .as_deref()
-        .and_then(|d| d.chars().last())
-        .map(|c| c.to_ascii_uppercase());
-    f.candidates.sort_by_key(|n| {
-        (
-            hint.is_none_or(|h| !n.to_ascii_uppercase().ends_with(h)),
-            n.clone(),
-        )
-    });
+    let hint = f.dividend.as_deref().and_then(|d| d.chars().last()).map(|c| c.to_ascii_uppercase());
+    f.candidates.sort_by_key(|n| (hint.is_none_or(|h| !n.to_ascii_uppercase().ends_with(h)), n.clone()));
 }
 
 impl GridPlan {
@@ -175,14 +143,10 @@ impl GridPlan {
             let mut next = Vec::new();
             for r in &out {
                 for c in &f.candidates {
-                    let clash = self.factors[..i].iter().zip(r).any(|(g, name)| {
-                        name == c
-                            && g.source == f.source
-                            && g.axis == f.axis
-                            && g.dividend.is_some()
-                            && f.dividend.is_some()
-                            && g.dividend != f.dividend
-                    });
+                    let clash = self.factors[..i]
+                        .iter()
+                        .zip(r)
+                        .any(|(g, name)| name == c && g.source == f.source && g.axis == f.axis && g.dividend.is_some() && f.dividend.is_some() && g.dividend != f.dividend);
                     if !clash {
                         let mut r2 = r.clone();
                         r2.push(c.clone());
@@ -203,12 +167,7 @@ impl GridPlan {
 
     /// Names that open factors may take: the ones a verification config must set apart.
     pub fn open_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .factors
-            .iter()
-            .filter(|f| f.basis == Basis::Open)
-            .flat_map(|f| f.candidates.iter().cloned())
-            .collect();
+        let mut v: Vec<String> = self.factors.iter().filter(|f| f.basis == Basis::Open).flat_map(|f| f.candidates.iter().cloned()).collect();
         v.sort();
         v.dedup();
         v
@@ -241,18 +200,9 @@ impl GridPlan {
         for (si, s) in self.sources.iter().enumerate() {
             let meta = s.meta.clone().unwrap_or_else(|| "META".into());
             let mut reps: Vec<(TextRange, String)> = Vec::new();
-            for (f, name) in self
-                .factors
-                .iter()
-                .zip(reading)
-                .filter(|(f, _)| f.source == si)
-            {
+            for (f, name) in self.factors.iter().zip(reading).filter(|(f, _)| f.source == si) {
                 for (r, minus_one) in &f.literals {
-                    let v = if *minus_one {
-                        format!("({meta}['{name}'] - 1)")
-                    } else {
-                        format!("{meta}['{name}']")
-                    };
+                    let v = if *minus_one { format!("({meta}['{name}'] - 1)") } else { format!("{meta}['{name}']") };
                     reps.push((*r, v));
                 }
             }
@@ -271,11 +221,7 @@ impl GridPlan {
                 at = r.end;
             }
             body.push_str(&s.text[at..]);
-            let new = if s.meta.is_some() {
-                body
-            } else {
-                format!("lambda META: {}", body.trim())
-            };
+            let new = if s.meta.is_some() { body } else { format!("lambda META: {}", body.trim()) };
             out.push((s.target, new));
         }
         out
@@ -283,25 +229,14 @@ impl GridPlan {
 }
 
 /// The grid expression of a launch, wherever it is written.
-fn source_of(
-    text: &str,
-    tree: &tree_sitter::Tree,
-    outline: &Outline,
-    l: &LaunchSite,
-    launch: usize,
-) -> Option<Source> {
+fn source_of(text: &str, tree: &tree_sitter::Tree, outline: &Outline, l: &LaunchSite, launch: usize) -> Option<Source> {
     let g = slice(text, l.grid).trim();
     let is_name = !g.is_empty() && g.chars().all(|c| c.is_alphanumeric() || c == '_');
     if !is_name {
         if let Some(src) = helper_call(text, outline, l, g, launch) {
             return Some(src);
         }
-        return Some(Source {
-            target: l.grid,
-            text: slice(text, l.grid).to_string(),
-            meta: lambda_param(g),
-            launch,
-        });
+        return Some(Source { target: l.grid, text: slice(text, l.grid).to_string(), meta: lambda_param(g), launch });
     }
     // The nearest definition before the launch: `def g(meta): return ...` or `g = ...`.
     let mut best: Option<Source> = None;
@@ -312,49 +247,26 @@ fn source_of(
             continue;
         }
         match n.kind() {
-            "function_definition"
-                if n.child_by_field_name("name")
-                    .is_some_and(|x| node_text(text, x) == g) =>
-            {
+            "function_definition" if n.child_by_field_name("name").is_some_and(|x| node_text(text, x) == g) => {
                 if let Some(ret) = single_return(n) {
                     let param = n
                         .child_by_field_name("parameters")
                         .and_then(|p| named_children(p).next())
-                        .map(|p| {
-                            node_text(text, p)
-                                .split([':', '='])
-                                .next()
-                                .unwrap_or("")
-                                .trim()
-                                .to_string()
-                        });
+                        .map(|p| node_text(text, p).split([':', '=']).next().unwrap_or("").trim().to_string());
                     if n.start_byte() >= best_at {
                         best_at = n.start_byte();
                         let r = crate::syntax::range(ret);
-                        best = Some(Source {
-                            target: r,
-                            text: slice(text, r).to_string(),
-                            meta: param.filter(|p| !p.is_empty()),
-                            launch,
-                        });
+                        best = Some(Source { target: r, text: slice(text, r).to_string(), meta: param.filter(|p| !p.is_empty()), launch });
                     }
                 }
             }
-            "assignment"
-                if n.child_by_field_name("left")
-                    .is_some_and(|x| node_text(text, x) == g) =>
-            {
+            "assignment" if n.child_by_field_name("left").is_some_and(|x| node_text(text, x) == g) => {
                 if let Some(right) = n.child_by_field_name("right") {
                     if n.start_byte() >= best_at {
                         best_at = n.start_byte();
                         let r = crate::syntax::range(right);
                         let t = slice(text, r);
-                        best = Some(Source {
-                            target: r,
-                            text: t.to_string(),
-                            meta: lambda_param(t),
-                            launch,
-                        });
+                        best = Some(Source { target: r, text: t.to_string(), meta: lambda_param(t), launch });
                     }
                 }
             }
@@ -367,13 +279,7 @@ fn source_of(
 
 /// `k[_grid(M, N)]` with `def _grid(m, n): return (...)` in the file: the return value with the
 /// arguments put in, to become a lambda at the launch.
-fn helper_call(
-    text: &str,
-    outline: &Outline,
-    l: &LaunchSite,
-    g: &str,
-    launch: usize,
-) -> Option<Source> {
+fn helper_call(text: &str, outline: &Outline, l: &LaunchSite, g: &str, launch: usize) -> Option<Source> {
     let tree = crate::syntax::parse(g);
     let expr = first_expression(tree.root_node())?;
     if expr.kind() != "call" {
@@ -381,9 +287,7 @@ fn helper_call(
     }
     let name = node_text(g, expr.child_by_field_name("function")?);
     let f = outline.function(name)?;
-    let args: Vec<String> = named_children(expr.child_by_field_name("arguments")?)
-        .map(|a| node_text(g, a).to_string())
-        .collect();
+    let args: Vec<String> = named_children(expr.child_by_field_name("arguments")?).map(|a| node_text(g, a).to_string()).collect();
     let def_src = slice(text, f.range);
     let def_tree = crate::syntax::parse(def_src);
     let def = find_kind(def_tree.root_node(), "function_definition")?;
@@ -394,12 +298,7 @@ fn helper_call(
         return None;
     }
     let substituted = substitute(body, &params, &args);
-    Some(Source {
-        target: l.grid,
-        text: substituted,
-        meta: None,
-        launch,
-    })
+    Some(Source { target: l.grid, text: substituted, meta: None, launch })
 }
 
 fn substitute(expr: &str, params: &[&str], args: &[String]) -> String {
@@ -426,14 +325,7 @@ fn substitute(expr: &str, params: &[&str], args: &[String]) -> String {
     let mut at = 0;
     for (s, e, v) in reps {
         // A bare name needs no parentheses.
-        let v = if v[1..v.len() - 1]
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_')
-        {
-            v[1..v.len() - 1].to_string()
-        } else {
-            v
-        };
+        let v = if v[1..v.len() - 1].chars().all(|c| c.is_alphanumeric() || c == '_') { v[1..v.len() - 1].to_string() } else { v };
         out.push_str(&expr[at..s]);
         out.push_str(&v);
         at = e;
@@ -451,9 +343,7 @@ fn find_kind<'a>(n: Node<'a>, kind: &str) -> Option<Node<'a>> {
 
 fn single_return(def: Node) -> Option<Node> {
     let body = def.child_by_field_name("body")?;
-    let rets: Vec<Node> = named_children(body)
-        .filter(|s| s.kind() == "return_statement")
-        .collect();
+    let rets: Vec<Node> = named_children(body).filter(|s| s.kind() == "return_statement").collect();
     if rets.len() != 1 {
         return None;
     }
@@ -468,11 +358,7 @@ fn lambda_param(t: &str) -> Option<String> {
 
 fn first_expression(root: Node) -> Option<Node> {
     let stmt = named_children(root).next()?;
-    if stmt.kind() == "expression_statement" {
-        named_children(stmt).next()
-    } else {
-        None
-    }
+    if stmt.kind() == "expression_statement" { named_children(stmt).next() } else { None }
 }
 
 /// The factors of one grid expression.
@@ -495,18 +381,8 @@ fn factors(src: &str, source: usize, tuned: &[(String, i64)]) -> Vec<Factor> {
             None => break,
         }
     }
-    let axes: Vec<Node> = if matches!(inner.kind(), "tuple" | "list" | "expression_list") {
-        named_children(inner).collect()
-    } else {
-        vec![expr]
-    };
-    let owners = |v: i64| -> Vec<String> {
-        tuned
-            .iter()
-            .filter(|(_, x)| *x == v)
-            .map(|(n, _)| n.clone())
-            .collect()
-    };
+    let axes: Vec<Node> = if matches!(inner.kind(), "tuple" | "list" | "expression_list") { named_children(inner).collect() } else { vec![expr] };
+    let owners = |v: i64| -> Vec<String> { tuned.iter().filter(|(_, x)| *x == v).map(|(n, _)| n.clone()).collect() };
     let mut out = Vec::new();
     for (axis, e) in axes.into_iter().enumerate() {
         let mut used: Vec<usize> = Vec::new();
@@ -528,15 +404,7 @@ fn factors(src: &str, source: usize, tuned: &[(String, i64)]) -> Vec<Factor> {
                 if let Some(v) = int(src, n) {
                     let c = owners(v);
                     if !c.is_empty() {
-                        found.push(Factor {
-                            source,
-                            axis,
-                            dividend: None,
-                            value: v,
-                            literals: vec![(crate::syntax::range(n), false)],
-                            candidates: c,
-                            basis: Basis::Open,
-                        });
+                        found.push(Factor { source, axis, dividend: None, value: v, literals: vec![(crate::syntax::range(n), false)], candidates: c, basis: Basis::Open });
                     }
                 }
             }
@@ -553,13 +421,7 @@ fn int(src: &str, n: Node) -> Option<i64> {
 }
 
 /// `cdiv(D, v)` or `(D + v - 1) // v` or `(D + (v-1)) // v` at `n`.
-fn factor_at(
-    src: &str,
-    n: Node,
-    source: usize,
-    axis: usize,
-    owners: &dyn Fn(i64) -> Vec<String>,
-) -> Option<Factor> {
+fn factor_at(src: &str, n: Node, source: usize, axis: usize, owners: &dyn Fn(i64) -> Vec<String>) -> Option<Factor> {
     match n.kind() {
         "call" => {
             let f = node_text(src, n.child_by_field_name("function")?);
@@ -613,15 +475,7 @@ fn factor_at(
                     dividend = Some(node_text(src, *t).trim().to_string());
                 }
             }
-            Some(Factor {
-                source,
-                axis,
-                dividend,
-                value: v,
-                literals,
-                candidates: c,
-                basis: Basis::Open,
-            })
+            Some(Factor { source, axis, dividend, value: v, literals, candidates: c, basis: Basis::Open })
         }
         _ => None,
     }
@@ -629,15 +483,9 @@ fn factor_at(
 
 fn sum_terms<'a>(n: Node<'a>, out: &mut Vec<Node<'a>>) {
     if n.kind() == "binary_operator" {
-        let op = n
-            .child_by_field_name("operator")
-            .map(|o| o.kind())
-            .unwrap_or("");
+        let op = n.child_by_field_name("operator").map(|o| o.kind()).unwrap_or("");
         if op == "+" || op == "-" {
-            if let (Some(l), Some(r)) = (
-                n.child_by_field_name("left"),
-                n.child_by_field_name("right"),
-            ) {
+            if let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) {
                 sum_terms(l, out);
                 sum_terms(r, out);
                 return;

@@ -20,13 +20,9 @@ pub enum AutotuneError {
     Ambiguous(usize),
     #[error("the file has no Triton kernel")]
     NoKernel,
-    #[error(
-        "`{0}` has no autotune configs and no launch with literal block sizes or num_warps: nothing to tune"
-    )]
+    #[error("`{0}` has no autotune configs and no launch with literal block sizes or num_warps: nothing to tune")]
     NothingToTune(String),
-    #[error(
-        "`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally"
-    )]
+    #[error("`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally")]
     OpaqueConfigs { kernel: String },
 }
 
@@ -54,24 +50,15 @@ enum How {
 /// Choose the kernel: the named one, else the only one, else the only launched one.
 pub fn pick_kernel<'a>(o: &'a Outline, name: Option<&str>) -> Result<&'a Function, AutotuneError> {
     if let Some(n) = name {
-        return o
-            .kernel(n)
-            .ok_or_else(|| AutotuneError::NoSuchKernel(n.to_string()));
+        return o.kernel(n).ok_or_else(|| AutotuneError::NoSuchKernel(n.to_string()));
     }
     let kernels: Vec<&Function> = o.kernels().collect();
     match kernels.len() {
         0 => Err(AutotuneError::NoKernel),
         1 => Ok(kernels[0]),
         n => {
-            let launched: Vec<&&Function> = kernels
-                .iter()
-                .filter(|k| o.launches.iter().any(|l| launch_targets(l, &k.name)))
-                .collect();
-            if launched.len() == 1 {
-                Ok(launched[0])
-            } else {
-                Err(AutotuneError::Ambiguous(n))
-            }
+            let launched: Vec<&&Function> = kernels.iter().filter(|k| o.launches.iter().any(|l| launch_targets(l, &k.name))).collect();
+            if launched.len() == 1 { Ok(launched[0]) } else { Err(AutotuneError::Ambiguous(n)) }
         }
     }
 }
@@ -82,56 +69,20 @@ fn launch_targets(l: &LaunchSite, kernel: &str) -> bool {
 
 const OPTION_NAMES: &[&str] = &["grf_mode", "warp_size", "threads_per_warp"];
 
-pub fn plan(
-    text: &str,
-    o: &Outline,
-    kernel: &Function,
-    backend: space::TuneBackend,
-) -> Result<Plan, AutotuneError> {
-    let constexprs: Vec<&str> = kernel
-        .params
-        .iter()
-        .filter(|p| {
-            p.annotation
-                .as_deref()
-                .is_some_and(|a| a.contains("constexpr"))
-        })
-        .map(|p| p.name.as_str())
-        .collect();
+pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBackend) -> Result<Plan, AutotuneError> {
+    let constexprs: Vec<&str> = kernel.params.iter().filter(|p| p.annotation.as_deref().is_some_and(|a| a.contains("constexpr"))).map(|p| p.name.as_str()).collect();
     let body = slice(text, kernel.range);
     let has_dot = body.contains("tl.dot(") || body.contains(".dot(");
-    let default_stages = if backend == space::TuneBackend::Xpu {
-        2
-    } else {
-        3
-    };
+    let default_stages = if backend == space::TuneBackend::Xpu { 2 } else { 3 };
     let indent = line_indent(text, kernel.range.start);
 
     let (start, key, how) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
-        let (configs_range, first, key) =
-            read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs {
-                kernel: kernel.name.clone(),
-            })?;
-        (
-            first,
-            key,
-            How::ReplaceConfigs {
-                configs: configs_range,
-                indent: indent.clone(),
-            },
-        )
+        let (configs_range, first, key) = read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs { kernel: kernel.name.clone() })?;
+        (first, key, How::ReplaceConfigs { configs: configs_range, indent: indent.clone() })
     } else {
-        let launch = o
-            .launches
-            .iter()
-            .find(|l| launch_targets(l, &kernel.name))
-            .ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
-        let mut cfg = TuneConfig {
-            kwargs: Vec::new(),
-            num_warps: 4,
-            num_stages: default_stages,
-        };
+        let launch = o.launches.iter().find(|l| launch_targets(l, &kernel.name)).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
+        let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
         let mut any = false;
         for a in &launch.args {
             let Some(name) = a.name.as_deref() else {
@@ -147,10 +98,7 @@ pub fn plan(
                     cfg.num_stages = s as u32;
                     any = true;
                 }
-                (n, Some(v))
-                    if constexprs.contains(&n) && matches!(v, ConfigValue::Int(_))
-                        || OPTION_NAMES.contains(&n) =>
-                {
+                (n, Some(v)) if constexprs.contains(&n) && matches!(v, ConfigValue::Int(_)) || OPTION_NAMES.contains(&n) => {
                     cfg.kwargs.push((n.to_string(), v));
                     any = true;
                 }
@@ -172,27 +120,11 @@ pub fn plan(
             .filter(|p| !cfg.kwargs.iter().any(|(k, _)| k == &p.name))
             .map(|p| p.name.clone())
             .collect();
-        let at = kernel
-            .decorators
-            .first()
-            .copied()
-            .unwrap_or(kernel.def_range);
-        (
-            cfg,
-            key,
-            How::AddDecorator {
-                at: TextRange::empty(at.start),
-                indent,
-            },
-        )
+        let at = kernel.decorators.first().copied().unwrap_or(kernel.def_range);
+        (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent })
     };
 
-    let blocks: Vec<(String, i64)> = start
-        .kwargs
-        .iter()
-        .filter(|(k, _)| constexprs.contains(&k.as_str()))
-        .filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i)))
-        .collect();
+    let blocks: Vec<(String, i64)> = start.kwargs.iter().filter(|(k, _)| constexprs.contains(&k.as_str())).filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i))).collect();
     let axes: Vec<char> = blocks.iter().filter_map(|(n, _)| space_axis(n)).collect();
     let kind = if has_dot && axes.contains(&'M') && axes.contains(&'N') && axes.contains(&'K') {
         KernelKind::Gemm
@@ -203,39 +135,15 @@ pub fn plan(
     } else {
         KernelKind::Other
     };
-    let fp32 = body.contains("tl.float32")
-        && !body.contains("float16")
-        && !body.contains("bfloat16")
-        && has_dot
-        && !body.contains(".to(tl.float16");
-    let tuned: Vec<(String, i64)> = start
-        .kwargs
-        .iter()
-        .filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i)))
-        .collect();
+    let fp32 = body.contains("tl.float32") && !body.contains("float16") && !body.contains("bfloat16") && has_dot && !body.contains(".to(tl.float16");
+    let tuned: Vec<(String, i64)> = start.kwargs.iter().filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i))).collect();
     let names: Vec<String> = tuned.iter().map(|(k, _)| k.clone()).collect();
     let facts = pairing::read(body, &names);
-    let launches: Vec<&LaunchSite> = o
-        .launches
-        .iter()
-        .filter(|l| launch_targets(l, &kernel.name))
-        .collect();
+    let launches: Vec<&LaunchSite> = o.launches.iter().filter(|l| launch_targets(l, &kernel.name)).collect();
     let grid = grid::read(text, o, kernel, &launches, &tuned, &facts);
     let readings = grid.readings();
-    let input = TuneInput {
-        kind,
-        blocks,
-        start,
-        dot_elem_bytes: if fp32 { 4 } else { 2 },
-    };
-    Ok(Plan {
-        kernel: kernel.name.clone(),
-        input,
-        key,
-        grid,
-        readings,
-        how,
-    })
+    let input = TuneInput { kind, blocks, start, dot_elem_bytes: if fp32 { 4 } else { 2 } };
+    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, how })
 }
 
 fn space_axis(name: &str) -> Option<char> {
@@ -252,9 +160,7 @@ fn literal(s: &str) -> Option<ConfigValue> {
     if let Ok(i) = t.replace('_', "").parse::<i64>() {
         return Some(ConfigValue::Int(i));
     }
-    if t.len() >= 2
-        && ((t.starts_with('\'') && t.ends_with('\'')) || (t.starts_with('"') && t.ends_with('"')))
-    {
+    if t.len() >= 2 && ((t.starts_with('\'') && t.ends_with('\'')) || (t.starts_with('"') && t.ends_with('"'))) {
         return Some(ConfigValue::Str(t[1..t.len() - 1].to_string()));
     }
     match t {
@@ -284,23 +190,14 @@ fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, 
     let args = call?.child_by_field_name("arguments")?;
     for (i, a) in crate::syntax::named_children(args).enumerate() {
         if a.kind() == "keyword_argument" {
-            let name = a
-                .child_by_field_name("name")
-                .map(|n| crate::syntax::node_text(src, n))
-                .unwrap_or("");
+            let name = a.child_by_field_name("name").map(|n| crate::syntax::node_text(src, n)).unwrap_or("");
             let value = a.child_by_field_name("value")?;
             match name {
                 "configs" => configs = Some(value),
                 "key" => {
                     key = crate::syntax::named_children(value)
                         .filter_map(|s| literal(crate::syntax::node_text(src, s)))
-                        .filter_map(|v| {
-                            if let ConfigValue::Str(s) = v {
-                                Some(s)
-                            } else {
-                                None
-                            }
-                        })
+                        .filter_map(|v| if let ConfigValue::Str(s) = v { Some(s) } else { None })
                         .collect()
                 }
                 _ => {}
@@ -316,11 +213,7 @@ fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, 
     let first = crate::syntax::named_children(configs).next()?;
     let cfg = read_config(src, first)?;
     let r = crate::syntax::range(configs);
-    Some((
-        TextRange::new(deco.start + r.start, deco.start + r.end),
-        cfg,
-        key,
-    ))
+    Some((TextRange::new(deco.start + r.start, deco.start + r.end), cfg, key))
 }
 
 fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
@@ -328,23 +221,13 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
         return None;
     }
     let args = call.child_by_field_name("arguments")?;
-    let mut cfg = TuneConfig {
-        kwargs: Vec::new(),
-        num_warps: 4,
-        num_stages: 3,
-    };
+    let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: 3 };
     for a in crate::syntax::named_children(args) {
         match a.kind() {
             "dictionary" => {
                 for pair in crate::syntax::named_children(a).filter(|p| p.kind() == "pair") {
-                    let k = literal(crate::syntax::node_text(
-                        src,
-                        pair.child_by_field_name("key")?,
-                    ))?;
-                    let v = literal(crate::syntax::node_text(
-                        src,
-                        pair.child_by_field_name("value")?,
-                    ))?;
+                    let k = literal(crate::syntax::node_text(src, pair.child_by_field_name("key")?))?;
+                    let v = literal(crate::syntax::node_text(src, pair.child_by_field_name("value")?))?;
                     if let ConfigValue::Str(k) = k {
                         cfg.kwargs.push((k, v));
                     }
@@ -352,10 +235,7 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
             }
             "keyword_argument" => {
                 let name = crate::syntax::node_text(src, a.child_by_field_name("name")?);
-                let v = literal(crate::syntax::node_text(
-                    src,
-                    a.child_by_field_name("value")?,
-                ));
+                let v = literal(crate::syntax::node_text(src, a.child_by_field_name("value")?));
                 match (name, v) {
                     ("num_warps", Some(ConfigValue::Int(w))) => cfg.num_warps = w.max(1) as u32,
                     ("num_stages", Some(ConfigValue::Int(s))) => cfg.num_stages = s.max(1) as u32,
@@ -369,14 +249,8 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
 }
 
 fn line_indent(text: &str, at: usize) -> String {
-    let start = text[..at.min(text.len())]
-        .rfind('\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    text[start..]
-        .chars()
-        .take_while(|c| *c == ' ' || *c == '\t')
-        .collect()
+    let start = text[..at.min(text.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    text[start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect()
 }
 
 impl Plan {
@@ -387,56 +261,29 @@ impl Plan {
     }
 
     /// The same under reading `reading` of [`Plan::readings`].
-    pub fn render_reading(
-        &self,
-        text: &str,
-        configs: &[TuneConfig],
-        reading: usize,
-    ) -> Result<String, AutotuneError> {
+    pub fn render_reading(&self, text: &str, configs: &[TuneConfig], reading: usize) -> Result<String, AutotuneError> {
         let r = self.readings.get(reading).cloned().unwrap_or_default();
         self.render_as(text, configs, &r)
     }
 
     /// The same with grid factors read as `reading` (one tuned name per factor of [`Plan::grid`]).
-    pub fn render_as(
-        &self,
-        text: &str,
-        configs: &[TuneConfig],
-        reading: &[String],
-    ) -> Result<String, AutotuneError> {
+    pub fn render_as(&self, text: &str, configs: &[TuneConfig], reading: &[String]) -> Result<String, AutotuneError> {
         let mut edits: Vec<(TextRange, String)> = Vec::new();
-        let tuned: Vec<&str> = configs
-            .iter()
-            .flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str()))
-            .chain(["num_warps", "num_stages"])
-            .collect();
+        let tuned: Vec<&str> = configs.iter().flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str())).chain(["num_warps", "num_stages"]).collect();
         match &self.how {
             How::ReplaceConfigs { configs: r, indent } => {
                 edits.push((*r, list(configs, indent)));
             }
             How::AddDecorator { at, indent } => {
-                let key = self
-                    .key
-                    .iter()
-                    .map(|k| format!("'{k}'"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
                 edits.push((*at, format!("@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{indent})\n{indent}", list(configs, indent))));
             }
         }
         edits.extend(self.grid.edits(reading));
         // Launch keywords the configs now set would conflict with them (XF109): remove them.
         let o = Outline::build(text);
-        for l in o
-            .launches
-            .iter()
-            .filter(|l| launch_targets(l, &self.kernel))
-        {
-            for a in l
-                .args
-                .iter()
-                .filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n)))
-            {
+        for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
+            for a in l.args.iter().filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n))) {
                 edits.push((arg_with_separator(text, l, a), String::new()));
             }
         }
@@ -507,33 +354,23 @@ mod tests {
         let mut c = p.input.start.clone();
         c.kwargs[0].1 = ConfigValue::Int(2048);
         let out = p.render(HARDCODED, &[c]).unwrap();
-        assert!(out.contains("@triton.autotune(\n    configs=[\n        triton.Config({'BLOCK_SIZE': 2048}, num_warps=4, num_stages=3),\n    ],\n    key=['n_elements'],\n)\n@triton.jit"), "{out}");
         assert!(
             out.contains(
-                "add_kernel[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, y, out, n)"
+                "@triton.autotune(\n    configs=[\n        triton.Config({'BLOCK_SIZE': 2048}, num_warps=4, num_stages=3),\n    ],\n    key=['n_elements'],\n)\n@triton.jit"
             ),
             "{out}"
         );
+        assert!(out.contains("add_kernel[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, y, out, n)"), "{out}");
     }
 
     #[test]
     fn existing_configs_are_replaced_in_place() {
         let src = "import triton\nimport triton.language as tl\n\n@triton.autotune(configs=[triton.Config({'BLOCK': 64}, num_warps=2)], key=['n'])\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n\ndef run(x, n):\n    k[lambda m: (triton.cdiv(n, m['BLOCK']),)](x, n, num_warps=8)\n";
         let o = Outline::build(src);
-        let p = plan(
-            src,
-            &o,
-            pick_kernel(&o, Some("k")).unwrap(),
-            TuneBackend::Xpu,
-        )
-        .unwrap();
+        let p = plan(src, &o, pick_kernel(&o, Some("k")).unwrap(), TuneBackend::Xpu).unwrap();
         assert_eq!(p.key, vec!["n".to_string()]);
         assert_eq!(p.input.start.num_warps, 2);
-        let cfg = TuneConfig {
-            kwargs: vec![("BLOCK".into(), ConfigValue::Int(128))],
-            num_warps: 4,
-            num_stages: 2,
-        };
+        let cfg = TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(128))], num_warps: 4, num_stages: 2 };
         let out = p.render(src, &[cfg]).unwrap();
         assert!(out.contains("@triton.autotune(configs=[\n        triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2),\n    ], key=['n'])"), "{out}");
         // num_warps at the launch would conflict with the configs (XF109).
@@ -554,10 +391,7 @@ mod tests {
         let o = Outline::build(src);
         let p = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
         // Host N is passed as the kernel's M: the first axis is covered by BLOCK_M.
-        assert_eq!(
-            p.readings,
-            vec![vec!["BLOCK_M".to_string(), "BLOCK_N".to_string()]]
-        );
+        assert_eq!(p.readings, vec![vec!["BLOCK_M".to_string(), "BLOCK_N".to_string()]]);
         assert_eq!(p.key, vec!["M".to_string(), "N".to_string()]);
         let out = p.render(src, &[p.input.start.clone()]).unwrap();
         assert!(out.contains("k[lambda META: ((N + (META['BLOCK_M'] - 1)) // META['BLOCK_M'], triton.cdiv(M, META['BLOCK_N']))](x, N, M)"), "{out}");

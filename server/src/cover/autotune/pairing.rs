@@ -97,10 +97,7 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
         if n.kind() != "assignment" && n.kind() != "augmented_assignment" {
             continue;
         }
-        let (Some(left), Some(right)) = (
-            n.child_by_field_name("left"),
-            n.child_by_field_name("right"),
-        ) else {
+        let (Some(left), Some(right)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else {
             continue;
         };
         if left.kind() != "identifier" {
@@ -118,9 +115,7 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
         let squeezed = squeeze(rtext);
         let mut own: BTreeSet<String> = BTreeSet::new();
         for t in tiles {
-            let laid = squeezed.contains(&format!("*{t}+"))
-                || squeezed.contains(&format!("*{t})"))
-                || squeezed.ends_with(&format!("*{t}"));
+            let laid = squeezed.contains(&format!("*{t}+")) || squeezed.contains(&format!("*{t})")) || squeezed.ends_with(&format!("*{t}"));
             if squeezed.contains(&format!("arange(0,{t})")) && laid && !axes.is_empty() {
                 own.insert(t.clone());
                 for a in &axes {
@@ -133,9 +128,7 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
                 own.extend(t.iter().cloned());
             }
         }
-        let is_index = squeezed.contains("arange(")
-            || squeezed.contains("program_id(")
-            || rids.iter().any(|i| index.contains(*i));
+        let is_index = squeezed.contains("arange(") || squeezed.contains("program_id(") || rids.iter().any(|i| index.contains(*i));
         if n.kind() == "assignment" {
             if !axes.is_empty() {
                 axis_of.insert(name.clone(), axes);
@@ -151,13 +144,7 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
     }
 
     let has_index = |ns: &[&str]| ns.iter().any(|i| index.contains(*i));
-    let tiles_in = |ns: &[&str]| -> BTreeSet<String> {
-        ns.iter()
-            .filter_map(|i| tile_of.get(*i))
-            .flatten()
-            .cloned()
-            .collect()
-    };
+    let tiles_in = |ns: &[&str]| -> BTreeSet<String> { ns.iter().filter_map(|i| tile_of.get(*i)).flatten().cloned().collect() };
     let mut shape_seeds: BTreeSet<String> = BTreeSet::new();
     for n in &nodes {
         match n.kind() {
@@ -171,10 +158,7 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
                             if bn.kind() == "identifier" {
                                 let t = tiles_in(a);
                                 if !t.is_empty() {
-                                    p.by_dim
-                                        .entry(node_text(src, bn).to_string())
-                                        .or_default()
-                                        .extend(t);
+                                    p.by_dim.entry(node_text(src, bn).to_string()).or_default().extend(t);
                                 }
                             }
                         }
@@ -182,14 +166,8 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
                 }
             }
             "binary_operator" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| node_text(src, o))
-                    .unwrap_or("");
-                let (Some(l), Some(r)) = (
-                    n.child_by_field_name("left"),
-                    n.child_by_field_name("right"),
-                ) else {
+                let op = n.child_by_field_name("operator").map(|o| node_text(src, o)).unwrap_or("");
+                let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) else {
                     continue;
                 };
                 if op == "%" || op == "//" {
@@ -199,49 +177,29 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
                         if op == "%" && r.kind() == "identifier" {
                             let t = tiles_in(&li);
                             if !t.is_empty() {
-                                p.by_dim
-                                    .entry(node_text(src, r).to_string())
-                                    .or_default()
-                                    .extend(t);
+                                p.by_dim.entry(node_text(src, r).to_string()).or_default().extend(t);
                             }
                         }
                     }
                 }
                 // `(D + B - 1) // B`: D is covered by tiles of B.
-                if op == "//"
-                    && r.kind() == "identifier"
-                    && tiles.iter().any(|t| t == node_text(src, r))
-                {
-                    if let Some(d) = ids(src, l)
-                        .first()
-                        .filter(|d| !tiles.iter().any(|t| t == *d))
-                    {
-                        p.by_dim
-                            .entry(d.to_string())
-                            .or_default()
-                            .insert(node_text(src, r).to_string());
+                if op == "//" && r.kind() == "identifier" && tiles.iter().any(|t| t == node_text(src, r)) {
+                    if let Some(d) = ids(src, l).first().filter(|d| !tiles.iter().any(|t| t == *d)) {
+                        p.by_dim.entry(d.to_string()).or_default().insert(node_text(src, r).to_string());
                         shape_seeds.insert(d.to_string());
                     }
                 }
             }
             "call" => {
-                let f = n
-                    .child_by_field_name("function")
-                    .map(|f| node_text(src, f))
-                    .unwrap_or("");
+                let f = n.child_by_field_name("function").map(|f| node_text(src, f)).unwrap_or("");
                 let Some(args) = n.child_by_field_name("arguments") else {
                     continue;
                 };
                 let a: Vec<Node> = named_children(args).collect();
                 if f.ends_with("cdiv") && a.len() == 2 {
                     shape_seeds.extend(ids(src, a[0]).iter().map(|s| s.to_string()));
-                    if a[0].kind() == "identifier"
-                        && tiles.iter().any(|t| t == node_text(src, a[1]))
-                    {
-                        p.by_dim
-                            .entry(node_text(src, a[0]).to_string())
-                            .or_default()
-                            .insert(node_text(src, a[1]).to_string());
+                    if a[0].kind() == "identifier" && tiles.iter().any(|t| t == node_text(src, a[1])) {
+                        p.by_dim.entry(node_text(src, a[0]).to_string()).or_default().insert(node_text(src, a[1]).to_string());
                     }
                 } else if f == "range" || f.ends_with("static_range") {
                     for x in a.iter().take(2) {
@@ -276,10 +234,7 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
     while changed {
         changed = false;
         for (name, rhs) in &rhs_of {
-            if shapes.contains(name)
-                && !index.contains(name)
-                && !node_text(src, *rhs).contains("load(")
-            {
+            if shapes.contains(name) && !index.contains(name) && !node_text(src, *rhs).contains("load(") {
                 for id in ids(src, *rhs) {
                     changed |= shapes.insert(id.to_string());
                 }
@@ -314,10 +269,7 @@ mod tests {
         let p = read(src, &names(&["BM", "BN", "BK"]));
         assert_eq!(p.by_dim["M"], ["BM".to_string()].into());
         assert_eq!(p.by_dim["N"], ["BN".to_string()].into());
-        assert!(
-            !p.by_dim.contains_key("K"),
-            "rk is not laid along an axis: {p:?}"
-        );
+        assert!(!p.by_dim.contains_key("K"), "rk is not laid along an axis: {p:?}");
         assert_eq!(p.by_axis[&0], ["BM".to_string()].into());
         assert_eq!(p.by_axis[&1], ["BN".to_string()].into());
         assert!(p.pointers.contains("A") && p.pointers.contains("C"));

@@ -18,21 +18,11 @@ impl ConfigValue {
         match self {
             ConfigValue::Int(i) => i.to_string(),
             ConfigValue::Str(s) => format!("'{s}'"),
-            ConfigValue::Bool(b) => {
-                if *b {
-                    "True".into()
-                } else {
-                    "False".into()
-                }
-            }
+            ConfigValue::Bool(b) => if *b { "True".into() } else { "False".into() },
         }
     }
     pub fn as_int(&self) -> Option<i64> {
-        if let ConfigValue::Int(i) = self {
-            Some(*i)
-        } else {
-            None
-        }
+        if let ConfigValue::Int(i) = self { Some(*i) } else { None }
     }
     fn from_json(v: &serde_json::Value) -> Option<ConfigValue> {
         match v {
@@ -65,21 +55,13 @@ impl TuneConfig {
             }
             let _ = write!(s, "'{k}': {}", v.render());
         }
-        let _ = write!(
-            s,
-            "}}, num_warps={}, num_stages={})",
-            self.num_warps, self.num_stages
-        );
+        let _ = write!(s, "}}, num_warps={}, num_stages={})", self.num_warps, self.num_stages);
         s
     }
 
     /// Short form for evidence and progress: `BLOCK_M=128 BLOCK_N=64 w8 s3`.
     pub fn label(&self) -> String {
-        let mut s: Vec<String> = self
-            .kwargs
-            .iter()
-            .map(|(k, v)| format!("{k}={}", v.render().trim_matches('\'')))
-            .collect();
+        let mut s: Vec<String> = self.kwargs.iter().map(|(k, v)| format!("{k}={}", v.render().trim_matches('\''))).collect();
         s.push(format!("w{}", self.num_warps));
         s.push(format!("s{}", self.num_stages));
         s.join(" ")
@@ -152,36 +134,11 @@ impl TuneTarget {
         Self {
             backend: TuneBackend::Xpu,
             subgroup_option: t.toolchain.subgroup_option.clone(),
-            grf_large: t
-                .toolchain
-                .grf_large_values
-                .first()
-                .cloned()
-                .filter(|_| t.device.has_large_grf.get().copied().unwrap_or(true)),
-            grf_small: t
-                .toolchain
-                .grf_mode_values
-                .iter()
-                .find(|v| *v == "128" || *v == "small")
-                .cloned(),
-            max_work_group: t
-                .device
-                .max_work_group_size
-                .get()
-                .copied()
-                .unwrap_or(d.max_work_group),
-            max_work_group_large_grf: t
-                .device
-                .max_work_group_size_large_grf
-                .get()
-                .copied()
-                .unwrap_or(d.max_work_group_large_grf),
-            sub_group_sizes: t
-                .device
-                .sub_group_sizes
-                .get()
-                .cloned()
-                .unwrap_or(d.sub_group_sizes),
+            grf_large: t.toolchain.grf_large_values.first().cloned().filter(|_| t.device.has_large_grf.get().copied().unwrap_or(true)),
+            grf_small: t.toolchain.grf_mode_values.iter().find(|v| *v == "128" || *v == "small").cloned(),
+            max_work_group: t.device.max_work_group_size.get().copied().unwrap_or(d.max_work_group),
+            max_work_group_large_grf: t.device.max_work_group_size_large_grf.get().copied().unwrap_or(d.max_work_group_large_grf),
+            sub_group_sizes: t.device.sub_group_sizes.get().cloned().unwrap_or(d.sub_group_sizes),
             shared_bytes: t.device.slm_bytes.get().copied().unwrap_or(d.shared_bytes),
             has_dpas: t.device.has_dpas.get().copied().unwrap_or(true),
         }
@@ -230,27 +187,18 @@ const SEEDS_SOFTMAX: &str = include_str!("../../../../knowledge/autotune/softmax
 
 fn seeds(json: &str) -> Vec<SeedConfig> {
     // The files are embedded and covered by a unit test; a broken one yields no seeds, not a panic.
-    serde_json::from_str::<SeedFile>(json)
-        .map(|f| f.configs)
-        .unwrap_or_default()
+    serde_json::from_str::<SeedFile>(json).map(|f| f.configs).unwrap_or_default()
 }
 
 /// Which of the kernel's names plays the seed's role: BLOCK_SIZE_M ~ BLOCK_M ~ BM by axis letter.
 fn axis_of(name: &str) -> Option<(bool, char)> {
     let up = name.to_ascii_uppercase();
     let is_group = up.contains("GROUP");
-    let is_block = up.contains("BLOCK")
-        || up.starts_with("BM")
-        || up.starts_with("BN")
-        || up.starts_with("BK")
-        || up.contains("TILE");
+    let is_block = up.contains("BLOCK") || up.starts_with("BM") || up.starts_with("BN") || up.starts_with("BK") || up.contains("TILE");
     if !is_group && !is_block {
         return None;
     }
-    let last = up
-        .trim_end_matches(|c: char| c.is_ascii_digit())
-        .chars()
-        .last()?;
+    let last = up.trim_end_matches(|c: char| c.is_ascii_digit()).chars().last()?;
     matches!(last, 'M' | 'N' | 'K' | 'D').then_some((is_group, last))
 }
 
@@ -259,16 +207,10 @@ fn map_seed(seed: &SeedConfig, input: &TuneInput, target: &TuneTarget) -> Option
     cfg.num_warps = seed.num_warps;
     cfg.num_stages = seed.num_stages;
     for (k, v) in &seed.kwargs {
-        let Some(val) = ConfigValue::from_json(v) else {
-            continue;
-        };
+        let Some(val) = ConfigValue::from_json(v) else { continue };
         if k == "grf_mode" {
             let large = matches!(v.as_str(), Some("256") | Some("large"));
-            let name = if large {
-                target.grf_large.clone()
-            } else {
-                target.grf_small.clone()
-            };
+            let name = if large { target.grf_large.clone() } else { target.grf_small.clone() };
             if let Some(n) = name {
                 set(&mut cfg, "grf_mode", ConfigValue::Str(n));
             } else if large {
@@ -306,25 +248,12 @@ pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConf
     let mut out = vec![input.start.clone()];
     let candidates: Vec<TuneConfig> = match (input.kind, target.backend) {
         (KernelKind::Gemm, TuneBackend::Xpu) => {
-            let mut v: Vec<TuneConfig> = seeds(SEEDS_GEMM)
-                .iter()
-                .filter_map(|s| map_seed(s, input, target))
-                .collect();
-            v.extend(
-                seeds(SEEDS_GEMM_EPILOGUE)
-                    .iter()
-                    .filter_map(|s| map_seed(s, input, target)),
-            );
+            let mut v: Vec<TuneConfig> = seeds(SEEDS_GEMM).iter().filter_map(|s| map_seed(s, input, target)).collect();
+            v.extend(seeds(SEEDS_GEMM_EPILOGUE).iter().filter_map(|s| map_seed(s, input, target)));
             v
         }
-        (KernelKind::Attention, TuneBackend::Xpu) => seeds(SEEDS_ATTENTION)
-            .iter()
-            .filter_map(|s| map_seed(s, input, target))
-            .collect(),
-        (KernelKind::RowWise, TuneBackend::Xpu) => seeds(SEEDS_SOFTMAX)
-            .iter()
-            .filter_map(|s| map_seed(s, input, target))
-            .collect(),
+        (KernelKind::Attention, TuneBackend::Xpu) => seeds(SEEDS_ATTENTION).iter().filter_map(|s| map_seed(s, input, target)).collect(),
+        (KernelKind::RowWise, TuneBackend::Xpu) => seeds(SEEDS_SOFTMAX).iter().filter_map(|s| map_seed(s, input, target)).collect(),
         (KernelKind::Gemm, TuneBackend::Cuda) => {
             // Upstream Triton's tutorial-03 CUDA list (BM, BN, BK, GROUP, stages, warps) plus two fp16 tiles.
             const L: &[(i64, i64, i64, i64, u32, u32)] = &[
@@ -339,11 +268,7 @@ pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConf
                 (128, 128, 64, 8, 3, 8),
                 (128, 256, 32, 8, 3, 8),
             ];
-            L.iter()
-                .filter_map(|&(m, n, k, g, s, w)| {
-                    from_axes(input, &[('M', m), ('N', n), ('K', k)], Some(g), w, s)
-                })
-                .collect()
+            L.iter().filter_map(|&(m, n, k, g, s, w)| from_axes(input, &[('M', m), ('N', n), ('K', k)], Some(g), w, s)).collect()
         }
         (KernelKind::Attention, TuneBackend::Cuda) => {
             let mut v = Vec::new();
@@ -360,10 +285,7 @@ pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConf
         }
         (KernelKind::RowWise, TuneBackend::Cuda) => [1u32, 2, 4, 8, 16, 32]
             .iter()
-            .map(|&w| TuneConfig {
-                num_warps: w,
-                ..input.start.clone()
-            })
+            .map(|&w| TuneConfig { num_warps: w, ..input.start.clone() })
             .collect(),
         (KernelKind::Other, _) => grid(input, target),
     };
@@ -383,31 +305,14 @@ pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConf
     out
 }
 
-fn from_axes(
-    input: &TuneInput,
-    axes: &[(char, i64)],
-    group: Option<i64>,
-    warps: u32,
-    stages: u32,
-) -> Option<TuneConfig> {
-    let mut cfg = TuneConfig {
-        num_warps: warps,
-        num_stages: stages,
-        ..input.start.clone()
-    };
+fn from_axes(input: &TuneInput, axes: &[(char, i64)], group: Option<i64>, warps: u32, stages: u32) -> Option<TuneConfig> {
+    let mut cfg = TuneConfig { num_warps: warps, num_stages: stages, ..input.start.clone() };
     for &(axis, v) in axes {
-        let (name, _) = input
-            .blocks
-            .iter()
-            .find(|(n, _)| axis_of(n) == Some((false, axis)))?;
+        let (name, _) = input.blocks.iter().find(|(n, _)| axis_of(n) == Some((false, axis)))?;
         set(&mut cfg, name, ConfigValue::Int(v));
     }
     if let Some(g) = group {
-        if let Some((name, _)) = input
-            .blocks
-            .iter()
-            .find(|(n, _)| axis_of(n).is_some_and(|(is_group, _)| is_group))
-        {
+        if let Some((name, _)) = input.blocks.iter().find(|(n, _)| axis_of(n).is_some_and(|(is_group, _)| is_group)) {
             set(&mut cfg, name, ConfigValue::Int(g));
         }
     }
@@ -421,35 +326,18 @@ fn grid(input: &TuneInput, target: &TuneTarget) -> Vec<TuneConfig> {
         if axis_of(name).is_some_and(|(g, _)| g) {
             continue;
         }
-        let values: Vec<i64> = [*v / 4, *v / 2, *v, *v * 2, *v * 4]
-            .into_iter()
-            .filter(|x| *x >= 16 && *x <= 16384 && x.count_ones() == 1)
-            .collect();
+        let values: Vec<i64> = [*v / 4, *v / 2, *v, *v * 2, *v * 4].into_iter().filter(|x| *x >= 16 && *x <= 16384 && x.count_ones() == 1).collect();
         configs = configs
             .iter()
-            .flat_map(|c| {
-                values.iter().map(move |x| {
-                    let mut c = c.clone();
-                    set(&mut c, name, ConfigValue::Int(*x));
-                    c
-                })
-            })
+            .flat_map(|c| values.iter().map(move |x| {
+                let mut c = c.clone();
+                set(&mut c, name, ConfigValue::Int(*x));
+                c
+            }))
             .collect();
     }
-    let warps: &[u32] = if target.backend == TuneBackend::Cuda {
-        &[1, 2, 4, 8, 16]
-    } else {
-        &[2, 4, 8, 16, 32]
-    };
-    configs
-        .iter()
-        .flat_map(|c| {
-            warps.iter().map(move |w| TuneConfig {
-                num_warps: *w,
-                ..c.clone()
-            })
-        })
-        .collect()
+    let warps: &[u32] = if target.backend == TuneBackend::Cuda { &[1, 2, 4, 8, 16] } else { &[2, 4, 8, 16, 32] };
+    configs.iter().flat_map(|c| warps.iter().map(move |w| TuneConfig { num_warps: *w, ..c.clone() })).collect()
 }
 
 /// The XF rules' limits, applied to a config before it costs a measurement.
@@ -467,11 +355,7 @@ pub fn legal(c: &TuneConfig, input: &TuneInput, target: &TuneTarget) -> bool {
     let sub_group = match target.backend {
         TuneBackend::Cuda => 32,
         TuneBackend::Xpu => {
-            let explicit = target
-                .subgroup_option
-                .as_deref()
-                .and_then(|o| c.get(o))
-                .and_then(|v| v.as_int());
+            let explicit = target.subgroup_option.as_deref().and_then(|o| c.get(o)).and_then(|v| v.as_int());
             match explicit {
                 Some(s) => {
                     if !target.sub_group_sizes.contains(&(s as u32)) {
@@ -479,20 +363,12 @@ pub fn legal(c: &TuneConfig, input: &TuneInput, target: &TuneTarget) -> bool {
                     }
                     s as u32
                 }
-                None if matches!(input.kind, KernelKind::Gemm | KernelKind::Attention)
-                    && target.has_dpas =>
-                {
-                    16
-                }
+                None if matches!(input.kind, KernelKind::Gemm | KernelKind::Attention) && target.has_dpas => 16,
                 None => 32,
             }
         }
     };
-    let max_wg = if large {
-        target.max_work_group_large_grf
-    } else {
-        target.max_work_group
-    };
+    let max_wg = if large { target.max_work_group_large_grf } else { target.max_work_group };
     if c.num_warps * sub_group > max_wg {
         return false; // XF102
     }
@@ -502,28 +378,16 @@ pub fn legal(c: &TuneConfig, input: &TuneInput, target: &TuneTarget) -> bool {
             if v <= 0 || (!is_group && !(v as u64).is_power_of_two()) {
                 return false; // XF108: aranges over block sizes need powers of two
             }
-            if matches!(input.kind, KernelKind::Gemm | KernelKind::Attention)
-                && !is_group
-                && v < 16
-                && axis_of(name).is_some_and(|(_, a)| a != 'M')
-            {
+            if matches!(input.kind, KernelKind::Gemm | KernelKind::Attention) && !is_group && v < 16 && axis_of(name).is_some_and(|(_, a)| a != 'M') {
                 return false; // XF110: tl.dot minimum N/K
             }
         }
     }
     if input.kind == KernelKind::Gemm {
-        let dim = |axis: char| {
-            input
-                .blocks
-                .iter()
-                .find(|(n, _)| axis_of(n) == Some((false, axis)))
-                .and_then(|(n, _)| c.get(n))
-                .and_then(|v| v.as_int())
-        };
+        let dim = |axis: char| input.blocks.iter().find(|(n, _)| axis_of(n) == Some((false, axis))).and_then(|(n, _)| c.get(n)).and_then(|v| v.as_int());
         if let (Some(m), Some(n), Some(k)) = (dim('M'), dim('N'), dim('K')) {
             // XF201's estimate: pipelined A and B tiles in shared memory.
-            let bytes =
-                ((m * k + k * n) as u64) * input.dot_elem_bytes * c.num_stages.max(1) as u64;
+            let bytes = ((m * k + k * n) as u64) * input.dot_elem_bytes * c.num_stages.max(1) as u64;
             if target.backend == TuneBackend::Cuda && bytes > target.shared_bytes {
                 return false;
             }
@@ -537,22 +401,10 @@ mod tests {
     use super::*;
 
     fn gemm_input() -> TuneInput {
-        let blocks = vec![
-            ("BLOCK_M".to_string(), 32),
-            ("BLOCK_N".to_string(), 32),
-            ("BLOCK_K".to_string(), 32),
-            ("GROUP_M".to_string(), 1),
-        ];
+        let blocks = vec![("BLOCK_M".to_string(), 32), ("BLOCK_N".to_string(), 32), ("BLOCK_K".to_string(), 32), ("GROUP_M".to_string(), 1)];
         TuneInput {
             kind: KernelKind::Gemm,
-            start: TuneConfig {
-                kwargs: blocks
-                    .iter()
-                    .map(|(n, v)| (n.clone(), ConfigValue::Int(*v)))
-                    .collect(),
-                num_warps: 4,
-                num_stages: 2,
-            },
+            start: TuneConfig { kwargs: blocks.iter().map(|(n, v)| (n.clone(), ConfigValue::Int(*v))).collect(), num_warps: 4, num_stages: 2 },
             blocks,
             dot_elem_bytes: 2,
         }
@@ -560,12 +412,7 @@ mod tests {
 
     #[test]
     fn embedded_seed_files_parse() {
-        for f in [
-            SEEDS_GEMM,
-            SEEDS_GEMM_EPILOGUE,
-            SEEDS_ATTENTION,
-            SEEDS_SOFTMAX,
-        ] {
+        for f in [SEEDS_GEMM, SEEDS_GEMM_EPILOGUE, SEEDS_ATTENTION, SEEDS_SOFTMAX] {
             assert!(!seeds(f).is_empty());
         }
     }
@@ -577,15 +424,9 @@ mod tests {
         let first_seed = &s[1];
         assert_eq!(first_seed.get("BLOCK_M"), Some(&ConfigValue::Int(256)));
         assert_eq!(first_seed.get("GROUP_M"), Some(&ConfigValue::Int(4)));
-        assert_eq!(
-            first_seed.get("grf_mode"),
-            Some(&ConfigValue::Str("256".into()))
-        );
+        assert_eq!(first_seed.get("grf_mode"), Some(&ConfigValue::Str("256".into())));
         // 64 warps only with the small GRF; never with large (XF103).
-        assert!(
-            s.iter().all(|c| !(c.num_warps > 32
-                && c.get("grf_mode") == Some(&ConfigValue::Str("256".into()))))
-        );
+        assert!(s.iter().all(|c| !(c.num_warps > 32 && c.get("grf_mode") == Some(&ConfigValue::Str("256".into())))));
         assert!(s.iter().any(|c| c.num_warps == 64));
     }
 
@@ -593,18 +434,12 @@ mod tests {
     fn cuda_space_has_no_intel_options_and_fits_shared_memory() {
         let s = build(&gemm_input(), &TuneTarget::cuda(), 64);
         assert!(s.len() > 5);
-        assert!(
-            s.iter()
-                .all(|c| c.get("grf_mode").is_none() && c.num_warps <= 32)
-        );
+        assert!(s.iter().all(|c| c.get("grf_mode").is_none() && c.num_warps <= 32));
     }
 
     #[test]
     fn spaces_are_cut_to_the_limit_keeping_the_start() {
-        let input = TuneInput {
-            kind: KernelKind::Other,
-            ..gemm_input()
-        };
+        let input = TuneInput { kind: KernelKind::Other, ..gemm_input() };
         let s = build(&input, &TuneTarget::cuda(), 6);
         assert_eq!(s.len(), 6);
         assert_eq!(s[0], input.start);
@@ -612,17 +447,7 @@ mod tests {
 
     #[test]
     fn renders_a_triton_config() {
-        let c = TuneConfig {
-            kwargs: vec![
-                ("BLOCK".into(), ConfigValue::Int(64)),
-                ("grf_mode".into(), ConfigValue::Str("256".into())),
-            ],
-            num_warps: 8,
-            num_stages: 2,
-        };
-        assert_eq!(
-            c.render(),
-            "triton.Config({'BLOCK': 64, 'grf_mode': '256'}, num_warps=8, num_stages=2)"
-        );
+        let c = TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(64)), ("grf_mode".into(), ConfigValue::Str("256".into()))], num_warps: 8, num_stages: 2 };
+        assert_eq!(c.render(), "triton.Config({'BLOCK': 64, 'grf_mode': '256'}, num_warps=8, num_stages=2)");
     }
 }
