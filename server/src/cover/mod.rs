@@ -33,6 +33,7 @@ pub mod lsp_provider;
 pub mod outline;
 pub mod prompt;
 pub mod run;
+mod tune;
 pub mod settings;
 pub mod spec;
 

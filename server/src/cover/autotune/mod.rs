@@ -4,6 +4,9 @@
 //! now-conflicting launch keywords removed (a grid that used those values reads them from `META`:
 //! [`grid`] says which literal is which name, [`pairing`] reads the kernel for it and for the key).
 
+pub mod budget;
+pub mod derive;
+pub mod emit;
 pub mod grid;
 pub mod pairing;
 pub mod space;
