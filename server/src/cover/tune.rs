@@ -38,8 +38,9 @@ impl Families {
         let requested = ctx.req.family.clone();
         let small = if fams.iter().any(|x| x == "ci") { Some("ci".to_string()) } else { None };
         let on_cpu = ctx.req.device == DeviceKind::Cpu;
-        f.source = if on_cpu { requested.clone().or(small.clone()) } else { small.clone().or(requested.clone()) };
-        if !on_cpu && requested.is_some() && requested != f.source {
+        // Derived variants scale the small family's dims; without one (only large families) none are made.
+        f.source = if on_cpu { requested.clone().or(small.clone()) } else { small.clone() };
+        if !on_cpu && requested.is_some() && f.source.is_some() && requested != f.source {
             f.opts.timing_family = requested;
         }
         f.spec_text = Some(text);

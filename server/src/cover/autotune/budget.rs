@@ -52,10 +52,15 @@ pub fn plan(k: &Knobs, budget_s: f64, spent_s: f64, eval_s: f64, screening: usiz
     (n, spent_s + screening as f64 * eval_s + n as f64 * eval_s + final_s)
 }
 
+/// Whether [`prune`] applies: an element-wise kernel (one tile name, no `tl.dot`).
+pub fn prunes(input: &TuneInput) -> bool {
+    input.kind == KernelKind::Other && input.blocks.len() == 1
+}
+
 /// Element-wise kernels (one tile name, no `tl.dot`): drop configs whose tile gives a thread fewer than
 /// one or more than `max` elements, and put those near a 16-byte vector per thread first.
 pub fn prune(configs: &mut Vec<TuneConfig>, input: &TuneInput, k: &Knobs, elem_bytes: f64, warp: u32) {
-    if input.kind != KernelKind::Other || input.blocks.len() != 1 || configs.is_empty() {
+    if !prunes(input) || configs.is_empty() {
         return;
     }
     let name = input.blocks[0].0.clone();

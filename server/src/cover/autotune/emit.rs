@@ -7,7 +7,10 @@ use super::{AutotuneError, Plan, budget};
 /// The pruned space in the order the stage measures it; the start config first.
 pub fn space_for(plan: &Plan, tt: &TuneTarget, max: usize, text: &str) -> Vec<TuneConfig> {
     let knobs = budget::Knobs::embedded();
-    // Pruning first, then the cut: the limit counts configs worth measuring.
+    if !budget::prunes(&plan.input) {
+        return space::build(&plan.input, tt, max.max(2)); // thinned evenly over the whole space
+    }
+    // Pruning first, then the cut: the limit counts configs worth measuring, best-placed first.
     let mut configs = space::build(&plan.input, tt, usize::MAX);
     let elem_bytes = if text.contains("float16") || text.contains("bfloat16") { 2.0 } else { 4.0 };
     budget::prune(&mut configs, &plan.input, &knobs, elem_bytes, if tt.backend == space::TuneBackend::Cuda { 32 } else { 16 });
