@@ -61,6 +61,10 @@ fn every_kernel_of_the_suite_has_its_grid_read_and_a_shape_only_key() {
         let settled = p.grid.factors.iter().filter(|f| matches!(f.basis, autotune::grid::Basis::Dim(_) | autotune::grid::Basis::Axis(_))).count();
         assert_eq!(settled, *by_code, "{name}: {:?}", p.grid.factors);
         assert_eq!(p.key, key.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{name}");
+        // GEMM-shaped kernels get the GEMM space whatever their tiles are called (BM, BLOCK_SIZE_M, ...).
+        if name.contains("gemm") || name.contains("bmm") || name.contains("linear") {
+            assert_eq!(p.input.kind, autotune::space::KernelKind::Gemm, "{name}");
+        }
         // The rewrite leaves no tuned literal in any grid, and it still parses.
         let out = p.render(&text, &[p.input.start.clone()]).unwrap();
         let o = Outline::build(&out);

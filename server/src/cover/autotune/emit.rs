@@ -7,7 +7,8 @@ use super::{AutotuneError, Plan, budget};
 /// The pruned space in the order the stage measures it; the start config first.
 pub fn space_for(plan: &Plan, tt: &TuneTarget, max: usize, text: &str) -> Vec<TuneConfig> {
     let knobs = budget::Knobs::embedded();
-    if !budget::prunes(&plan.input) {
+    // The per-thread rule holds for a 1-D tile: one `tl.arange` in the file.
+    if !budget::prunes(&plan.input) || text.matches("tl.arange(").count() != 1 {
         return space::build(&plan.input, tt, max.max(2)); // thinned evenly over the whole space
     }
     // Pruning first, then the cut: the limit counts configs worth measuring, best-placed first.

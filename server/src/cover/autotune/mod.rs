@@ -151,7 +151,9 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
 
 fn space_axis(name: &str) -> Option<char> {
     let up = name.to_ascii_uppercase();
-    if up.contains("GROUP") || !(up.contains("BLOCK") || up.contains("TILE")) {
+    // `BM`/`BN`/`BK` as in many GEMMs, besides BLOCK_M / BLOCK_SIZE_M / TILE_M.
+    let short = up.len() == 2 && up.starts_with('B');
+    if up.contains("GROUP") || !(up.contains("BLOCK") || up.contains("TILE") || short) {
         return None;
     }
     up.chars().last().filter(|c| matches!(c, 'M' | 'N' | 'K'))
