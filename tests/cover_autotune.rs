@@ -114,13 +114,34 @@ async fn the_small_family_is_checked_and_the_requested_one_timed() {
     req.family = Some("bench-gpu".into());
     let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
     std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
-    let stub = Stub::start(vec![verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
+    // First the start config on the check family (are the derived variants sound?), then the sweep.
+    let stub = Stub::start(vec![verdict("correct", 1.0), verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::NoImprovement);
     let requests = stub.requests.lock().unwrap().clone();
-    let args = &requests[0]["args"];
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[0]["args"]["no_timing"], true);
+    let args = &requests[1]["args"];
     assert_eq!(args["family"], "xeforge-check");
     assert_eq!(args["timing_family"], "bench-gpu");
-    // The check family is written beside the work: ci's variant plus N = 4097 (not a multiple of any block).
+    // The check family: ci's variant plus N = 4097 (not a multiple of any block).
     assert!(out.rounds[0].notes.iter().any(|n| n.contains("N=4097")), "{:?}", out.rounds[0].notes);
+}
+
+#[tokio::test]
+async fn derived_variants_the_original_does_not_hold_on_are_dropped() {
+    let (dir, mut req) = setup();
+    req.family = Some("bench-gpu".into());
+    let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
+    std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    // The start config fails on the derived variant (edges): the stage falls back; Multiples has nothing
+    // new for one dimension, so the spec's own family is checked.
+    let stub = Stub::start(vec![verdict("incorrect", 1.0), verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::NoImprovement);
+    let requests = stub.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[1]["args"]["family"], "ci");
+    assert!(requests[1]["args"].get("spec").is_none_or(|s| !s.as_str().unwrap_or("").contains("check-spec")));
+    assert!(out.rounds[0].notes.iter().any(|n| n.contains("checking on the spec's own family")), "{:?}", out.rounds[0].notes);
 }

@@ -117,6 +117,29 @@ impl StageRunner {
         fam.derive(ctx, derive::Strategy::Edges);
         let mut round = 0u32;
 
+        // The derived variants must hold for the kernel as it is: the start config renders grids that
+        // compute the same numbers under any reading, so a failure there means the variant is unsound
+        // (an output the original leaves unwritten, a dim another must equal), not the rewrite.
+        let start_text = plan.render(text, std::slice::from_ref(&plan.input.start))?;
+        let mut start_eval: Option<(RoundRecord, Option<Evaluation>)> = None;
+        while fam.derived.is_some() {
+            round += 1;
+            let mut rec = RoundRecord::new(round, "autotune", "starting config on the check family (are the derived variants sound?)");
+            rec.notes.push(fam.note());
+            let opts = EvalOpts { no_timing: !on_cpu, ..fam.opts.clone() };
+            let t = Instant::now();
+            let e = self.try_candidate_with(ctx, round, &start_text, &mut rec, progress, Some(&opts)).await?;
+            spent.push(t.elapsed().as_secs_f64());
+            let sound = e.as_ref().is_some_and(|e| e.verdict.is_correct());
+            if !sound {
+                rec.notes.push(fam.fall_back(ctx));
+                rounds.push(rec);
+                continue;
+            }
+            start_eval = Some((rec, e));
+            break;
+        }
+
         // Readings the kernel leaves open: the first one correct on configs that set the names apart.
         let mut reading = 0usize;
         if plan.readings.len() > 1 {
@@ -167,6 +190,12 @@ impl StageRunner {
         if on_cpu {
             // The interpreter can neither time configs nor run Triton's autotuner over several: the
             // decorator gets the starting config alone, checked on the derived variants too.
+            if let Some((mut rec, Some(e))) = start_eval.filter(|_| reading == 0) {
+                rec.detail = "starting config only (the interpreter cannot time configs)".into();
+                rec.notes.splice(0..0, reading_notes.clone());
+                rounds.push(rec);
+                return Ok(self.acceptable(ctx, &e).map(|status| Best { text: start_text, evaluation: e, status }));
+            }
             round += 1;
             let mut rec = RoundRecord::new(round, "autotune", "starting config only (the interpreter cannot time configs)");
             rec.notes = reading_notes.clone();
@@ -185,7 +214,10 @@ impl StageRunner {
             };
         }
 
-        // The sweep: the start config is the original itself (speedup 1 by definition), so it is not run.
+        if let Some((rec, _)) = start_eval {
+            rounds.push(rec);
+        }
+        // The sweep: the start config is the original itself (speedup 1 by definition), so it is not timed.
         let sweep: Vec<space::TuneConfig> = configs.iter().skip(1).cloned().collect();
         let (planned, expected) = budget::plan(&knobs, budget_s, clock.elapsed().as_secs_f64(), eval_s, 0, sweep.len());
         progress(Progress::Planned { configs: planned, expected_s: expected.round() as u64 });
