@@ -8,7 +8,7 @@ use openai_stub::{Reply, Stub};
 use std::path::Path;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use xeforge::cover::{OutcomeStatus, StageRequest, StageRunner};
+use xeforge::cover::{OutcomeStatus, Progress, StageRequest, StageRunner};
 use xeforge::harness::{DeviceKind, Harness, HarnessSettings};
 use xeforge::knowledge::Knowledge;
 
@@ -43,25 +43,38 @@ fn runner(url: &str, dir: &Path) -> StageRunner {
 #[tokio::test]
 async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
     let (dir, req) = setup();
-    // Space of 4: the start config (≈1.0), then three candidates: slower, faster, fastest; then the final list.
-    let stub = Stub::start(vec![
-        verdict("correct", 1.0),
-        verdict("slower", 0.7),
-        verdict("accepted", 1.3),
-        verdict("accepted", 1.6),
-        verdict("accepted", 1.55),
-    ])
-    .await;
-    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    // Space of 4: the start config (the original itself, not run), then three candidates: slower, one the
+    // sweep cannot tell from the fastest, the fastest; then the final list.
+    let stub = Stub::start(vec![verdict("slower", 0.7), verdict("accepted", 1.59), verdict("accepted", 1.6), verdict("accepted", 1.55)]).await;
+    let mut planned = None;
+    let out = runner(&stub.url, dir.path())
+        .run(
+            req,
+            |p| {
+                if let Progress::Planned { configs, expected_s } = p {
+                    planned.get_or_insert((configs, expected_s));
+                }
+            },
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
     assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    // Said before it started: 3 configs and the knowledge base's prior for how long that takes.
+    let (n, secs) = planned.unwrap();
+    assert_eq!(n, 3);
+    assert!(secs > 10 && secs < 60, "{secs}");
     let new = out.new_text.unwrap();
     let requests = stub.requests.lock().unwrap().clone();
-    assert_eq!(requests.len(), 5);
+    assert_eq!(requests.len(), 4);
+    // The sweep is timed with few pairs; the final list in full.
+    assert_eq!(requests[0]["args"]["runs"], 20);
+    assert!(requests[3]["args"].get("runs").is_none());
     let configs_in = |s: &str| s.matches("triton.Config(").count();
-    assert_eq!(configs_in(&new), 2, "only the two configs that beat the start: {new}");
+    assert_eq!(configs_in(&new), 2, "the fastest and the one the sweep could not tell from it: {new}");
     assert!(new.contains("@triton.autotune(") && new.contains("key=['n_elements']"), "{new}");
     assert!(new.contains("scale_kernel[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, out, n)"), "{new}");
-    // The fastest config (round 4, 1.6×) is listed first, then round 3's (1.3×).
+    // The fastest config (round 3, 1.6×) is listed first, then round 2's (1.59×).
     let first = new.split("triton.Config(").nth(1).unwrap();
     let second = new.split("triton.Config(").nth(2).unwrap();
     let label = |c: &str| {
@@ -70,8 +83,8 @@ async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
         let stages = c.split("num_stages=").nth(1).unwrap().split(')').next().unwrap().to_string();
         format!("BLOCK_SIZE={block} w{warps} s{stages}")
     };
-    assert_eq!(label(first), out.rounds[3].detail);
-    assert_eq!(label(second), out.rounds[2].detail);
+    assert!(out.rounds[2].detail.starts_with(&label(first)), "{} vs {}", out.rounds[2].detail, label(first));
+    assert!(out.rounds[1].detail.starts_with(&label(second)));
     assert!(std::fs::read_to_string(requests[3]["args"]["candidate"].as_str().unwrap()).is_err(), "the work directory is cleaned up");
     assert!(out.summary.starts_with("autotune: verified 1.55× faster"), "{}", out.summary);
 }
@@ -79,18 +92,56 @@ async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
 #[tokio::test]
 async fn when_nothing_beats_the_start_the_file_is_unchanged() {
     let (dir, req) = setup();
-    let stub = Stub::start(vec![verdict("correct", 1.0), verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
+    let stub = Stub::start(vec![verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::NoImprovement);
     assert!(out.new_text.is_none());
-    assert_eq!(stub.requests.lock().unwrap().len(), 4, "no final run without a better config");
+    assert_eq!(stub.requests.lock().unwrap().len(), 3, "no final run without a better config");
 }
 
 #[tokio::test]
 async fn a_final_list_that_is_not_verified_faster_is_dropped() {
     let (dir, req) = setup();
-    let stub = Stub::start(vec![verdict("correct", 1.0), verdict("accepted", 1.1), verdict("slower", 0.9), verdict("slower", 0.9), verdict("correct", 1.01)]).await;
+    let stub = Stub::start(vec![verdict("accepted", 1.1), verdict("slower", 0.9), verdict("slower", 0.9), verdict("correct", 1.01)]).await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::NoImprovement);
     assert!(out.new_text.is_none());
+}
+
+#[tokio::test]
+async fn the_small_family_is_checked_and_the_requested_one_timed() {
+    let (dir, mut req) = setup();
+    req.family = Some("bench-gpu".into());
+    let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
+    std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    // First the start config on the check family (are the derived variants sound?), then the sweep.
+    let stub = Stub::start(vec![verdict("correct", 1.0), verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::NoImprovement);
+    let requests = stub.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[0]["args"]["no_timing"], true);
+    let args = &requests[1]["args"];
+    assert_eq!(args["family"], "xeforge-check");
+    assert_eq!(args["timing_family"], "bench-gpu");
+    // The check family: ci's variant plus N = 4097 (not a multiple of any block).
+    assert!(out.rounds[0].notes.iter().any(|n| n.contains("N=4097")), "{:?}", out.rounds[0].notes);
+}
+
+#[tokio::test]
+async fn derived_variants_the_original_does_not_hold_on_are_dropped() {
+    let (dir, mut req) = setup();
+    req.family = Some("bench-gpu".into());
+    let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
+    std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    // The start config fails on the derived variant (edges): the stage falls back; Multiples has nothing
+    // new for one dimension, so the spec's own family is checked.
+    let stub = Stub::start(vec![verdict("incorrect", 1.0), verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::NoImprovement);
+    let requests = stub.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(requests[1]["args"]["family"], "ci");
+    assert!(requests[1]["args"].get("spec").is_none_or(|s| !s.as_str().unwrap_or("").contains("check-spec")));
+    assert!(out.rounds[0].notes.iter().any(|n| n.contains("checking on the spec's own family")), "{:?}", out.rounds[0].notes);
 }

@@ -38,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--seeds", type=int, default=P.DEFAULT_SEEDS)
     ev.add_argument("--timeout", type=float, default=P.DEFAULT_TIMEOUT_S, help="wall-clock limit for the candidate's process, seconds")
     ev.add_argument("--no-timing", action="store_true")
+    ev.add_argument("--timing-family", help="time on this family's largest variant (default: the checked family)")
     ev.add_argument("--runs", type=int, default=100, help="timed baseline/candidate pairs (GPU only)")
     ev.add_argument("--warmup", type=int, default=25, help="untimed pairs before timing (GPU only)")
 
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         if ns.command == "probe":
             result = service.probe({"device": ns.device}, workers)
         else:
-            raw = {k: getattr(ns, k) for k in ("kernel", "candidate", "spec", "reference", "device", "family", "seeds", "timeout", "no_timing", "runs", "warmup")}
+            raw = {k: getattr(ns, k) for k in ("kernel", "candidate", "spec", "reference", "device", "family", "seeds", "timeout", "no_timing", "runs", "warmup", "timing_family")}
             result = service.evaluate(raw, workers)
     print(P.dumps(result))
     return P.exit_status(result)

@@ -47,6 +47,8 @@ class EvaluateArgs:
     no_timing: bool = False
     runs: int = 100
     warmup: int = 25
+    # Time on this family's largest variant instead of the checked family's (checked: small, timed: large).
+    timing_family: str | None = None
 
     @staticmethod
     def from_mapping(raw: Any) -> "EvaluateArgs":
@@ -61,7 +63,7 @@ class EvaluateArgs:
         for required in ("kernel", "candidate"):
             if not isinstance(args.get(required), str) or not args[required]:
                 raise ArgsError(required, "a file path is required")
-        for opt in ("spec", "reference", "family"):
+        for opt in ("spec", "reference", "family", "timing_family"):
             if args.get(opt) is not None and not isinstance(args[opt], str):
                 raise ArgsError(opt, "expected a string")
         device = args.get("device", "auto")
@@ -94,6 +96,7 @@ class EvaluateArgs:
             no_timing=no_timing,
             runs=runs,
             warmup=warmup,
+            timing_family=args.get("timing_family"),
         )
 
 

@@ -30,6 +30,8 @@ def evaluate(raw_args: dict, workers: Workers) -> dict:
         try:
             spec = load_spec(spec_path)
             spec.resolve_family(args.family)
+            if args.timing_family:
+                spec.resolve_family(args.timing_family)
         except SpecError as e:
             return P.error_result(str(e), field=f"spec.{e.field}" if e.field != "family" else "family")
     elif args.family:
@@ -50,6 +52,7 @@ def evaluate(raw_args: dict, workers: Workers) -> dict:
         "no_timing": args.no_timing,
         "runs": args.runs,
         "warmup": args.warmup,
+        "timing_family": args.timing_family,
     }
     return workers.for_device(kind).run({"kind": "evaluate", "args": job_args, "timeout": args.timeout})
 

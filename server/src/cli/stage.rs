@@ -66,6 +66,12 @@ pub struct StageArgs {
     /// Most configs the autotune stage measures.
     #[arg(long, default_value_t = 16)]
     pub max_configs: usize,
+    /// Seconds the autotune stage aims to finish in (default: the knowledge base's, 60).
+    #[arg(long, default_value_t = 0)]
+    pub budget: u64,
+    /// Autotune: write the pruned config space as one file per config (and index.json) into DIR, run nothing.
+    #[arg(long, value_name = "DIR")]
+    pub emit_space: Option<PathBuf>,
     #[arg(long)]
     pub llm_url: Option<String>,
     #[arg(long)]
@@ -80,12 +86,10 @@ pub fn run(args: StageArgs) -> u8 {
             return 2;
         }
     };
-    let env = match Env::new(
-        &args.file,
-        &args.harness,
-        args.llm_url.clone(),
-        args.llm_model.clone(),
-    ) {
+    if let Some(dir) = &args.emit_space {
+        return emit_space(&args, &text, dir);
+    }
+    let env = match Env::new(&args.file, &args.harness, args.llm_url.clone(), args.llm_model.clone()) {
         Ok(e) => e,
         Err(code) => return code,
     };
@@ -93,6 +97,7 @@ pub fn run(args: StageArgs) -> u8 {
     req.kernel = args.kernel.clone();
     req.rounds = args.rounds;
     req.max_configs = args.max_configs;
+    req.budget_s = args.budget;
     if let Some(d) = &args.target_device {
         req.target_device = d.clone();
     }
@@ -239,11 +244,49 @@ impl Env {
     }
 }
 
+/// `--emit-space DIR`: the autotune stage's pruned space, one file per config, for sweeps.
+fn emit_space(args: &StageArgs, text: &str, dir: &Path) -> u8 {
+    use crate::cover::autotune::{self, emit, space};
+    let o = crate::cover::outline::Outline::build(text);
+    let tt = if args.harness.device == "cuda" { space::TuneTarget::cuda() } else { space::TuneTarget::xpu_default() };
+    let files = autotune::pick_kernel(&o, args.kernel.as_deref())
+        .and_then(|k| autotune::plan(text, &o, k, tt.backend))
+        .and_then(|p| emit::files(&p, &tt, args.max_configs, text));
+    let files = match files {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("xeforge stage: {e}");
+            return 2;
+        }
+    };
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!("xeforge stage: {}: {e}", dir.display());
+        return 2;
+    }
+    let mut index = Vec::new();
+    for (i, (label, body)) in files.iter().enumerate() {
+        let name = format!("config_{i:03}.py");
+        if let Err(e) = std::fs::write(dir.join(&name), body) {
+            eprintln!("xeforge stage: {}: {e}", dir.display());
+            return 2;
+        }
+        index.push(serde_json::json!({"file": name, "config": label, "start": i == 0}));
+    }
+    let _ = std::fs::write(dir.join("index.json"), serde_json::to_string_pretty(&index).unwrap_or_default());
+    println!("{} configs written to {}", files.len(), dir.display());
+    0
+}
+
 fn show(tty: bool, p: &Progress) {
     if !tty {
+        // Logs still say how long the stage expects to take.
+        if matches!(p, Progress::Planned { .. }) {
+            eprintln!("{}", p.message());
+        }
         return;
     }
     match p {
+        Progress::Planned { .. } => eprintln!("\r\x1b[2K{}", p.message()),
         // Lasting lines for results, one self-overwriting line for activity.
         Progress::Rejected { .. } | Progress::Evaluated { .. } => {
             eprintln!("\r\x1b[2K{}", p.message())

@@ -27,6 +27,15 @@ pub struct RoundRecord {
     /// Per-variant tolerance and error figures from the harness.
     pub variants: Vec<crate::harness::protocol::VariantResult>,
     pub message: Option<String>,
+    /// What each `triton.autotune` in the candidate chose, per key (variant shape).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub autotune_picks: Vec<crate::harness::protocol::AutotunePick>,
+    /// Why this round was run or how it was read (grid reading, derived variants, budget).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Wall-clock seconds of the harness evaluation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
 }
 
 impl RoundRecord {
@@ -46,6 +55,9 @@ impl RoundRecord {
             candidate_us: None,
             variants: Vec::new(),
             message: None,
+            autotune_picks: Vec::new(),
+            notes: Vec::new(),
+            seconds: None,
         }
     }
 
@@ -60,11 +72,9 @@ impl RoundRecord {
             self.baseline_us = t.baseline_us;
             self.candidate_us = t.candidate_us;
         }
-        self.variants = e
-            .correctness
-            .as_ref()
-            .map(|c| c.variants.clone())
-            .unwrap_or_default();
+        self.autotune_picks = e.compile.as_ref().map(|c| c.autotune_picks.clone()).unwrap_or_default();
+        self.seconds = e.elapsed.as_ref().and_then(|x| x.wall_s);
+        self.variants = e.correctness.as_ref().map(|c| c.variants.clone()).unwrap_or_default();
         if !e.verdict.is_correct() {
             self.message = Some(e.failure_text(600));
         }

@@ -36,6 +36,7 @@ pub mod outline;
 pub mod problem;
 pub mod prompt;
 pub mod run;
+mod tune;
 pub mod settings;
 pub mod spec;
 

@@ -1,7 +1,7 @@
 //! The verify-and-refine loop of one stage: generate → guard → harness → feedback, up to N rounds,
 //! keeping the best verified candidate; then the evidence record. See the module docs in `cover`.
 
-use super::autotune::{self, space};
+use super::autotune;
 use super::evidence::{self, Record, RoundRecord};
 use super::guard::{self, GuardPolicy, Rejection, Scope};
 use super::outline::{Outline, slice};
@@ -36,6 +36,8 @@ pub struct StageRequest {
     pub timeout: u64,
     /// Most configs the autotune stage measures.
     pub max_configs: usize,
+    /// Seconds the autotune stage aims to finish in; 0 takes the knowledge base's default.
+    pub budget_s: u64,
     /// The file before any stage of an `optimize` run; the result is re-verified against it.
     pub pristine: Option<String>,
     /// Where `.xeforge/` lives.
@@ -59,6 +61,7 @@ impl StageRequest {
             rounds: 5,
             timeout: 120,
             max_configs: 16,
+            budget_s: 0,
             pristine: None,
             workspace,
         }
@@ -68,27 +71,13 @@ impl StageRequest {
 /// Reported while the run goes on (a CLI spinner, LSP `$/progress`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Progress {
-    Started {
-        stage: String,
-        kernel: String,
-        rounds: u32,
-    },
-    Generating {
-        round: u32,
-    },
-    Rejected {
-        round: u32,
-        rejection: Rejection,
-    },
-    Evaluating {
-        round: u32,
-        what: String,
-    },
-    Evaluated {
-        round: u32,
-        verdict: Verdict,
-        speedup: Option<f64>,
-    },
+    Started { stage: String, kernel: String, rounds: u32 },
+    Generating { round: u32 },
+    Rejected { round: u32, rejection: Rejection },
+    Evaluating { round: u32, what: String },
+    Evaluated { round: u32, verdict: Verdict, speedup: Option<f64> },
+    /// The autotune stage's plan, before it measures anything.
+    Planned { configs: usize, expected_s: u64 },
     Reverifying,
 }
 
@@ -113,6 +102,7 @@ impl Progress {
                 Some(s) => format!("round {round}: {verdict} ({s:.2}×)"),
                 None => format!("round {round}: {verdict}"),
             },
+            Progress::Planned { configs, expected_s } => format!("measuring {configs} configs: about {expected_s} s"),
             Progress::Reverifying => "re-verifying against the original file".into(),
         }
     }
@@ -125,7 +115,7 @@ impl Progress {
             ((f64::from(round.saturating_sub(1)) + part) / rounds * 90.0).min(90.0) as u32
         };
         match self {
-            Progress::Started { .. } => 0,
+            Progress::Started { .. } | Progress::Planned { .. } => 0,
             Progress::Generating { round } => done(*round, 0.0),
             Progress::Rejected { round, .. } | Progress::Evaluated { round, .. } => {
                 done(*round, 1.0)
@@ -217,25 +207,35 @@ pub struct StageRunner {
 }
 
 /// The best verified candidate so far.
-struct Best {
-    text: String,
-    evaluation: Evaluation,
-    status: OutcomeStatus,
+pub(super) struct Best {
+    pub(super) text: String,
+    pub(super) evaluation: Evaluation,
+    pub(super) status: OutcomeStatus,
 }
 
-struct Ctx<'a> {
-    req: &'a StageRequest,
-    stage: &'a Stage,
-    work: PathBuf,
-    original_path: PathBuf,
-    spec: Option<PathBuf>,
-    cancel: &'a CancellationToken,
+pub(super) struct Ctx<'a> {
+    pub(super) req: &'a StageRequest,
+    pub(super) stage: &'a Stage,
+    pub(super) work: PathBuf,
+    pub(super) original_path: PathBuf,
+    pub(super) spec: Option<PathBuf>,
+    pub(super) cancel: &'a CancellationToken,
     policy: GuardPolicy,
     started: u64,
     kernel: String,
     /// Knowledge-base (device, toolchain) ids.
     target: (String, String),
     problem: Option<super::problem::Problem>,
+}
+
+/// Overrides of one evaluation's harness arguments (the autotune stage's checked and timed families).
+#[derive(Debug, Clone, Default)]
+pub(super) struct EvalOpts {
+    pub(super) spec: Option<PathBuf>,
+    pub(super) family: Option<String>,
+    pub(super) timing_family: Option<String>,
+    pub(super) runs: Option<u32>,
+    pub(super) no_timing: bool,
 }
 
 impl StageRunner {
@@ -457,22 +457,29 @@ impl StageRunner {
         })
     }
 
-    async fn evaluate(
-        &self,
-        ctx: &Ctx<'_>,
-        kernel: &Path,
-        candidate: &Path,
-    ) -> Result<Evaluation, StageError> {
+    /// One harness evaluation; an `error` verdict is returned, not raised.
+    pub(super) async fn evaluate_raw(&self, ctx: &Ctx<'_>, kernel: &Path, candidate: &Path, opts: Option<&EvalOpts>) -> Result<Evaluation, StageError> {
         let mut args = EvaluateArgs::new(kernel.to_path_buf(), candidate.to_path_buf());
         args.spec = ctx.spec.clone();
         args.device = ctx.req.device;
         args.family = ctx.req.family.clone();
         args.seeds = ctx.req.seeds.max(3);
         args.timeout = ctx.req.timeout;
-        let e = tokio::select! {
-            _ = ctx.cancel.cancelled() => return Err(StageError::Cancelled),
-            r = self.harness.evaluate(&args) => r?,
-        };
+        if let Some(o) = opts {
+            args.spec = o.spec.clone().or(args.spec);
+            args.family = o.family.clone().or(args.family);
+            args.timing_family = o.timing_family.clone();
+            args.runs = o.runs;
+            args.no_timing = o.no_timing;
+        }
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => Err(StageError::Cancelled),
+            r = self.harness.evaluate(&args) => Ok(r?),
+        }
+    }
+
+    async fn evaluate(&self, ctx: &Ctx<'_>, kernel: &Path, candidate: &Path) -> Result<Evaluation, StageError> {
+        let e = self.evaluate_raw(ctx, kernel, candidate, None).await?;
         if e.verdict == Verdict::Error {
             // The harness itself could not run (bad spec, no device): no candidate can fix that. Its
             // answer is still evidence: recorded, and its message shown wherever the error goes.
@@ -530,13 +537,23 @@ impl StageRunner {
     }
 
     /// Guard, then verify one candidate; `None` when the guard rejected it.
-    async fn try_candidate(
+    async fn try_candidate(&self, ctx: &Ctx<'_>, round: u32, text: &str, rec: &mut RoundRecord, progress: &mut impl FnMut(Progress)) -> Result<Option<Evaluation>, StageError> {
+        let e = self.try_candidate_with(ctx, round, text, rec, progress, None).await?;
+        if let Some(e) = e.as_ref().filter(|e| e.verdict == Verdict::Error) {
+            return Err(StageError::HarnessVerdictError(e.message.clone().unwrap_or_else(|| e.failure_text(400))));
+        }
+        Ok(e)
+    }
+
+    /// [`Self::try_candidate`] with harness overrides; an `error` verdict comes back as an evaluation.
+    pub(super) async fn try_candidate_with(
         &self,
         ctx: &Ctx<'_>,
         round: u32,
         text: &str,
         rec: &mut RoundRecord,
         progress: &mut impl FnMut(Progress),
+        opts: Option<&EvalOpts>,
     ) -> Result<Option<Evaluation>, StageError> {
         rec.candidate_sha256 = Some(evidence::sha256(text));
         if let Err(r) = guard::check(&ctx.req.text, text, ctx.policy) {
@@ -549,11 +566,8 @@ impl StageRunner {
         }
         let path = ctx.work.join(format!("candidate_{round}.py"));
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
-        progress(Progress::Evaluating {
-            round,
-            what: rec.detail.clone(),
-        });
-        let e = self.evaluate(ctx, &ctx.original_path, &path).await?;
+        progress(Progress::Evaluating { round, what: rec.detail.clone() });
+        let e = self.evaluate_raw(ctx, &ctx.original_path, &path, opts).await?;
         rec.record_evaluation(&e);
         progress(Progress::Evaluated {
             round,
@@ -563,7 +577,7 @@ impl StageRunner {
         Ok(Some(e))
     }
 
-    fn acceptable(&self, ctx: &Ctx<'_>, e: &Evaluation) -> Option<OutcomeStatus> {
+    pub(super) fn acceptable(&self, ctx: &Ctx<'_>, e: &Evaluation) -> Option<OutcomeStatus> {
         match e.verdict {
             Verdict::Accepted => Some(OutcomeStatus::Accepted),
             Verdict::Correct if ctx.stage.correctness_only || e.device.is_cpu() => {
@@ -571,91 +585,6 @@ impl StageRunner {
             }
             _ => None,
         }
-    }
-
-    async fn autotune(
-        &self,
-        ctx: &Ctx<'_>,
-        outline: &Outline,
-        kernel: &str,
-        target: Target<'_>,
-        rounds: &mut Vec<RoundRecord>,
-        progress: &mut impl FnMut(Progress),
-    ) -> Result<Option<Best>, StageError> {
-        let text = &ctx.req.text;
-        let tt = if ctx.req.device == DeviceKind::Cuda {
-            space::TuneTarget::cuda()
-        } else {
-            space::TuneTarget::from_knowledge(&target)
-        };
-        let f = autotune::pick_kernel(outline, Some(kernel))?;
-        let plan = autotune::plan(text, outline, f, tt.backend)?;
-        let configs = space::build(&plan.input, &tt, ctx.req.max_configs.max(2));
-        let mut on_cpu = ctx.req.device == DeviceKind::Cpu;
-        let mut measured: Vec<(space::TuneConfig, f64)> = Vec::new();
-        let mut round = 0;
-        if !on_cpu {
-            for c in &configs {
-                if ctx.cancel.is_cancelled() {
-                    return Err(StageError::Cancelled);
-                }
-                round += 1;
-                let mut rec = RoundRecord::new(round, "autotune", c.label());
-                let cand = plan.render(text, std::slice::from_ref(c))?;
-                let e = self
-                    .try_candidate(ctx, round, &cand, &mut rec, progress)
-                    .await?;
-                rounds.push(rec);
-                let Some(e) = e else { continue };
-                if e.device.is_cpu() {
-                    on_cpu = true; // the interpreter cannot rank configs
-                    break;
-                }
-                if let (true, Some(s)) = (e.verdict.is_correct(), e.speedup()) {
-                    measured.push((c.clone(), s));
-                }
-            }
-        }
-        // The final list: the fastest measured configs (at most 4, only those that beat the start). The CPU
-        // interpreter can neither time configs nor run Triton's autotuner over several, so there the
-        // decorator gets the starting config alone: the rewrite is checked, nothing unmeasured is claimed.
-        let chosen: Vec<space::TuneConfig> = if on_cpu {
-            vec![plan.input.start.clone()]
-        } else {
-            measured.sort_by(|a, b| b.1.total_cmp(&a.1));
-            measured
-                .iter()
-                .filter(|(_, s)| *s > 1.0)
-                .take(4)
-                .map(|(c, _)| c.clone())
-                .collect()
-        };
-        if chosen.is_empty() || (!on_cpu && chosen.len() == 1 && chosen[0] == plan.input.start) {
-            return Ok(None);
-        }
-        round += 1;
-        let label = if on_cpu {
-            "starting config only (the interpreter cannot time configs)".to_string()
-        } else {
-            format!(
-                "final list of {} config{}",
-                chosen.len(),
-                if chosen.len() == 1 { "" } else { "s" }
-            )
-        };
-        let mut rec = RoundRecord::new(round, "autotune", label);
-        let cand = plan.render(text, &chosen)?;
-        let e = self
-            .try_candidate(ctx, round, &cand, &mut rec, progress)
-            .await?;
-        rounds.push(rec);
-        Ok(e.and_then(|e| {
-            self.acceptable(ctx, &e).map(|status| Best {
-                text: cand,
-                evaluation: e,
-                status,
-            })
-        }))
     }
 
     /// `device-tuning`'s first round: the rule engine's own fixes for the stage's rules.

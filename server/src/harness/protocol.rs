@@ -100,6 +100,12 @@ pub struct EvaluateArgs {
     /// Wall-clock limit for the candidate's process, seconds.
     pub timeout: u64,
     pub no_timing: bool,
+    /// Time on this family's largest variant; correctness stays on `family` (harness addition).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing_family: Option<String>,
+    /// Timed pairs (harness default 100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u32>,
 }
 
 impl EvaluateArgs {
@@ -114,6 +120,8 @@ impl EvaluateArgs {
             seeds: 3,
             timeout: 120,
             no_timing: false,
+            timing_family: None,
+            runs: None,
         }
     }
 }
@@ -158,6 +166,26 @@ pub struct CompileReport {
     pub configs: Vec<ConfigMetadata>,
     #[serde(default)]
     pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub autotune_picks: Vec<AutotunePick>,
+}
+
+/// What a `triton.autotune` of the candidate chose for one key (after the timed warm-up).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AutotunePick {
+    #[serde(default)]
+    pub kernel: String,
+    #[serde(default)]
+    pub key: Vec<String>,
+    #[serde(default)]
+    pub config: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Seconds the evaluation took (harness addition).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Elapsed {
+    #[serde(default)]
+    pub wall_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -269,6 +297,8 @@ pub struct Evaluation {
     /// `timeout` and `crashed`: what the candidate's process was doing.
     #[serde(default)]
     pub phase: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed: Option<Elapsed>,
 }
 
 impl Evaluation {

@@ -61,3 +61,25 @@ def collect(module: ModuleType) -> list[dict]:
                     }
                 )
     return configs
+
+
+def picks(module: ModuleType) -> list[dict]:
+    """What each `triton.autotune` of the module chose, per key it was called with (its `cache`)."""
+    out = []
+    for value in list(vars(module).values()):
+        cache = getattr(value, "cache", None)
+        if not isinstance(cache, dict) or not hasattr(value, "configs"):
+            continue
+        fn = getattr(value, "fn", None)
+        name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "?")
+        for key, cfg in list(cache.items()):
+            kwargs = getattr(cfg, "kwargs", None)
+            if not isinstance(kwargs, dict):
+                continue
+            config = {k: v for k, v in kwargs.items() if isinstance(v, (bool, int, float, str))}
+            for opt in ("num_warps", "num_stages"):
+                v = getattr(cfg, opt, None)
+                if isinstance(v, int):
+                    config[opt] = v
+            out.append({"kernel": name, "key": [str(k) for k in (key if isinstance(key, tuple) else (key,))], "config": config})
+    return out

@@ -62,6 +62,8 @@ class Problem:
     original_kernels: set[str] = field(default_factory=set)
     original_launches: int = 0
     notes: list[str] = field(default_factory=list)
+    # Variants only timed (`timing_family`): built and run once on both sides, checked by the timed protocol.
+    timed_only: list[Variant] = field(default_factory=list)
 
 
 def _name(v: Variant | None) -> str:
@@ -172,6 +174,7 @@ class Judge:
         if problem.spec is None and not has_inputs:
             raise Stop(P.ERROR, "no spec (none given, no <kernel>.yaml beside the kernel) and the kernel file defines no get_inputs()")
         self._reference_runs(problem)
+        self._reference_runs(problem, problem.timed_only, seeds=1)
         timed = self._timed_variant(problem)
         solo = None
         if timed is not None:
@@ -206,6 +209,9 @@ class Judge:
             if failure is not None:
                 break
 
+        for variant in problem.timed_only:
+            if failure is None:
+                self._build_candidate(problem, variant)
         result["compile"] = self._compile_report()
         self._guard(problem, result, cand_ops, cand_kernels, launches, tampered)
         if failure is not None:
@@ -228,6 +234,9 @@ class Judge:
                 raise Stop(P.REJECTED, result["timing"].pop("rejected"))
             if result["timing"].get("incorrect"):
                 raise Stop(P.INCORRECT, result["timing"].pop("incorrect"))
+            if result["compile"].get("metadata_available"):
+                # The autotuner searched the timed variant's key during warm-up: record what it picked.
+                result["compile"]["autotune_picks"] = self._compile_report().get("autotune_picks", [])
             if self.kind == "cpu":
                 checked = result["timing"]
                 result["timing"] = timing.not_meaningful(
@@ -256,11 +265,17 @@ class Judge:
             except SpecError as e:
                 raise Stop(P.ERROR, str(e)) from None
         variants: list[Variant | None] = list(spec.variants(family)) if spec else [None]
-        return Problem(kind=self.kind, spec=spec, family=family, variants=variants)
+        problem = Problem(kind=self.kind, spec=spec, family=family, variants=variants)
+        if spec is not None and self.args.timing_family and self.args.timing_family != family:
+            try:
+                problem.timed_only = list(spec.variants(spec.resolve_family(self.args.timing_family)))
+            except SpecError as e:
+                raise Stop(P.ERROR, str(e)) from None
+        return problem
 
-    def _reference_runs(self, problem: Problem) -> None:
+    def _reference_runs(self, problem: Problem, variants=None, seeds: int | None = None) -> None:
         """Everything the trusted side computes, before the candidate's code exists anywhere."""
-        for variant in problem.variants:
+        for variant in (problem.variants if variants is None else variants):
             name = _name(variant)
             self.set_phase("reference:init")
             dtype = variant.dtype if variant is not None else None
@@ -269,7 +284,7 @@ class Judge:
                 problem.notes.append(f"{name}: original {reply['note']}")
             problem.models[name] = (reply, tensors)
             refs = []
-            for n, seed in enumerate(_seeds(self.args.seeds)):
+            for n, seed in enumerate(_seeds(self.args.seeds)[:seeds]):
                 self.set_phase("reference:forward")
                 reply, tensors = self.trusted_call({"op": "reference", "variant": name, "seed": seed, "record_original": n == 0},
                                                    what=f"the reference on {name}")
@@ -291,16 +306,15 @@ class Judge:
         if self.args.no_timing or (self.kind == "cpu" and os.environ.get("XEFORGE_HARNESS_CPU_TIMING") != "1"):
             return None
         best, size = None, -1
-        for variant in problem.variants:
+        for variant in problem.timed_only or problem.variants:
             ref = problem.refs[_name(variant)][0]
             numel = sum(t.numel() for t in ref.inputs[1])
             if numel > size:
                 best, size = variant, numel
         return best
 
-    def _check_variant(self, problem: Problem, variant, cand_ops, cand_kernels, launches, tampered):
+    def _build_candidate(self, problem: Problem, variant) -> None:
         name = _name(variant)
-        report: dict = {"name": name, "seeds": 0, "max_abs": 0.0, "rel_err": 0.0}
         self.set_phase("candidate:init")
         model_reply, model_tensors = problem.models[name]
         reply, _ = self.candidate_call(
@@ -309,6 +323,11 @@ class Judge:
             model_tensors, what=f"building the entry for {name}")
         if reply.get("note"):
             problem.notes.append(f"{name}: candidate {reply['note']}")
+
+    def _check_variant(self, problem: Problem, variant, cand_ops, cand_kernels, launches, tampered):
+        name = _name(variant)
+        report: dict = {"name": name, "seeds": 0, "max_abs": 0.0, "rel_err": 0.0}
+        self._build_candidate(problem, variant)
         ref_prints, cand_prints = [], []
         for n, (seed, ref) in enumerate(zip(_seeds(self.args.seeds), problem.refs[name])):
             self.set_phase("candidate:forward")
@@ -357,7 +376,8 @@ class Judge:
                 raise ValueError("no list")
         except Exception as e:  # noqa: BLE001  (metadata is a report, never a reason to fail a candidate)
             return {"ok": True, "configs": [], "metadata_available": False, "note": f"could not read Triton's kernel cache: {e}"}
-        return {"ok": True, "configs": configs, "metadata_available": True}
+        picks = reply.get("autotune_picks")
+        return {"ok": True, "configs": configs, "metadata_available": True, "autotune_picks": picks if isinstance(picks, list) else []}
 
     def _guard(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> None:
         new_ops = guard.new_compute_ops(cand_ops, problem.original_ops)

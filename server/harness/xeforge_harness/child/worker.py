@@ -295,7 +295,7 @@ class Worker:
         if self.kind == "cpu":
             return {"configs": None}, []
         module = self.modules.get("candidate") or self.modules.get("original")
-        return {"configs": compile_meta.collect(module)}, []
+        return {"configs": compile_meta.collect(module), "autotune_picks": compile_meta.picks(module)}, []
 
     # --- timed calls ---------------------------------------------------------------------------
 

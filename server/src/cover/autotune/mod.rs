@@ -1,8 +1,14 @@
 //! The deterministic `autotune` generator: read what a kernel tunes (its autotune configs, or the
 //! literal launch options it hard-codes), build a config space ([`space`]), and write chosen configs
 //! back: the `configs=[...]` list is replaced, or an `@triton.autotune` decorator is added and the
-//! now-conflicting launch keywords removed (a grid that used those values becomes `lambda META: ...`).
+//! now-conflicting launch keywords removed (a grid that used those values reads them from `META`:
+//! [`grid`] says which literal is which name, [`pairing`] reads the kernel for it and for the key).
 
+pub mod budget;
+pub mod derive;
+pub mod emit;
+pub mod grid;
+pub mod pairing;
 pub mod space;
 
 use super::outline::{Arg, Function, LaunchSite, Outline, slice};
@@ -21,8 +27,6 @@ pub enum AutotuneError {
     NothingToTune(String),
     #[error("`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally")]
     OpaqueConfigs { kernel: String },
-    #[error("the launch grid `{grid}` uses the value {value}, which both {names} take; write the grid as `lambda META: ...` first")]
-    AmbiguousGrid { grid: String, value: String, names: String },
 }
 
 /// What the generator found out about the kernel; enough to build candidates.
@@ -31,6 +35,10 @@ pub struct Plan {
     pub kernel: String,
     pub input: TuneInput,
     pub key: Vec<String>,
+    /// The launch grids' literals and the tuned names they stand for.
+    pub grid: grid::GridPlan,
+    /// One name per grid factor; the first is the most plausible, the rest are checked by the stage.
+    pub readings: Vec<Vec<String>>,
     how: How,
 }
 
@@ -80,7 +88,9 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
         let mut any = false;
         for a in &launch.args {
-            let Some(name) = a.name.as_deref() else { continue };
+            let Some(name) = a.name.as_deref() else {
+                continue;
+            };
             let v = literal(slice(text, a.value));
             match (name, v) {
                 ("num_warps", Some(ConfigValue::Int(w))) if w > 0 => {
@@ -101,10 +111,15 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         if !any {
             return Err(AutotuneError::NothingToTune(kernel.name.clone()));
         }
+        // The key is the shapes the kernel bounds its indices with: never a pointer (a fresh output
+        // tensor each call would re-run the search every call) nor a float such as `eps`.
+        let tiles: Vec<String> = cfg.kwargs.iter().map(|(k, _)| k.clone()).collect();
+        let facts = pairing::read(body, &tiles);
         let key = kernel
             .params
             .iter()
-            .filter(|p| !constexprs.contains(&p.name.as_str()) && !p.name.ends_with("ptr") && !p.name.starts_with("stride") && p.default.is_none())
+            .filter(|p| !constexprs.contains(&p.name.as_str()) && p.default.is_none())
+            .filter(|p| facts.shapes.contains(&p.name) && !facts.pointers.contains(&p.name))
             .filter(|p| !cfg.kwargs.iter().any(|(k, _)| k == &p.name))
             .map(|p| p.name.clone())
             .collect();
@@ -124,13 +139,21 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         KernelKind::Other
     };
     let fp32 = body.contains("tl.float32") && !body.contains("float16") && !body.contains("bfloat16") && has_dot && !body.contains(".to(tl.float16");
+    let tuned: Vec<(String, i64)> = start.kwargs.iter().filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i))).collect();
+    let names: Vec<String> = tuned.iter().map(|(k, _)| k.clone()).collect();
+    let facts = pairing::read(body, &names);
+    let launches: Vec<&LaunchSite> = o.launches.iter().filter(|l| launch_targets(l, &kernel.name)).collect();
+    let grid = grid::read(text, o, kernel, &launches, &tuned, &facts);
+    let readings = grid.readings();
     let input = TuneInput { kind, blocks, start, dot_elem_bytes: if fp32 { 4 } else { 2 } };
-    Ok(Plan { kernel: kernel.name.clone(), input, key, how })
+    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, how })
 }
 
 fn space_axis(name: &str) -> Option<char> {
     let up = name.to_ascii_uppercase();
-    if up.contains("GROUP") || !(up.contains("BLOCK") || up.contains("TILE")) {
+    // `BM`/`BN`/`BK` as in many GEMMs, besides BLOCK_M / BLOCK_SIZE_M / TILE_M.
+    let short = up.len() == 2 && up.starts_with('B');
+    if up.contains("GROUP") || !(up.contains("BLOCK") || up.contains("TILE") || short) {
         return None;
     }
     up.chars().last().filter(|c| matches!(c, 'M' | 'N' | 'K'))
@@ -177,7 +200,10 @@ fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, 
             match name {
                 "configs" => configs = Some(value),
                 "key" => {
-                    key = crate::syntax::named_children(value).filter_map(|s| literal(crate::syntax::node_text(src, s))).filter_map(|v| if let ConfigValue::Str(s) = v { Some(s) } else { None }).collect()
+                    key = crate::syntax::named_children(value)
+                        .filter_map(|s| literal(crate::syntax::node_text(src, s)))
+                        .filter_map(|v| if let ConfigValue::Str(s) = v { Some(s) } else { None })
+                        .collect()
                 }
                 _ => {}
             }
@@ -233,8 +259,20 @@ fn line_indent(text: &str, at: usize) -> String {
 }
 
 impl Plan {
-    /// The file with `configs` as the kernel's autotune list (and its launches adjusted).
+    /// The file with `configs` as the kernel's autotune list (and its launches adjusted), grids read
+    /// the most plausible way.
     pub fn render(&self, text: &str, configs: &[TuneConfig]) -> Result<String, AutotuneError> {
+        self.render_reading(text, configs, 0)
+    }
+
+    /// The same under reading `reading` of [`Plan::readings`].
+    pub fn render_reading(&self, text: &str, configs: &[TuneConfig], reading: usize) -> Result<String, AutotuneError> {
+        let r = self.readings.get(reading).cloned().unwrap_or_default();
+        self.render_as(text, configs, &r)
+    }
+
+    /// The same with grid factors read as `reading` (one tuned name per factor of [`Plan::grid`]).
+    pub fn render_as(&self, text: &str, configs: &[TuneConfig], reading: &[String]) -> Result<String, AutotuneError> {
         let mut edits: Vec<(TextRange, String)> = Vec::new();
         let tuned: Vec<&str> = configs.iter().flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str())).chain(["num_warps", "num_stages"]).collect();
         match &self.how {
@@ -246,17 +284,11 @@ impl Plan {
                 edits.push((*at, format!("@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{indent})\n{indent}", list(configs, indent))));
             }
         }
+        edits.extend(self.grid.edits(reading));
         // Launch keywords the configs now set would conflict with them (XF109): remove them.
         let o = Outline::build(text);
         for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
-            let removed: Vec<&Arg> = l.args.iter().filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n))).collect();
-            if removed.is_empty() {
-                continue;
-            }
-            if let Some(e) = grid_edit(text, &o, l, &removed)? {
-                edits.push(e);
-            }
-            for a in &removed {
+            for a in l.args.iter().filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n))) {
                 edits.push((arg_with_separator(text, l, a), String::new()));
             }
         }
@@ -293,61 +325,6 @@ fn arg_with_separator(text: &str, l: &LaunchSite, a: &Arg) -> TextRange {
     }
 }
 
-/// When the grid uses a literal that is being tuned, make it read the chosen value from META.
-fn grid_edit(text: &str, o: &Outline, l: &LaunchSite, removed: &[&Arg]) -> Result<Option<(TextRange, String)>, AutotuneError> {
-    let mut grid_range = l.grid;
-    let mut grid = slice(text, grid_range).to_string();
-    // `k[grid](...)` with `grid = (...)` earlier: rewrite that assignment instead.
-    if grid.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        let pattern = format!("{grid} = ");
-        if let Some(pos) = text[..l.range.start].rfind(&pattern) {
-            let start = pos + pattern.len();
-            let end = text[start..].find('\n').map(|e| start + e).unwrap_or(text.len());
-            grid_range = TextRange::new(start, end);
-            grid = text[start..end].to_string();
-        } else {
-            return Ok(None); // a function or a parameter: leave it
-        }
-    }
-    let values: Vec<(String, String)> = removed.iter().filter_map(|a| Some((a.name.clone()?, slice(text, a.value).trim().to_string()))).collect();
-    let meta = grid.trim_start().strip_prefix("lambda").and_then(|r| r.split(':').next()).map(|p| p.trim().to_string());
-    let meta_name = meta.clone().unwrap_or_else(|| "META".into());
-    let mut out = String::new();
-    let mut changed = false;
-    let bytes: Vec<char> = grid.chars().collect();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i].is_alphanumeric() || bytes[i] == '_' {
-            let j = (i..bytes.len()).find(|&j| !(bytes[j].is_alphanumeric() || bytes[j] == '_')).unwrap_or(bytes.len());
-            let tok: String = bytes[i..j].iter().collect();
-            let owners: Vec<&String> = values.iter().filter(|(_, v)| *v == tok).map(|(n, _)| n).collect();
-            if tok.chars().all(|c| c.is_ascii_digit()) && !owners.is_empty() {
-                if owners.len() > 1 {
-                    return Err(AutotuneError::AmbiguousGrid {
-                        grid: grid.trim().to_string(),
-                        value: tok,
-                        names: owners.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" and "),
-                    });
-                }
-                out.push_str(&format!("{meta_name}['{}']", owners[0]));
-                changed = true;
-            } else {
-                out.push_str(&tok);
-            }
-            i = j;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    let _ = o;
-    if !changed {
-        return Ok(None);
-    }
-    let new = if meta.is_some() { out } else { format!("lambda META: {}", out.trim()) };
-    Ok(Some((grid_range, new)))
-}
-
 fn apply(text: &str, mut edits: Vec<(TextRange, String)>) -> Result<String, AutotuneError> {
     edits.sort_by_key(|(r, _)| (r.start, r.end));
     let mut out = String::with_capacity(text.len() + 512);
@@ -369,7 +346,7 @@ mod tests {
     use super::*;
     use space::TuneBackend;
 
-    const HARDCODED: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n    pid = tl.program_id(0)\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n        out = torch.empty_like(x)\n        n = out.numel()\n        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        return out\n";
+    const HARDCODED: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n    pid = tl.program_id(0)\n    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n_elements), mask=offs < n_elements)\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n        out = torch.empty_like(x)\n        n = out.numel()\n        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        return out\n";
 
     #[test]
     fn hardcoded_launch_becomes_an_autotune_decorator() {
@@ -382,7 +359,12 @@ mod tests {
         let mut c = p.input.start.clone();
         c.kwargs[0].1 = ConfigValue::Int(2048);
         let out = p.render(HARDCODED, &[c]).unwrap();
-        assert!(out.contains("@triton.autotune(\n    configs=[\n        triton.Config({'BLOCK_SIZE': 2048}, num_warps=4, num_stages=3),\n    ],\n    key=['n_elements'],\n)\n@triton.jit"), "{out}");
+        assert!(
+            out.contains(
+                "@triton.autotune(\n    configs=[\n        triton.Config({'BLOCK_SIZE': 2048}, num_warps=4, num_stages=3),\n    ],\n    key=['n_elements'],\n)\n@triton.jit"
+            ),
+            "{out}"
+        );
         assert!(out.contains("add_kernel[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, y, out, n)"), "{out}");
     }
 
@@ -409,10 +391,14 @@ mod tests {
     }
 
     #[test]
-    fn a_grid_value_shared_by_two_tuned_names_is_refused() {
-        let src = "import triton\n@triton.jit\ndef k(x_ptr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n    pass\n\ndef run(x):\n    k[(64 * 64,)](x, BLOCK_M=64, BLOCK_N=64)\n";
+    fn a_grid_value_shared_by_two_tuned_names_is_read_from_the_kernel() {
+        let src = "import triton\n@triton.jit\ndef k(x_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n    pid_m = tl.program_id(0)\n    pid_n = tl.program_id(1)\n    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n    tl.store(x_ptr + rm[:, None] * N + rn[None, :], 0, mask=(rm[:, None] < M) & (rn[None, :] < N))\n\ndef run(x, M, N):\n    k[((N + 63) // 64, triton.cdiv(M, 64))](x, N, M, BLOCK_M=64, BLOCK_N=64, num_warps=4)\n";
         let o = Outline::build(src);
         let p = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
-        assert!(matches!(p.render(src, &[p.input.start.clone()]), Err(AutotuneError::AmbiguousGrid { .. })));
+        // Host N is passed as the kernel's M: the first axis is covered by BLOCK_M.
+        assert_eq!(p.readings, vec![vec!["BLOCK_M".to_string(), "BLOCK_N".to_string()]]);
+        assert_eq!(p.key, vec!["M".to_string(), "N".to_string()]);
+        let out = p.render(src, &[p.input.start.clone()]).unwrap();
+        assert!(out.contains("k[lambda META: ((N + (META['BLOCK_M'] - 1)) // META['BLOCK_M'], triton.cdiv(M, META['BLOCK_N']))](x, N, M)"), "{out}");
     }
 }

@@ -326,7 +326,10 @@ fn grid(input: &TuneInput, target: &TuneTarget) -> Vec<TuneConfig> {
         if axis_of(name).is_some_and(|(g, _)| g) {
             continue;
         }
-        let values: Vec<i64> = [*v / 4, *v / 2, *v, *v * 2, *v * 4].into_iter().filter(|x| *x >= 16 && *x <= 16384 && x.count_ones() == 1).collect();
+        // Up to 16× larger: naive element-wise launches start far below the bandwidth-bound tile. Tiles
+        // that start under 16 (heads per program, rows per program) may also shrink.
+        let values: Vec<i64> =
+            [*v / 4, *v / 2, *v, *v * 2, *v * 4, *v * 8, *v * 16].into_iter().filter(|x| *x >= 16.min(*v) && *x >= 1 && *x <= 16384 && x.count_ones() == 1).collect();
         configs = configs
             .iter()
             .flat_map(|c| values.iter().map(move |x| {

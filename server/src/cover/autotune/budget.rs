@@ -1,0 +1,109 @@
+//! The stage's time budget and the knowledge-based pruning before any timing, from
+//! `knowledge/autotune/stage.json`: how long an evaluation takes (a prior, then measured), how many
+//! configs fit, and which element-wise configs are not worth a measurement.
+
+use super::space::{KernelKind, TuneConfig, TuneInput};
+use serde::Deserialize;
+
+const STAGE: &str = include_str!("../../../../knowledge/autotune/stage.json");
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Knobs {
+    pub budget: Budget,
+    pub elementwise: Elementwise,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Budget {
+    pub stage_s: f64,
+    pub eval_s: std::collections::BTreeMap<String, f64>,
+    pub final_factor: f64,
+    pub sweep_runs: u32,
+    pub min_configs: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Elementwise {
+    pub min_elems_per_thread: f64,
+    pub max_elems_per_thread: f64,
+    pub preferred_bytes_per_thread: f64,
+}
+
+impl Knobs {
+    /// The embedded file (covered by a unit test); defaults if it were ever unreadable, never a panic.
+    pub fn embedded() -> Knobs {
+        serde_json::from_str(STAGE).unwrap_or(Knobs {
+            budget: Budget { stage_s: 60.0, eval_s: Default::default(), final_factor: 2.5, sweep_runs: 20, min_configs: 3 },
+            elementwise: Elementwise { min_elems_per_thread: 1.0, max_elems_per_thread: 16.0, preferred_bytes_per_thread: 16.0 },
+        })
+    }
+
+    pub fn eval_prior(&self, device: &str) -> f64 {
+        self.budget.eval_s.get(device).copied().unwrap_or(5.0)
+    }
+}
+
+/// How many sweep configs fit: what is left of `budget_s` after `spent_s`, the final round and the
+/// screening rounds, at `eval_s` each; at least `min_configs`, at most `available`.
+pub fn plan(k: &Knobs, budget_s: f64, spent_s: f64, eval_s: f64, screening: usize, available: usize) -> (usize, f64) {
+    let final_s = eval_s * k.budget.final_factor;
+    let room = budget_s - spent_s - final_s - screening as f64 * eval_s;
+    let n = ((room / eval_s.max(0.1)).floor().max(0.0) as usize).max(k.budget.min_configs).min(available);
+    (n, spent_s + screening as f64 * eval_s + n as f64 * eval_s + final_s)
+}
+
+/// Whether [`prune`] applies: an element-wise kernel (one tile name, no `tl.dot`).
+pub fn prunes(input: &TuneInput) -> bool {
+    input.kind == KernelKind::Other && input.blocks.len() == 1
+}
+
+/// Element-wise kernels (one tile name, no `tl.dot`): drop configs whose tile gives a thread fewer than
+/// one or more than `max` elements, and put those near a 16-byte vector per thread first.
+pub fn prune(configs: &mut Vec<TuneConfig>, input: &TuneInput, k: &Knobs, elem_bytes: f64, warp: u32) {
+    if !prunes(input) || configs.is_empty() {
+        return;
+    }
+    let name = input.blocks[0].0.clone();
+    let per_thread = |c: &TuneConfig| c.get(&name).and_then(|v| v.as_int()).map(|b| b as f64 / (c.num_warps * warp).max(1) as f64);
+    let start = configs[0].clone();
+    let e = &k.elementwise;
+    configs.retain(|c| *c == start || per_thread(c).is_some_and(|p| p >= e.min_elems_per_thread && p <= e.max_elems_per_thread));
+    let want = (e.preferred_bytes_per_thread / elem_bytes.max(1.0)).max(1.0);
+    let rest = &mut configs[1..];
+    rest.sort_by(|a, b| {
+        let d = |c: &TuneConfig| per_thread(c).map(|p| (p / want).log2().abs()).unwrap_or(f64::MAX);
+        d(a).total_cmp(&d(b)).then(b.num_warps.cmp(&a.num_warps))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cover::autotune::space::ConfigValue;
+
+    #[test]
+    fn the_embedded_file_parses() {
+        let k: Knobs = serde_json::from_str(STAGE).unwrap();
+        assert!(k.budget.stage_s <= 90.0 && k.eval_prior("cuda") > 0.0);
+    }
+
+    #[test]
+    fn configs_that_fit_the_budget() {
+        let k = Knobs::embedded();
+        let (n, total) = plan(&k, 60.0, 0.0, 4.0, 0, 30);
+        assert_eq!(n, 12); // 60 - 10 (final) = 50 → 12 at 4 s
+        assert!(total <= 60.0);
+        assert_eq!(plan(&k, 60.0, 0.0, 4.0, 0, 5).0, 5);
+        assert_eq!(plan(&k, 60.0, 80.0, 4.0, 0, 30).0, k.budget.min_configs);
+    }
+
+    #[test]
+    fn elementwise_configs_keep_a_sane_load_per_thread() {
+        let cfg = |b: i64, w: u32| TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(b))], num_warps: w, num_stages: 3 };
+        let input = TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK".into(), 128)], start: cfg(128, 4), dot_elem_bytes: 2 };
+        let mut v = vec![cfg(128, 4), cfg(32, 8), cfg(1024, 4), cfg(4096, 1), cfg(512, 4)];
+        prune(&mut v, &input, &Knobs::embedded(), 4.0, 32);
+        // 32 over 256 threads (< 1 each) and 4096 over 32 (128 each) go; 4 fp32 per thread first.
+        assert_eq!(v, vec![cfg(128, 4), cfg(512, 4), cfg(1024, 4)]);
+    }
+}

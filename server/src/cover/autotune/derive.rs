@@ -1,0 +1,211 @@
+//! Verification variants the spec does not have: a family [`CHECK_FAMILY`] made of the small family's
+//! variants plus one whose dimensions differ from each other and are not multiples of any tile, so a
+//! grid read the wrong way launches too few programs somewhere and fails correctness. A spec with only
+//! square, power-of-two dims cannot tell `cdiv(M, BM) * cdiv(N, BN)` from `cdiv(M, BN) * cdiv(N, BM)`.
+//!
+//! The spec is extended as text (YAML) or as JSON; the original spec is never rewritten.
+
+/// A spec text with the check family, and the derived variant's dims.
+pub type Derived = (String, Vec<(String, i64)>);
+
+/// The family the stage checks correctness on when it derives variants.
+pub const CHECK_FAMILY: &str = "xeforge-check";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// `d * k + 1`: uneven edges (for kernels with masks).
+    Edges,
+    /// `d * k`: still multiples of the spec's own dims (for kernels that assume divisibility).
+    Multiples,
+}
+
+impl Strategy {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Strategy::Edges => "dims made unequal and not multiples of any tile (d·k+1)",
+            Strategy::Multiples => "dims made unequal multiples of the spec's (d·k)",
+        }
+    }
+}
+
+/// Dims of the derived variant: every dimension of at least 16 scaled by 1, 2, 3, 1, ... in order.
+pub fn derive_dims(dims: &[(String, i64)], s: Strategy) -> Vec<(String, i64)> {
+    let mut i = 0;
+    dims.iter()
+        .map(|(k, v)| {
+            if *v < 16 {
+                return (k.clone(), *v);
+            }
+            let f = 1 + (i % 3) as i64;
+            i += 1;
+            (k.clone(), if s == Strategy::Edges { v * f + 1 } else { v * f })
+        })
+        .collect()
+}
+
+/// The spec with [`CHECK_FAMILY`] appended, built from `family`; None when that family cannot be read
+/// or the derived variant would equal the first one.
+pub fn check_spec(spec: &str, family: &str, s: Strategy) -> Option<Derived> {
+    if spec.trim_start().starts_with('{') { json(spec, family, s) } else { yaml(spec, family, s) }
+}
+
+fn json(spec: &str, family: &str, s: Strategy) -> Option<Derived> {
+    let mut v: serde_json::Value = serde_json::from_str(spec).ok()?;
+    let entries = v.get(family)?.as_array()?.clone();
+    let first = entries.first()?.clone();
+    let dims: Vec<(String, i64)> = first.get("dims")?.as_object()?.iter().filter_map(|(k, x)| Some((k.clone(), x.as_i64()?))).collect();
+    let derived = derive_dims(&dims, s);
+    if derived == dims {
+        return None;
+    }
+    let mut extra = first;
+    let map: serde_json::Map<String, serde_json::Value> = derived.iter().map(|(k, x)| (k.clone(), serde_json::Value::from(*x))).collect();
+    extra.as_object_mut()?.insert("dims".into(), serde_json::Value::Object(map));
+    let mut all = entries;
+    all.push(extra);
+    v.as_object_mut()?.insert(CHECK_FAMILY.into(), serde_json::Value::Array(all));
+    Some((serde_json::to_string_pretty(&v).ok()?, derived))
+}
+
+fn indent_of(l: &str) -> usize {
+    l.len() - l.trim_start().len()
+}
+
+fn yaml(spec: &str, family: &str, s: Strategy) -> Option<Derived> {
+    let lines: Vec<&str> = spec.lines().collect();
+    let head = lines.iter().position(|l| {
+        let t = l.split('#').next().unwrap_or("").trim_end();
+        t == format!("{family}:")
+    })?;
+    let end = (head + 1..lines.len()).find(|&i| {
+        let l = lines[i];
+        !l.trim().is_empty() && !l.trim_start().starts_with('#') && indent_of(l) == 0
+    });
+    let block = &lines[head + 1..end.unwrap_or(lines.len())];
+    let starts: Vec<usize> = block.iter().enumerate().filter(|(_, l)| l.trim_start().starts_with("- ")).map(|(i, _)| i).collect();
+    let first_start = *starts.first()?;
+    let first_end = starts.get(1).copied().unwrap_or(block.len());
+    let entry = &block[first_start..first_end];
+    let (dims, dims_line, dims_end) = read_dims(entry)?;
+    let derived = derive_dims(&dims, s);
+    if derived == dims {
+        return None;
+    }
+    let flow = format!("{{{}}}", derived.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "));
+    let mut new_entry: Vec<String> = Vec::new();
+    for (i, l) in entry.iter().enumerate() {
+        if i == dims_line {
+            let at = l.find("dims:")?;
+            new_entry.push(format!("{}dims: {flow}", &l[..at]));
+        } else if i > dims_line && i < dims_end {
+            continue;
+        } else {
+            new_entry.push(l.to_string());
+        }
+    }
+    let mut out = spec.trim_end().to_string();
+    out.push_str("\n\n# Added by xeforge's autotune stage: the family above plus a variant a wrong grid reading fails.\n");
+    out.push_str(&format!("{CHECK_FAMILY}:\n"));
+    for l in block.iter().rev().skip_while(|l| l.trim().is_empty()).collect::<Vec<_>>().into_iter().rev() {
+        out.push_str(l);
+        out.push('\n');
+    }
+    for l in new_entry {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    Some((out, derived))
+}
+
+type DimsAt = (Vec<(String, i64)>, usize, usize);
+
+/// The `dims` of one entry (flow `{A: 1}` or block form), its line, and the line after its block.
+fn read_dims(entry: &[&str]) -> Option<DimsAt> {
+    let line = entry.iter().position(|l| l.contains("dims:"))?;
+    let l = entry[line];
+    let after = l[l.find("dims:")? + 5..].split('#').next().unwrap_or("").trim();
+    let pair = |s: &str| -> Option<(String, i64)> {
+        let (k, v) = s.split_once(':')?;
+        Some((k.trim().to_string(), v.trim().parse().ok()?))
+    };
+    if let Some(inner) = after.strip_prefix('{') {
+        let inner = inner.trim_end_matches('}');
+        let dims: Option<Vec<_>> = inner.split(',').filter(|p| !p.trim().is_empty()).map(pair).collect();
+        return Some((dims?, line, line + 1));
+    }
+    let base = indent_of(l) + if l.trim_start().starts_with("- ") { 2 } else { 0 };
+    let mut dims = Vec::new();
+    let mut end = line + 1;
+    while end < entry.len() && (entry[end].trim().is_empty() || indent_of(entry[end]) > base) {
+        let t = entry[end].split('#').next().unwrap_or("").trim();
+        if !t.is_empty() {
+            dims.push(pair(t)?);
+        }
+        end += 1;
+    }
+    (!dims.is_empty()).then_some((dims, line, end))
+}
+
+/// Top-level families of a spec (keys whose value is a list of variants), in file order.
+pub fn families(spec: &str) -> Vec<String> {
+    if spec.trim_start().starts_with('{') {
+        return serde_json::from_str::<serde_json::Value>(spec)
+            .ok()
+            .and_then(|v| v.as_object().map(|o| o.iter().filter(|(_, x)| x.is_array()).map(|(k, _)| k.clone()).collect()))
+            .unwrap_or_default();
+    }
+    let lines: Vec<&str> = spec.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.split('#').next().unwrap_or("").trim_end();
+        if indent_of(l) != 0 || !t.ends_with(':') || t.contains(' ') {
+            continue;
+        }
+        let next = lines[i + 1..].iter().find(|n| !n.trim().is_empty() && !n.trim_start().starts_with('#'));
+        if next.is_some_and(|n| indent_of(n) > 0 && n.trim_start().starts_with("- ")) {
+            out.push(t.trim_end_matches(':').to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FLOW: &str = "inputs:\n  a: {shape: [M, K], dtype: float16}\nci:\n  - params: [a]\n    dims: {M: 64, N: 64, K: 64}\n    rtol: 1.0e-2\nbench-gpu:\n  - params: [a]\n    dims: {M: 4096, N: 4096, K: 4096}\n";
+    const BLOCK: &str =
+        "inputs:\n  x:\n    shape: [N]\n    dtype: float32\n\nci:\n  - params: [x]\n    dims:\n      N: 1000   # small\n      B: 2\n  - params: [x]\n    dims:\n      N: 4099\n";
+
+    #[test]
+    fn square_dims_become_unequal_uneven_ones() {
+        let (text, dims) = check_spec(FLOW, "ci", Strategy::Edges).unwrap();
+        assert_eq!(dims, vec![("M".into(), 65), ("N".into(), 129), ("K".into(), 193)]);
+        assert!(text.starts_with(FLOW.trim_end()));
+        assert!(
+            text.ends_with(
+                "xeforge-check:\n  - params: [a]\n    dims: {M: 64, N: 64, K: 64}\n    rtol: 1.0e-2\n  - params: [a]\n    dims: {M: 65, N: 129, K: 193}\n    rtol: 1.0e-2\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(families(&text), vec!["ci", "bench-gpu", CHECK_FAMILY]);
+    }
+
+    #[test]
+    fn block_dims_and_small_dims() {
+        // One dimension of at least 16, scaled by 1: nothing new under Multiples.
+        assert!(check_spec(BLOCK, "ci", Strategy::Multiples).is_none());
+        let (text, dims) = check_spec(BLOCK, "ci", Strategy::Edges).unwrap();
+        assert_eq!(dims, vec![("N".into(), 1001), ("B".into(), 2)]);
+        assert!(text.ends_with("  - params: [x]\n    dims:\n      N: 4099\n  - params: [x]\n    dims: {N: 1001, B: 2}\n"), "{text}");
+    }
+
+    #[test]
+    fn json_specs_get_the_family_too() {
+        let spec = r#"{"inputs": {"x": {"shape": ["N"], "dtype": "float32"}}, "ci": [{"params": ["x"], "dims": {"N": 64, "M": 32}}]}"#;
+        let (text, dims) = check_spec(spec, "ci", Strategy::Edges).unwrap();
+        assert_eq!(dims, vec![("M".into(), 33), ("N".into(), 129)]);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v[CHECK_FAMILY].as_array().unwrap().len(), 2);
+    }
+}

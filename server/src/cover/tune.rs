@@ -1,0 +1,344 @@
+//! The autotune stage's loop, within a time budget:
+//!
+//! 1. plan: the kernel's tuned names, its grid readings, the config space pruned by the XF limits and
+//!    the knowledge base (`autotune::budget`);
+//! 2. families: correctness on the spec's small family plus derived variants a wrong grid reading fails
+//!    (`autotune::derive`), timing on the requested (large) family's largest variant;
+//! 3. readings: when the code leaves a grid factor open, each reading is checked with configs that set
+//!    the candidate names apart; the first that is correct is used;
+//! 4. sweep: configs in order, each timed with few pairs, until the budget says stop; compile metadata
+//!    (spills) prunes configs that can only spill more;
+//! 5. final: the best config and those the sweep could not tell from it, timed in full; the autotuner's
+//!    search among them happens in the harness's warm-up and its picks are recorded.
+
+use super::autotune::{self, budget, derive, space};
+use super::evidence::RoundRecord;
+use super::outline::Outline;
+use super::run::{Best, Ctx, EvalOpts, Progress, StageError, StageRunner};
+use crate::harness::{DeviceKind, Evaluation, Verdict};
+use crate::knowledge::Target;
+use std::time::Instant;
+
+/// Where correctness is checked and timing is done.
+struct Families {
+    opts: EvalOpts,
+    /// The derived variant's dims and how they were made, when one is in use.
+    derived: Option<(derive::Strategy, Vec<(String, i64)>)>,
+    /// The spec's small family the derived one is built from.
+    source: Option<String>,
+    spec_text: Option<String>,
+}
+
+impl Families {
+    fn new(ctx: &Ctx<'_>) -> Families {
+        let mut f = Families { opts: EvalOpts::default(), derived: None, source: None, spec_text: None };
+        let Some(spec) = ctx.spec.as_ref() else { return f };
+        let Ok(text) = std::fs::read_to_string(spec) else { return f };
+        let fams = derive::families(&text);
+        let requested = ctx.req.family.clone();
+        let small = if fams.iter().any(|x| x == "ci") { Some("ci".to_string()) } else { None };
+        let on_cpu = ctx.req.device == DeviceKind::Cpu;
+        // Derived variants scale the small family's dims; without one (only large families) none are made.
+        f.source = if on_cpu { requested.clone().or(small.clone()) } else { small.clone() };
+        if !on_cpu && requested.is_some() && f.source.is_some() && requested != f.source {
+            f.opts.timing_family = requested;
+        }
+        f.spec_text = Some(text);
+        f
+    }
+
+    /// Write the spec with the derived family (strategy `s`) and check on it; false when none can be made.
+    fn derive(&mut self, ctx: &Ctx<'_>, s: derive::Strategy) -> bool {
+        let (Some(text), Some(source)) = (&self.spec_text, &self.source) else { return false };
+        let Some((spec, dims)) = derive::check_spec(text, source, s) else { return false };
+        let ext = if text.trim_start().starts_with('{') { "json" } else { "yaml" };
+        let path = ctx.work.join(format!("check-spec.{ext}"));
+        if std::fs::write(&path, spec).is_err() {
+            return false;
+        }
+        self.opts.spec = Some(path);
+        self.opts.family = Some(derive::CHECK_FAMILY.into());
+        self.derived = Some((s, dims));
+        true
+    }
+
+    /// Back to the next strategy, or to the spec's own small family.
+    fn fall_back(&mut self, ctx: &Ctx<'_>) -> String {
+        let was = self.derived.take().map(|d| d.0);
+        if was == Some(derive::Strategy::Edges) && self.derive(ctx, derive::Strategy::Multiples) {
+            return format!("the original failed on the derived variant; now {}", derive::Strategy::Multiples.describe());
+        }
+        self.opts.spec = None;
+        self.opts.family = self.source.clone();
+        "the original failed on the derived variants; checking on the spec's own family".into()
+    }
+
+    fn note(&self) -> String {
+        let check = self.opts.family.clone().unwrap_or_else(|| "the default family".into());
+        let timed = self.opts.timing_family.clone().map(|t| format!(", timed on {t}'s largest variant")).unwrap_or_default();
+        match &self.derived {
+            Some((s, dims)) => {
+                let d = dims.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+                format!("checked on {check} ({} plus {d}: {}){timed}", self.source.clone().unwrap_or_default(), s.describe())
+            }
+            None => format!("checked on {check}{timed}"),
+        }
+    }
+}
+
+impl StageRunner {
+    pub(super) async fn autotune(
+        &self,
+        ctx: &Ctx<'_>,
+        outline: &Outline,
+        kernel: &str,
+        target: Target<'_>,
+        rounds: &mut Vec<RoundRecord>,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<Option<Best>, StageError> {
+        let clock = Instant::now();
+        let text = &ctx.req.text;
+        let tt = if ctx.req.device == DeviceKind::Cuda { space::TuneTarget::cuda() } else { space::TuneTarget::from_knowledge(&target) };
+        let f = autotune::pick_kernel(outline, Some(kernel))?;
+        let plan = autotune::plan(text, outline, f, tt.backend)?;
+        let knobs = budget::Knobs::embedded();
+        let configs = autotune::emit::space_for(&plan, &tt, ctx.req.max_configs, text);
+        let on_cpu = ctx.req.device == DeviceKind::Cpu;
+        let budget_s = if ctx.req.budget_s > 0 { ctx.req.budget_s as f64 } else { knobs.budget.stage_s };
+        let device = match ctx.req.device {
+            DeviceKind::Cpu => "cpu",
+            DeviceKind::Xpu => "xpu",
+            _ => "cuda",
+        };
+        let mut eval_s = knobs.eval_prior(device);
+        let mut spent: Vec<f64> = Vec::new();
+
+        let mut fam = Families::new(ctx);
+        fam.derive(ctx, derive::Strategy::Edges);
+        let mut round = 0u32;
+
+        // The derived variants must hold for the kernel as it is: the start config renders grids that
+        // compute the same numbers under any reading, so a failure there means the variant is unsound
+        // (an output the original leaves unwritten, a dim another must equal), not the rewrite.
+        let start_text = plan.render(text, std::slice::from_ref(&plan.input.start))?;
+        let mut start_eval: Option<(RoundRecord, Option<Evaluation>)> = None;
+        while fam.derived.is_some() {
+            round += 1;
+            let mut rec = RoundRecord::new(round, "autotune", "starting config on the check family (are the derived variants sound?)");
+            rec.notes.push(fam.note());
+            let opts = EvalOpts { no_timing: !on_cpu, ..fam.opts.clone() };
+            let t = Instant::now();
+            let e = self.try_candidate_with(ctx, round, &start_text, &mut rec, progress, Some(&opts)).await?;
+            spent.push(t.elapsed().as_secs_f64());
+            let sound = e.as_ref().is_some_and(|e| e.verdict.is_correct());
+            if !sound {
+                rec.notes.push(fam.fall_back(ctx));
+                rounds.push(rec);
+                continue;
+            }
+            start_eval = Some((rec, e));
+            break;
+        }
+
+        // Readings the kernel leaves open: the first one correct on configs that set the names apart.
+        let mut reading = 0usize;
+        if plan.readings.len() > 1 {
+            let probes = probes(&plan, &tt);
+            let (n, expected) = budget::plan(&knobs, budget_s, 0.0, eval_s, plan.readings.len() * probes.len(), configs.len().saturating_sub(1));
+            progress(Progress::Planned { configs: n, expected_s: expected.round() as u64 });
+            let mut found = None;
+            'readings: for (ri, r) in plan.readings.iter().enumerate() {
+                for p in &probes {
+                    round += 1;
+                    let mut rec = RoundRecord::new(round, "autotune", format!("grid reading {} of {} with {}", ri + 1, plan.readings.len(), p.label()));
+                    rec.notes = plan.grid.describe(r);
+                    rec.notes.push(fam.note());
+                    let cand = plan.render_as(text, std::slice::from_ref(p), r)?;
+                    let opts = EvalOpts { no_timing: true, ..fam.opts.clone() };
+                    let t = Instant::now();
+                    let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&opts)).await?;
+                    spent.push(t.elapsed().as_secs_f64());
+                    rounds.push(rec);
+                    match e {
+                        Some(e) if e.verdict == Verdict::Error && fam.derived.is_some() => {
+                            let why = fam.fall_back(ctx);
+                            if let Some(last) = rounds.last_mut() {
+                                last.notes.push(why);
+                            }
+                            continue 'readings;
+                        }
+                        Some(e) if e.verdict == Verdict::Error => return Err(harness_error(&e)),
+                        Some(e) if e.verdict.is_correct() => continue,
+                        _ => continue 'readings,
+                    }
+                }
+                found = Some(ri);
+                break;
+            }
+            reading = found.unwrap_or(0);
+            eval_s = mean(&spent).unwrap_or(eval_s);
+        }
+        let chosen_reading = plan.readings.get(reading).cloned().unwrap_or_default();
+        let reading_notes = {
+            let mut n = plan.grid.describe(&chosen_reading);
+            if plan.readings.len() > 1 {
+                n.push(format!("grid reading {} of {} (the first that was correct on the check family)", reading + 1, plan.readings.len()));
+            }
+            n
+        };
+
+        if on_cpu {
+            // The interpreter can neither time configs nor run Triton's autotuner over several: the
+            // decorator gets the starting config alone, checked on the derived variants too.
+            if let Some((mut rec, Some(e))) = start_eval.filter(|_| reading == 0) {
+                rec.detail = "starting config only (the interpreter cannot time configs)".into();
+                rec.notes.splice(0..0, reading_notes.clone());
+                rounds.push(rec);
+                return Ok(self.acceptable(ctx, &e).map(|status| Best { text: start_text, evaluation: e, status }));
+            }
+            round += 1;
+            let mut rec = RoundRecord::new(round, "autotune", "starting config only (the interpreter cannot time configs)");
+            rec.notes = reading_notes.clone();
+            rec.notes.push(fam.note());
+            let cand = plan.render_as(text, std::slice::from_ref(&plan.input.start), &chosen_reading)?;
+            let mut e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&fam.opts)).await?;
+            if e.as_ref().is_some_and(|e| e.verdict == Verdict::Error) && fam.derived.is_some() {
+                rec.notes.push(fam.fall_back(ctx));
+                e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&fam.opts)).await?;
+            }
+            rounds.push(rec);
+            return match e {
+                Some(e) if e.verdict == Verdict::Error => Err(harness_error(&e)),
+                Some(e) => Ok(self.acceptable(ctx, &e).map(|status| Best { text: cand, evaluation: e, status })),
+                None => Ok(None),
+            };
+        }
+
+        if let Some((rec, _)) = start_eval {
+            rounds.push(rec);
+        }
+        // The sweep: the start config is the original itself (speedup 1 by definition), so it is not timed.
+        let sweep: Vec<space::TuneConfig> = configs.iter().skip(1).cloned().collect();
+        let (planned, expected) = budget::plan(&knobs, budget_s, clock.elapsed().as_secs_f64(), eval_s, 0, sweep.len());
+        progress(Progress::Planned { configs: planned, expected_s: expected.round() as u64 });
+        let mut measured: Vec<(space::TuneConfig, f64, [f64; 2])> = Vec::new();
+        let mut spilled: Vec<space::TuneConfig> = Vec::new();
+        let mut tried = 0usize;
+        let mut stopped = None;
+        let sweep_opts = |fam: &Families| EvalOpts { runs: Some(knobs.budget.sweep_runs), ..fam.opts.clone() };
+        for (i, c) in sweep.iter().enumerate() {
+            if ctx.cancel.is_cancelled() {
+                return Err(StageError::Cancelled);
+            }
+            let elapsed = clock.elapsed().as_secs_f64();
+            let final_s = eval_s * knobs.budget.final_factor;
+            if tried >= knobs.budget.min_configs && elapsed + eval_s + final_s > budget_s {
+                stopped = Some(format!("budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)", tried, sweep.len()));
+                break;
+            }
+            if spilled.iter().any(|s| spills_more(c, s, &plan.input)) {
+                continue;
+            }
+            tried += 1;
+            round += 1;
+            let left = (budget_s - elapsed).max(0.0);
+            let mut rec = RoundRecord::new(round, "autotune", format!("{} (config {} of {}, ~{left:.0} s left)", c.label(), i + 1, sweep.len()));
+            if i == 0 {
+                rec.notes = reading_notes.clone();
+                rec.notes.push(fam.note());
+            }
+            let cand = plan.render_as(text, std::slice::from_ref(c), &chosen_reading)?;
+            let t = Instant::now();
+            let mut e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&sweep_opts(&fam))).await?;
+            while e.as_ref().is_some_and(|e| e.verdict == Verdict::Error) && fam.derived.is_some() {
+                rec.notes.push(fam.fall_back(ctx));
+                e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&sweep_opts(&fam))).await?;
+            }
+            spent.push(t.elapsed().as_secs_f64());
+            eval_s = mean(&spent).unwrap_or(eval_s);
+            rounds.push(rec);
+            let Some(e) = e else { continue };
+            if e.verdict == Verdict::Error {
+                return Err(harness_error(&e));
+            }
+            if spills(&e) {
+                spilled.push(c.clone());
+            }
+            if let (true, Some(s), Some(ci)) = (e.verdict.is_correct(), e.speedup(), e.speedup_interval()) {
+                measured.push((c.clone(), s, ci));
+            }
+        }
+
+        // The final list: the best config and those whose interval reaches its lower end (the sweep
+        // could not tell them apart), at most 3, all faster than the start.
+        measured.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let Some(best) = measured.first().cloned() else { return Ok(None) };
+        if best.1 <= 1.0 {
+            return Ok(None);
+        }
+        let chosen: Vec<space::TuneConfig> = measured.iter().filter(|(_, s, ci)| *s > 1.0 && ci[1] >= best.2[0]).take(3).map(|(c, _, _)| c.clone()).collect();
+        round += 1;
+        let label = format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" });
+        let mut rec = RoundRecord::new(round, "autotune", label);
+        rec.notes = reading_notes;
+        rec.notes.push(fam.note());
+        if chosen.len() > 1 {
+            rec.notes.push("the autotuner chooses among these in the harness's warm-up; its picks are recorded per key".into());
+        }
+        if let Some(s) = stopped {
+            rec.notes.push(s);
+        }
+        rec.notes.push(format!("stage time before the final round: {:.0} s", clock.elapsed().as_secs_f64()));
+        let cand = plan.render_as(text, &chosen, &chosen_reading)?;
+        let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&fam.opts)).await?;
+        rounds.push(rec);
+        match e {
+            Some(e) if e.verdict == Verdict::Error => Err(harness_error(&e)),
+            Some(e) => Ok(self.acceptable(ctx, &e).map(|status| Best { text: cand, evaluation: e, status })),
+            None => Ok(None),
+        }
+    }
+}
+
+fn harness_error(e: &Evaluation) -> StageError {
+    StageError::HarnessVerdictError(e.message.clone().unwrap_or_else(|| e.failure_text(400)))
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Two configs that give the names an open grid factor may take distinct values, in opposite orders,
+/// so a reading that swaps any two of them launches too few programs under one of the two.
+fn probes(plan: &autotune::Plan, tt: &space::TuneTarget) -> Vec<space::TuneConfig> {
+    let names = plan.grid.open_names();
+    let k = names.len() as u32;
+    let mut out = Vec::new();
+    for rev in [false, true] {
+        let mut c = plan.input.start.clone();
+        for (i, n) in names.iter().enumerate() {
+            let i = i as u32;
+            let v = 16i64 << if rev { i } else { k.saturating_sub(1) - i };
+            if let Some(slot) = c.kwargs.iter_mut().find(|(x, _)| x == n) {
+                slot.1 = space::ConfigValue::Int(v);
+            }
+        }
+        if space::legal(&c, &plan.input, tt) && !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        out.push(plan.input.start.clone());
+    }
+    out
+}
+
+fn spills(e: &Evaluation) -> bool {
+    e.compile.as_ref().is_some_and(|c| c.configs.iter().any(|m| m.spills.unwrap_or(0) > 0))
+}
+
+/// `c` has every tile at least as large as `s`'s and no more warps: it would spill at least as much.
+fn spills_more(c: &space::TuneConfig, s: &space::TuneConfig, input: &space::TuneInput) -> bool {
+    let tile = |x: &space::TuneConfig, n: &str| x.get(n).and_then(|v| v.as_int()).unwrap_or(0);
+    c.num_warps <= s.num_warps && c.num_stages >= s.num_stages && input.blocks.iter().all(|(n, _)| tile(c, n) >= tile(s, n))
+}

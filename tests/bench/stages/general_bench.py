@@ -1,0 +1,351 @@
+"""Driver of run_autotune_gpu.sh: for each kernel of the generalisation suite, run the autotune stage
+(the xeforge binary, real harness, `--device cuda`), then in this one process time the naive file, the
+stage's file, every config of the stage's pruned space (`--emit-space`: the exhaustive sweep the stage is
+judged against) and the PyTorch equivalent; write the table and the raw figures.
+
+Usage: general_bench.py SUITE_DIR WORK_DIR OUT_DIR  (environment: XEFORGE_BIN, STAGE_BUDGET, DEADLINE_S,
+KERNELS, FAMILY, DRY_RUN_CPU=1 for a rehearsal on the CPU interpreter with FAMILY=ci). Needs torch and triton with a CUDA device; PyYAML is optional (specs are read by a
+small reader of the subset the suite uses and handed to the harness as JSON, which is also YAML).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+DEV = "cpu" if os.environ.get("DRY_RUN_CPU") == "1" else "cuda"
+if DEV == "cpu":
+    os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.testing  # noqa: E402
+
+T0 = time.monotonic()
+SUITE, WORK, OUT = sys.argv[1:4]
+BIN = os.environ.get("XEFORGE_BIN", "xeforge")
+FAMILY = os.environ.get("FAMILY", "bench-gpu")
+BUDGET = os.environ.get("STAGE_BUDGET", "15")
+DEADLINE = float(os.environ.get("DEADLINE_S", "500"))
+# Interleaved kinds, so a run cut short by the deadline still covers GEMMs, norms and element-wise kernels.
+ORDER = ["gemm_grouped_fp16", "softmax_rows", "vector_add", "rmsnorm_bf16", "gemm_bf16_2d", "attention_fwd", "layernorm_affine",
+         "bias_gelu_chain", "gemm_nt_helper", "cross_entropy", "transpose", "bmm_fp16", "swiglu", "row_sum", "linear_bias_relu",
+         "softmax_looped", "rotary", "gemm_fp32_floordiv", "total_sum", "gemm_splitk", "conv2d_implicit_gemm", "gemm_unmasked_fp16"]
+GEMMS = {"gemm_grouped_fp16", "gemm_bf16_2d", "gemm_nt_helper", "bmm_fp16", "linear_bias_relu", "gemm_fp32_floordiv", "gemm_splitk",
+         "gemm_unmasked_fp16", "conv2d_implicit_gemm"}
+sys.path.insert(0, SUITE)
+from torch_equivalents import EQUIVALENTS  # noqa: E402
+
+
+def log(msg: str) -> None:
+    print(f"[{time.monotonic() - T0:6.1f}s] {msg}", flush=True)
+
+
+# --- specs: the subset of YAML the suite uses (block maps, `- ` lists of maps, flow maps and lists) ---
+
+def _scalar(s: str):
+    s = s.strip()
+    if s.startswith("{") or s.startswith("["):
+        return _flow(s)
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
+        return s[1:-1]
+    for cast in (int, float):
+        try:
+            return cast(s)
+        except ValueError:
+            pass
+    return {"true": True, "false": False, "null": None}.get(s, s)
+
+
+def _split_top(s: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
+def _flow(s: str):
+    inner = s.strip()[1:-1]
+    if s.strip().startswith("["):
+        return [_scalar(x) for x in _split_top(inner)]
+    return {k.strip(): _scalar(v) for k, v in (p.split(":", 1) for p in _split_top(inner))}
+
+
+def read_spec(path: str) -> dict:
+    try:
+        import yaml
+
+        return yaml.safe_load(open(path))
+    except ImportError:
+        pass
+    lines = []
+    for raw in open(path):
+        line = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if line.strip():
+            lines.append((len(line) - len(line.lstrip()), line.strip()))
+
+    def block(i: int, indent: int):
+        if lines[i][1].startswith("- "):
+            items = []
+            while i < len(lines) and lines[i][0] == indent and lines[i][1].startswith("- "):
+                lines[i] = (indent + 2, lines[i][1][2:])
+                value, i = block(i, indent + 2)
+                items.append(value)
+            return items, i
+        out = {}
+        while i < len(lines) and lines[i][0] == indent and not lines[i][1].startswith("- "):
+            key, _, rest = lines[i][1].partition(":")
+            i += 1
+            if rest.strip():
+                out[key.strip()] = _scalar(rest)
+            elif i < len(lines) and lines[i][0] > indent:
+                out[key.strip()], i = block(i, lines[i][0])
+            else:
+                out[key.strip()] = None
+        return out, i
+
+    return block(0, 0)[0]
+
+
+def make_inputs(spec: dict, variant: dict) -> list:
+    dims = variant["dims"]
+    g = torch.Generator(device=DEV).manual_seed(0)
+    out = []
+    for name in variant["params"]:
+        e = spec["inputs"][name]
+        shape = [dims[d] if isinstance(d, str) else d for d in e["shape"]]
+        dtype = getattr(torch, variant.get("dtype") if e["dtype"] == "inherit" else e["dtype"])
+        if dtype.is_floating_point:
+            out.append(torch.randn(shape, generator=g, device=DEV, dtype=torch.float32).to(dtype))
+        else:
+            lo, hi = e.get("range", [0, 16])
+            hi = dims[hi] if isinstance(hi, str) else hi
+            out.append(torch.randint(lo, hi, shape, generator=g, device=DEV).to(dtype))
+    return out
+
+
+# --- timing --------------------------------------------------------------------------------------
+
+def load(path: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def bench(fn) -> float:
+    """Median µs over ~40 ms of calls, L2 flushed between calls (triton.testing.do_bench)."""
+    if DEV == "cpu":  # rehearsal: the interpreter's times mean nothing
+        t = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t) * 1e6
+    return triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median") * 1000.0
+
+
+def sync() -> None:
+    if DEV == "cuda":
+        torch.cuda.synchronize()
+
+
+def close(a, b, rtol, atol) -> bool:
+    try:
+        return bool(torch.allclose(a.float(), b.float(), rtol=rtol, atol=atol))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def picked(mod) -> str | None:
+    for v in vars(mod).values():
+        best = getattr(v, "best_config", None)
+        if best is not None and hasattr(v, "configs"):
+            kw = " ".join(f"{k}={x}" for k, x in best.kwargs.items())
+            return f"{kw} w{best.num_warps} s{best.num_stages}"
+    return None
+
+
+def sweep(space_dir: str, inputs: list, ref, rtol, atol) -> list[dict]:
+    index = json.load(open(os.path.join(space_dir, "index.json")))
+    mods = {}
+
+    def warm(entry):
+        # Compiling is most of a config's cost; Triton's compiler runs outside the GIL for the most part.
+        try:
+            m = load(os.path.join(space_dir, entry["file"]), "sweep_" + entry["file"][:-3])
+            model = m.Model()
+            with torch.no_grad():
+                out = model(*inputs)
+            return entry["file"], (m, model, out, None)
+        except Exception as e:  # noqa: BLE001  (a config that does not compile is a result)
+            return entry["file"], (None, None, None, f"{type(e).__name__}: {str(e)[:120]}")
+
+    with cf.ThreadPoolExecutor(max_workers=8) as pool:
+        for f, r in pool.map(warm, index):
+            mods[f] = r
+    sync()
+    rows = []
+    for entry in index:
+        m, model, out, err = mods[entry["file"]]
+        row = {"config": entry["config"], "start": entry["start"]}
+        if err is not None:
+            row["error"] = err
+        elif not close(out, ref, rtol, atol):
+            row["error"] = "incorrect"
+        else:
+            with torch.no_grad():
+                row["us"] = bench(lambda: model(*inputs))
+        rows.append(row)
+    return rows
+
+
+def run_kernel(name: str) -> dict:
+    r: dict = {"kernel": name}
+    spec = read_spec(os.path.join(SUITE, f"{name}.yaml"))
+    variant = spec[FAMILY][0]
+    rtol, atol = float(variant.get("rtol", 1e-2)), float(variant.get("atol", 1e-2))
+    work = os.path.join(WORK, name)
+    os.makedirs(work, exist_ok=True)
+    shutil.copyfile(os.path.join(SUITE, f"{name}.py"), os.path.join(work, f"{name}.py"))
+    shutil.copyfile(os.path.join(SUITE, f"{name}.py"), os.path.join(work, "naive.py"))
+    with open(os.path.join(work, f"{name}.yaml"), "w") as f:
+        json.dump(spec, f)  # JSON is YAML: the harness reads it with or without PyYAML
+
+    # 1. The stage, at default settings but for the budget (see run_autotune_gpu.sh).
+    cmd = [BIN, "stage", "autotune", os.path.join(work, f"{name}.py"), "--device", DEV, "--family", FAMILY, "--format", "json", "--apply"]
+    if BUDGET != "0":
+        cmd += ["--budget", BUDGET]
+    t = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    r["stage_s"] = round(time.monotonic() - t, 1)
+    with open(os.path.join(OUT, "stage.log"), "a") as f:
+        f.write(f"==== {name} (exit {p.returncode}, {r['stage_s']} s)\n{p.stderr[-4000:]}\n{p.stdout[-4000:]}\n")
+    try:
+        res = json.loads(p.stdout)
+        r["outcome"] = res.get("status", "?")
+        r["changed"] = bool(res.get("changed"))
+        r["harness_speedup"] = res.get("speedup")
+        r["measured"] = sum(1 for x in res.get("rounds", []) if x.get("verdict"))
+    except ValueError:
+        r["outcome"] = f"failed (exit {p.returncode})"
+        r["changed"] = False
+    # 2. Its space, from the original file.
+    space_dir = os.path.join(work, "space")
+    subprocess.run([BIN, "stage", "autotune", os.path.join(work, "naive.py"), "--device", "cuda", "--emit-space", space_dir],
+                   capture_output=True, text=True, timeout=60)
+
+    # 3. Everything timed here, on the same inputs.
+    inputs = make_inputs(spec, variant)
+    naive = load(os.path.join(work, "naive.py"), f"naive_{name}").Model()
+    with torch.no_grad():
+        ref = naive(*inputs)
+        r["naive_us"] = bench(lambda: naive(*inputs))
+        tuned_mod = load(os.path.join(work, f"{name}.py"), f"tuned_{name}")
+        tuned = tuned_mod.Model()
+        tuned(*inputs)  # the autotuner's search happens here, never in the timed calls
+        sync()
+        r["autotuner_pick"] = picked(tuned_mod)
+        r["stage_correct"] = close(tuned(*inputs), ref, rtol, atol)
+        r["stage_us"] = bench(lambda: tuned(*inputs))
+        eq = EQUIVALENTS[name]
+        try:
+            r["torch_us"] = bench(lambda: eq(*inputs))
+        except Exception as e:  # noqa: BLE001
+            r["torch_error"] = str(e)[:120]
+    if os.path.exists(os.path.join(space_dir, "index.json")):
+        rows = sweep(space_dir, inputs, ref, rtol, atol)
+        ok = [x for x in rows if "us" in x]
+        r["space"] = len(rows)
+        r["sweep"] = rows
+        if ok:
+            best = min(ok, key=lambda x: x["us"])
+            r["sweep_best_us"], r["sweep_best"] = best["us"], best["config"]
+    return r
+
+
+def fmt(x, spec="{:.1f}"):
+    return "–" if x is None else spec.format(x)
+
+
+def table(results: list[dict], skipped: list[str], device: str) -> str:
+    lines = [f"# Autotune stage on 22 naive kernels: {device}", "",
+             f"`xeforge stage autotune FILE --device {DEV} --family {FAMILY} --format json --apply`"
+             + (f" `--budget {BUDGET}`" if BUDGET != "0" else "") + ", every other setting default.",
+             "Times: median µs of `triton.testing.do_bench` in one process (naive file, the stage's file after its autotuner's",
+             "warm-up, every config of the stage's pruned space, the PyTorch equivalent: cuBLAS/cuDNN/ATen).",
+             "vs sweep = stage µs ÷ the sweep's best µs (≤ 1.05 is the goal); vs torch = stage µs ÷ torch µs.", "",
+             "| kernel | outcome | stage s | configs measured/space | naive µs | stage µs | speedup | sweep best µs (config) | vs sweep | torch µs | vs torch | autotuner pick |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        stage_us = r.get("stage_us")
+        sp = r["naive_us"] / stage_us if stage_us else None
+        vs = stage_us / r["sweep_best_us"] if stage_us and r.get("sweep_best_us") else None
+        vt = stage_us / r["torch_us"] if stage_us and r.get("torch_us") else None
+        outcome = r["outcome"] + ("" if r.get("stage_correct", True) else " **(output differs)**")
+        lines.append(f"| {r['kernel']} | {outcome} | {r['stage_s']} | {r.get('measured', '–')}/{r.get('space', '–')} | {fmt(r['naive_us'])} | "
+                     f"{fmt(stage_us)} | {fmt(sp, '{:.2f}×')} | {fmt(r.get('sweep_best_us'))} ({r.get('sweep_best', '–')}) | {fmt(vs, '{:.3f}')} | "
+                     f"{fmt(r.get('torch_us'))} | {fmt(vt, '{:.2f}')} | {r.get('autotuner_pick') or '–'} |")
+    done = [r for r in results if "stage_us" in r]
+    within = [r for r in done if r.get("sweep_best_us") and r["stage_us"] <= 1.05 * r["sweep_best_us"]]
+    slower = [r["kernel"] for r in done if r["stage_us"] > 1.03 * r["naive_us"]]
+    refused = [r["kernel"] for r in results if r["outcome"].startswith("failed")]
+    gemm = [r for r in done if r["kernel"] in GEMMS and r.get("torch_us")]
+    gemm_ok = [r for r in gemm if r["stage_us"] <= 1.10 * r["torch_us"]]
+    med = statistics.median([r["stage_s"] for r in results]) if results else None
+    lines += ["", "Goals:",
+              f"- every kernel gets an outcome: {len(results) - len(refused)}/{len(results)} (failed: {', '.join(refused) or 'none'})"
+              + (f"; not run within the deadline: {', '.join(skipped)}" if skipped else ""),
+              f"- stage within 5% of the sweep's best: {len(within)}/{len(done)} (goal ≥ 90%)",
+              f"- no kernel slower than it started (3% noise allowance): {'yes' if not slower else 'no: ' + ', '.join(slower)}",
+              f"- median stage time: {fmt(med)} s (goal ≤ 60 s)",
+              f"- GEMMs within 10% of cuBLAS/cuDNN: {len(gemm_ok)}/{len(gemm)}"]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    device = f"{torch.cuda.get_device_name(0) if DEV == 'cuda' else 'CPU interpreter (rehearsal)'}; torch {torch.__version__}; triton {triton.__version__}"
+    names = os.environ.get("KERNELS", "").split() or ORDER
+    results, skipped = [], []
+    for i, name in enumerate(names):
+        left = DEADLINE - (time.monotonic() - T0)
+        per = (time.monotonic() - T0) / i if i else 30.0
+        if left < per:
+            skipped = names[i:]
+            log(f"deadline: {len(skipped)} kernels not run")
+            break
+        log(f"{name} ({left:.0f} s left)")
+        try:
+            r = run_kernel(name)
+        except Exception as e:  # noqa: BLE001  (one kernel's failure is a row, not the end of the run)
+            r = {"kernel": name, "outcome": f"failed ({type(e).__name__}: {str(e)[:80]})", "stage_s": 0, "naive_us": float("nan")}
+        results.append(r)
+        if DEV == "cuda":
+            torch.cuda.empty_cache()
+        log(f"{name}: {r.get('outcome')} stage {r.get('stage_us')} naive {r.get('naive_us')} sweep {r.get('sweep_best_us')}")
+        with open(os.path.join(OUT, "results.json"), "w") as f:
+            json.dump({"device": device, "budget": BUDGET, "results": results, "skipped": skipped}, f, indent=1)
+        with open(os.path.join(OUT, "autotune_general_h200.md"), "w") as f:
+            f.write(table(results, names[i + 1:] if i + 1 < len(names) else [], device))
+    with open(os.path.join(OUT, "autotune_general_h200.md"), "w") as f:
+        f.write(table(results, skipped, device))
+    print(open(os.path.join(OUT, "autotune_general_h200.md")).read())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
