@@ -481,28 +481,19 @@ impl StageRunner {
     async fn evaluate(&self, ctx: &Ctx<'_>, kernel: &Path, candidate: &Path) -> Result<Evaluation, StageError> {
         let e = self.evaluate_raw(ctx, kernel, candidate, None).await?;
         if e.verdict == Verdict::Error {
-            // The harness itself could not run (bad spec, no device): no candidate can fix that. Its
-            // answer is still evidence: recorded, and its message shown wherever the error goes.
-            let message = e
-                .message
-                .clone()
-                .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| e.failure_text(400));
-            let message = if message.is_empty() {
-                "the harness answered `error` without a message".to_string()
-            } else {
-                message
-            };
-            let record = self
-                .error_record(ctx, &e, &message)
-                .write(&ctx.req.workspace)
-                .ok();
-            let at = record
-                .map(|p| format!(" (evidence: {})", p.display()))
-                .unwrap_or_default();
-            return Err(StageError::HarnessVerdictError(format!("{message}{at}")));
+            return Err(self.harness_verdict_error(ctx, &e));
         }
         Ok(e)
+    }
+
+    /// The harness itself could not run (bad spec, no device, an original that fails): no candidate
+    /// can fix that. Its answer is still evidence: recorded, and its message shown wherever the error goes.
+    pub(super) fn harness_verdict_error(&self, ctx: &Ctx<'_>, e: &Evaluation) -> StageError {
+        let message = e.message.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| e.failure_text(400));
+        let message = if message.is_empty() { "the harness answered `error` without a message".to_string() } else { message };
+        let record = self.error_record(ctx, e, &message).write(&ctx.req.workspace).ok();
+        let at = record.map(|p| format!(" (evidence: {})", p.display())).unwrap_or_default();
+        StageError::HarnessVerdictError(format!("{message}{at}"))
     }
 
     /// The evidence of a run the harness could not judge.
@@ -540,7 +531,7 @@ impl StageRunner {
     async fn try_candidate(&self, ctx: &Ctx<'_>, round: u32, text: &str, rec: &mut RoundRecord, progress: &mut impl FnMut(Progress)) -> Result<Option<Evaluation>, StageError> {
         let e = self.try_candidate_with(ctx, round, text, rec, progress, None).await?;
         if let Some(e) = e.as_ref().filter(|e| e.verdict == Verdict::Error) {
-            return Err(StageError::HarnessVerdictError(e.message.clone().unwrap_or_else(|| e.failure_text(400))));
+            return Err(self.harness_verdict_error(ctx, e));
         }
         Ok(e)
     }

@@ -167,7 +167,7 @@ impl StageRunner {
                             }
                             continue 'readings;
                         }
-                        Some(e) if e.verdict == Verdict::Error => return Err(harness_error(&e)),
+                        Some(e) if e.verdict == Verdict::Error => return Err(self.harness_verdict_error(ctx, &e)),
                         Some(e) if e.verdict.is_correct() => continue,
                         _ => continue 'readings,
                     }
@@ -208,7 +208,7 @@ impl StageRunner {
             }
             rounds.push(rec);
             return match e {
-                Some(e) if e.verdict == Verdict::Error => Err(harness_error(&e)),
+                Some(e) if e.verdict == Verdict::Error => Err(self.harness_verdict_error(ctx, &e)),
                 Some(e) => Ok(self.acceptable(ctx, &e).map(|status| Best { text: cand, evaluation: e, status })),
                 None => Ok(None),
             };
@@ -259,7 +259,7 @@ impl StageRunner {
             rounds.push(rec);
             let Some(e) = e else { continue };
             if e.verdict == Verdict::Error {
-                return Err(harness_error(&e));
+                return Err(self.harness_verdict_error(ctx, &e));
             }
             if spills(&e) {
                 spilled.push(c.clone());
@@ -293,15 +293,11 @@ impl StageRunner {
         let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&fam.opts)).await?;
         rounds.push(rec);
         match e {
-            Some(e) if e.verdict == Verdict::Error => Err(harness_error(&e)),
+            Some(e) if e.verdict == Verdict::Error => Err(self.harness_verdict_error(ctx, &e)),
             Some(e) => Ok(self.acceptable(ctx, &e).map(|status| Best { text: cand, evaluation: e, status })),
             None => Ok(None),
         }
     }
-}
-
-fn harness_error(e: &Evaluation) -> StageError {
-    StageError::HarnessVerdictError(e.message.clone().unwrap_or_else(|| e.failure_text(400)))
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
