@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import functools
 import os
+from itertools import accumulate
 
 import torch
+from torch.nn.utils.rnn import pad_sequence
 
 from .compare import default_tolerance
 
@@ -56,16 +58,13 @@ class Tables:
     """
 
     def __init__(self, weight_lists: list[list[tuple[torch.Tensor, torch.Tensor]]], scales, dev: torch.device):
-        self.start = [sum(len(w) for w in weight_lists[:k]) for k in range(len(weight_lists))]
+        self.start = list(accumulate((len(ws) for ws in weight_lists), initial=0))
         self.dev = dev
         flat = [w for ws in weight_lists for w in ws]
         self.rows = [v.numel() for _, v in flat]
         self.inv_s = [1.0 / _scale(scales, j) for ws in weight_lists for j in range(len(ws))]
         self.u = torch.stack([u for u, _ in flat]) if flat else None
-        width = max(self.rows, default=1)
-        self.v = torch.zeros(len(flat), width, device=dev, dtype=torch.float32)
-        for e, (_, v) in enumerate(flat):
-            self.v[e, : v.numel()] = v
+        self.v = pad_sequence([v for _, v in flat], batch_first=True) if flat else None
         self.inv_s_dev = torch.tensor(self.inv_s, device=dev, dtype=torch.float32) if flat else None
         self.pairs = weight_lists
 
@@ -121,6 +120,10 @@ def _plain(x: torch.Tensor, u: torch.Tensor, v: torch.Tensor, inv_s: float) -> t
     return d + torch.dot(tail, u[: tail.numel()]) * v[m] if tail.numel() else d
 
 
+def _tensors(outputs: list) -> list[torch.Tensor]:
+    return [o for o in outputs if isinstance(o, torch.Tensor)]
+
+
 def batch(outputs_per_call: list[list], tables: Tables) -> list[list[float]]:
     """Every call's digests, Σ u[a]·v[b]·sin(x[b, a] / s) per output tensor, as floats (one transfer).
 
@@ -132,7 +135,7 @@ def batch(outputs_per_call: list[list], tables: Tables) -> list[list[float]]:
     slots: list[list] = []
     grouped: dict[torch.dtype, list] = {}
     for k, outputs in enumerate(outputs_per_call):
-        tensors = [o for o in outputs if isinstance(o, torch.Tensor)][: len(tables.pairs[k]) if k < len(tables.pairs) else 0]
+        tensors = _tensors(outputs)[: len(tables.pairs[k]) if k < len(tables.pairs) else 0]
         row: list = []
         for j, o in enumerate(tensors):
             e = tables.start[k] + j
@@ -143,19 +146,15 @@ def batch(outputs_per_call: list[list], tables: Tables) -> list[list[float]]:
                 row.append(0.0)
             elif MODE == "fused" and x.device.type in ("cuda", "xpu") and x.dtype in _FUSED_DTYPES:
                 grouped.setdefault(x.dtype, []).append((e, x))
-                row.append(("fused", x.dtype, len(grouped[x.dtype]) - 1))
+                row.append((x.dtype, len(grouped[x.dtype]) - 1))  # filled in once the dtype's launch is made
             else:
                 u, v = tables.pairs[k][j]
                 row.append(_plain(x, u, v, tables.inv_s[e]))
         slots.append(row)
     fused = {dt: _fused_many(entries, tables) for dt, entries in grouped.items()}
-    pending = [fused[s[1]][s[2]] if isinstance(s, tuple) else s for row in slots for s in row if not isinstance(s, float)]
+    pending = [fused[s[0]][s[1]] if isinstance(s, tuple) else s for row in slots for s in row if not isinstance(s, float)]
     values = iter(torch.stack(pending).tolist() if pending else [])
     return [[s if isinstance(s, float) else next(values) for s in row] for row in slots]
-
-
-def _tensors(outputs: list) -> list[torch.Tensor]:
-    return [o for o in outputs if isinstance(o, torch.Tensor)]
 
 
 def digest(outputs: list, nonce: int, dev: torch.device, scales=()) -> list:

@@ -92,6 +92,7 @@ class Judge:
             phase.group(self.candidate.pid)
         self.kind = kind
         self.trusted_asleep = False
+        self.device_memory: int | None = None  # from the trusted worker's `describe`: sizes timed batches
 
     def _give(self, path: str) -> str:
         """A copy of `path` in the candidate's own directory, readable by whoever the candidate runs as."""

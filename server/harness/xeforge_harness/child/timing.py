@@ -78,6 +78,12 @@ def _fresh(count: int) -> tuple[list[int], list[int]]:
     return [_rng.randrange(1, 2**62) for _ in range(count)], [_rng.randrange(1, 2**62) for _ in range(count)]
 
 
+def _prepare(name: str, count: int, outputs: list[int], scales: list[float]) -> dict:
+    """A `prepare` request: fresh seeds and digest nonces for a batch of `count` calls."""
+    seeds, nonces = _fresh(count)
+    return {"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales}
+
+
 def _name(variant) -> str:
     return variant.name if variant is not None else "default"
 
@@ -107,8 +113,8 @@ class _Awake:
         self.call = judge.candidate_call if role == "candidate" else judge.trusted_call
         self.pause = pause and PAUSE
 
-    def __call__(self, msg: dict, what: str = ""):
-        return self.around(lambda: self.call(msg, what=what) if what else self.call(msg))
+    def __call__(self, msg: dict, what: str):
+        return self.around(lambda: self.call(msg, what=what))
 
     def around(self, fn):
         """Run `fn` with the worker awake; it is woken before and stopped after, outside any clock."""
@@ -128,10 +134,16 @@ def _before(judge, side: str, candidate_call) -> None:
         candidate_call({"op": "touch"}, what="touching the device")
 
 
-def _timed(call, name: str) -> tuple[float, list]:
+def _clocked(call, msg: dict) -> tuple[float, dict]:
+    """One request on the judge's clock: µs from sending it to having the whole reply."""
     start = time.perf_counter()
-    reply, _ = call({"op": "go", "variant": name}, what="timed call")
-    return (time.perf_counter() - start) * 1e6, reply.get("digests")
+    reply, _ = call(msg, what="timed call")
+    return (time.perf_counter() - start) * 1e6, reply
+
+
+def _timed(call, name: str) -> tuple[float, list]:
+    us, reply = _clocked(call, {"op": "go", "variant": name})
+    return us, reply.get("digests")
 
 
 def solo(judge, problem, variant) -> dict:
@@ -139,21 +151,19 @@ def solo(judge, problem, variant) -> dict:
     name = _name(variant)
     trusted = judge.trusted_call
     outputs = _n_outputs(problem, name)
-    seeds, nonces = _fresh(1)
     scales = _scales(problem, name)
-    trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales})
+    trusted(_prepare(name, 1, outputs, scales))
     trusted({"op": "warm", "variant": name, "n": max(3, judge.args.warmup // 4)})
     ref = problem.refs[name][0]
     per_set = sum(t.numel() * t.element_size() for t in ref.inputs[1]) + sum(
         t.numel() * t.element_size() for t in flatten(ref.outputs) if hasattr(t, "numel"))
-    memory = getattr(judge, "device_memory", None)
+    memory = judge.device_memory
     budget = BATCH_BYTES or (memory // BATCH_SHARE if memory else 8 << 30)
     fits = max(1, budget // max(1, 3 * per_set))
 
     def probe(k: int) -> float:
         if k > 1:
-            seeds, nonces = _fresh(k)
-            trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales})
+            trusted(_prepare(name, k, outputs, scales))
         times = []
         for _ in range(5):
             _before(judge, "A", judge.candidate_call)  # the candidate's worker has imported nothing yet
@@ -167,8 +177,7 @@ def solo(judge, problem, variant) -> dict:
     batch = int(max(1, min(MAX_BATCH, round(TARGET_BATCH_US / call_us), fits)))
     times = []
     for _ in range(SOLO_RUNS):
-        seeds, nonces = _fresh(batch)
-        trusted({"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales})
+        trusted(_prepare(name, batch, outputs, scales))
         _before(judge, "A", judge.candidate_call)
         times.append(_timed(judge.trusted_call, name)[0])
     overhead = _overhead(judge)
@@ -179,12 +188,7 @@ def _overhead(judge) -> float:
     """What a timed request costs beside its calls: the round trip and the batch's digests, timed by the
     judge on the trusted worker (the candidate has not been imported). It is the same work on both
     sides of a pair, so it is taken off both: left in, it pulls every ratio towards 1."""
-    times = []
-    for _ in range(OVERHEAD_RUNS):
-        start = time.perf_counter()
-        judge.trusted_call({"op": "redigest"})
-        times.append((time.perf_counter() - start) * 1e6)
-    return median(times)
+    return median([_clocked(judge.trusted_call, {"op": "redigest"})[0] for _ in range(OVERHEAD_RUNS)])
 
 
 def _net(times: list[float], overhead: float, batch: int) -> list[float]:
@@ -207,14 +211,14 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     # Awake only while it serves a request (it starts stopped after the first call below).
     awake = _Awake(judge, pause=True)
 
-    def prepare(seeds, nonces) -> float:
+    def prepare() -> float:
         """Both workers make the batch's inputs; returns the candidate's time beyond the trusted's, in µs.
 
         Making inputs is untimed, but it is the candidate's code that runs: time it spends there
         beyond what the trusted worker needs for the same inputs (computing outputs ahead, say) is
         charged to its timed batch.
         """
-        msg = {"op": "prepare", "variant": name, "seeds": seeds, "nonces": nonces, "numels": outputs, "scales": scales}
+        msg = _prepare(name, batch, outputs, scales)
         t0 = time.perf_counter()
         judge.trusted_call(msg)
         t1 = time.perf_counter()
@@ -224,7 +228,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         return max(0.0, cand_us - PREPARE_SLACK * trusted_us - PREPARE_FLOOR_US)
 
     # Warm-up: compiles, autotuner searches and caches happen here, never inside a timed call.
-    prepare(*_fresh(batch))
+    prepare()
     judge.trusted_call({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)})
     awake({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)}, what="warm-up")
     stray = _stray_processes(candidate.pid)
@@ -239,8 +243,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         judge.trusted_asleep = True
     try:
         for i in range(args.runs):
-            seeds, nonces = _fresh(batch)
-            extra = prepare(seeds, nonces)
+            extra = prepare()
             charged.append(extra)
             order = ("A", "B") if i % 2 == 0 else ("B", "A")
             digests = {}
@@ -278,7 +281,8 @@ def _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol) ->
         return {"meaningful": False, "reason": "rejected",
                 "rejected": "the original's process was stopped or continued by a signal the harness did not send, during timing"}
     reply, _ = judge.trusted_call({"op": "bounds", "variant": name, "rtol": rtol, "atol": atol})
-    bad = _digest_mismatch(reply["digests"], reply["bounds"], digests["B"])
+    reference = reply["digests"] if reply["digests"] is not None else digests["A"]  # `null`: the original's own
+    bad = _digest_mismatch(reference, reply["bounds"], digests["B"])
     if bad is not None:
         return {"meaningful": False, "reason": "incorrect", "incorrect": f"{variant.name if variant else name}, timed run {i + 1}, call {bad}: "
                 "the candidate's outputs differ from the reference's (digest check of a timed call)"}
