@@ -3,6 +3,8 @@
 //! suite; and with only the spec's square dims a swapped 1-D product grid goes unnoticed, which is why
 //! the variants are derived. Skipped, with the reason printed, without a Python with torch and triton.
 
+#[path = "common/pyenv.rs"]
+mod pyenv;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -11,12 +13,6 @@ use xeforge::cover::outline::Outline;
 use xeforge::cover::{OutcomeStatus, StageRequest, StageRunner};
 use xeforge::harness::{DeviceKind, EvaluateArgs, Harness, HarnessSettings, Verdict};
 use xeforge::knowledge::Knowledge;
-
-fn python() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [std::env::var_os("XEFORGE_PYTHON").map(PathBuf::from), Some(root.join(".venv/bin/python"))];
-    candidates.into_iter().flatten().find(|p| std::process::Command::new(p).args(["-c", "import torch, triton, yaml"]).output().is_ok_and(|o| o.status.success()))
-}
 
 fn suite(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bench/stages/general").join(name)
@@ -94,7 +90,7 @@ async fn check(h: &Harness, dir: &Path, kernel: &str, derived: bool) -> Outcome 
 
 #[tokio::test]
 async fn a_wrong_grid_reading_fails_on_the_derived_variants() {
-    let Some(py) = python() else {
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
         eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
         return;
     };
@@ -114,7 +110,7 @@ async fn a_wrong_grid_reading_fails_on_the_derived_variants() {
 
 #[tokio::test]
 async fn the_stage_on_a_suite_kernel_checks_the_derived_variants() {
-    let Some(py) = python() else {
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
         eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
         return;
     };

@@ -7,18 +7,11 @@
 #[path = "common/openai_stub.rs"]
 mod openai_stub;
 
+#[path = "common/pyenv.rs"]
+mod pyenv;
 use openai_stub::{Reply, Stub};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn python() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [std::env::var_os("XEFORGE_PYTHON").map(PathBuf::from), Some(root.join(".venv/bin/python"))];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| Command::new(p).args(["-c", "import torch, triton"]).output().is_ok_and(|o| o.status.success()))
-}
 
 /// The vector_add cheats (`add_*.py`); legitimate rewrites are `legit_*`, GPU-only ones `gpu_*`.
 fn cheats(root: &Path) -> Vec<(String, String)> {
@@ -39,7 +32,7 @@ fn cheats(root: &Path) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_cheat_proposed_by_a_model_reaches_the_users_file() {
-    let Some(py) = python() else {
+    let Some(py) = pyenv::harness() else {
         eprintln!("skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python); run tests/harness/install_deps.sh");
         return;
     };

@@ -4,6 +4,8 @@
 #[path = "common/openai_stub.rs"]
 mod openai_stub;
 
+#[path = "common/pyenv.rs"]
+mod pyenv;
 use openai_stub::{Reply, Stub};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,21 +15,9 @@ use xeforge::harness::{DeviceKind, Harness, HarnessSettings};
 use xeforge::knowledge::Knowledge;
 use xeforge::llm::{LlmClient, LlmSettings};
 
-fn python() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [std::env::var_os("XEFORGE_PYTHON").map(PathBuf::from), Some(root.join(".venv/bin/python"))];
-    for p in candidates.into_iter().flatten() {
-        let ok = std::process::Command::new(&p).args(["-c", "import torch, triton"]).output().is_ok_and(|o| o.status.success());
-        if ok {
-            return Some(p);
-        }
-    }
-    None
-}
-
 macro_rules! need_python {
     () => {
-        match python() {
+        match pyenv::harness() {
             Some(p) => p,
             None => {
                 eprintln!("skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python); run tests/harness/install_deps.sh");

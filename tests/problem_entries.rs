@@ -3,27 +3,15 @@
 //! and where each came from) is what the file says, and the stage reaches a verdict. Skipped, with
 //! the reason printed, when no Python with torch and triton is found ($XEFORGE_PYTHON or .venv).
 
+#[path = "common/pyenv.rs"]
+mod pyenv;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn python() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [
-        std::env::var_os("XEFORGE_PYTHON").map(PathBuf::from),
-        Some(root.join(".venv/bin/python")),
-    ];
-    candidates.into_iter().flatten().find(|p| {
-        Command::new(p)
-            .args(["-c", "import torch, triton"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
 
 /// Runs the stage on a copy of `fixture` (plus `extra` appended lines) and returns its JSON output.
 fn stage(fixture: &str, edit: impl Fn(String) -> String) -> Option<(Value, tempfile::TempDir)> {
-    let Some(py) = python() else {
+    let Some(py) = pyenv::harness() else {
         eprintln!(
             "skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python); run tests/harness/install_deps.sh"
         );
@@ -372,7 +360,7 @@ fn unknown_shapes_are_asked_once_then_read_from_the_line_added() {
 
 /// Runs the stage on a copy of an example from `examples/kernels` (text output, exit status, stderr).
 fn example(name: &str) -> Option<(std::process::Output, tempfile::TempDir)> {
-    let Some(py) = python() else {
+    let Some(py) = pyenv::harness() else {
         eprintln!("skipped: no Python with torch and triton");
         return None;
     };
