@@ -66,7 +66,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--setting", action="append", default=[], help="NAME:VAR=VALUE,... an extra column")
+    ap.add_argument("--only", help="comma-separated problems to time (default: all); the overhead rows are skipped")
+    ap.add_argument("--raw", type=Path, help="write every timed reply's timing object here (JSON lines)")
     a = ap.parse_args()
+    raw = a.raw.open("w") if a.raw else None
     sides = {"before": Serve(a.before), "after": Serve(REPO / "server" / "harness")}
     for setting in a.setting:
         label, _, assigns = setting.partition(":")
@@ -78,11 +81,13 @@ def main() -> int:
         side.evaluate({"kernel": str(TESTS / "problems/vector_add.py"), "candidate": str(TESTS / "fixtures/add_correct.py"),
                        "device": a.device, "no_timing": True})
     pairs = [(p, f"problems/{p}.py") for p in NOISE] + GAIN
+    if a.only:
+        pairs = [(p, c) for p, c in pairs if p in a.only.split(",")]
     for r in range(a.rounds):
         order = list(sides) if r % 2 == 0 else list(reversed(sides))
         for name in order:
             s = sides[name]
-            for problem, cand in OVERHEAD:
+            for problem, cand in ([] if a.only else OVERHEAD):
                 args = {"kernel": str(TESTS / "problems" / f"{problem}.py"), "candidate": str(TESTS / cand), "device": a.device,
                         "no_timing": True}
                 wall, reply = s.evaluate(args)
@@ -94,16 +99,36 @@ def main() -> int:
                             "device": a.device, "family": "bench-gpu"}
                     wall, reply = s.evaluate(args)
                     t = reply.get("timing") or {}
-                    print(f"round {r} {name} {problem} / {cand}: {reply.get('verdict')} {json.dumps(t)[:400]} ({wall:.1f} s)", flush=True)
+                    if raw:
+                        raw.write(json.dumps({"side": name, "round": r, "problem": problem, "candidate": cand,
+                                              "verdict": reply.get("verdict"), "timing": t}) + "\n")
+                        raw.flush()
+                    shown = {k: v for k, v in t.items() if k not in ("batches_us", "method")}
+                    print(f"round {r} {name} {problem} / {cand}: {reply.get('verdict')} {json.dumps(shown)} ({wall:.1f} s)", flush=True)
                     if t.get("speedup_ci95"):
                         lo, hi = t["speedup_ci95"]
                         timed[name].setdefault(f"{problem} / {cand}", []).append(
                             {"width": hi - lo, "has1": lo <= 1 <= hi, "wall": wall, "speedup": t.get("speedup"),
-                             "us": t.get("baseline_us"), "batch": t.get("batch"), "verdict": reply.get("verdict")})
+                             "us": t.get("baseline_us"), "batch": t.get("batch"), "verdict": reply.get("verdict"),
+                             "detail": _detail(t)})
         report(a, sides, over, verdicts, timed, pairs, r + 1)
     for s in sides.values():
         s.close()
     return 0
+
+
+def _detail(t: dict) -> str | None:
+    """Where a separated harness's time goes, per call: gross A/B, the request's own cost taken off, the
+    charge for input-making, and the medians of each side's batch and input-making times."""
+    b = t.get("batches_us")
+    if not b:
+        return None
+    med = statistics.median
+    ga, gb = t.get("gross_us", [0, 0])
+    return (f"batch {t.get('batch')}, gross {ga:.1f}/{gb:.1f} µs, overhead {t.get('request_overhead_us', 0):.1f} µs, "
+            f"charged {t.get('prepare_charged_us', 0) / max(1, t.get('runs', 1)):.0f} µs/batch, "
+            f"batch A/B {med(b['original']):.0f}/{med(b['candidate']):.0f} µs, "
+            f"inputs A/B {med(b['inputs_original']):.0f}/{med(b['inputs_candidate']):.0f} µs")
 
 
 def report(a, sides, over, verdicts, timed, pairs, rounds) -> None:
@@ -113,11 +138,11 @@ def report(a, sides, over, verdicts, timed, pairs, rounds) -> None:
              + "".join(f" --setting {x}" for x in a.setting) + f"`; every harness a warm `serve`, used in alternation; {rounds} round(s).",
              "", "## Per-candidate wall time at the ci family, no timing (median s)", "",
              "| candidate | " + " | ".join(names) + " | verdicts |", "|---|" + "---|" * (len(names) + 1)]
-    for key in over["after"]:
+    for key in over["after"] if over["after"] else []:
         cells = [f"{statistics.median(over[n][key]):.3f}" for n in names]
         lines.append(f"| {key} | " + " | ".join(cells) + " | " + " → ".join(verdicts[n][key] for n in names) + " |")
-    meds = {n: statistics.median([x for v in over[n].values() for x in v]) for n in names}
-    lines += ["", "Median over all: " + ", ".join(f"{n} {m:.3f} s" for n, m in meds.items())
+    meds = {n: statistics.median([x for v in over[n].values() for x in v]) for n in names if over[n]}
+    lines += [] if not meds else ["", "Median over all: " + ", ".join(f"{n} {m:.3f} s" for n, m in meds.items())
               + f"; added by the separation: {meds['after'] - meds['before']:+.3f} s per candidate.", ""]
     if a.device != "cpu":
         lines += ["## Timed at bench-gpu (median over rounds): interval width, and the median speedup", "",
@@ -137,6 +162,10 @@ def report(a, sides, over, verdicts, timed, pairs, rounds) -> None:
                 sp = statistics.median(r["speedup"] for r in rows if r["speedup"] is not None)
                 cells.append(f"{w:.4f} / {sp:.4f} / {sum(r['has1'] for r in rows)}/{len(rows)}")
             lines.append(f"| {key} | " + " | ".join(cells) + " |")
+        details = [f"- {n}, {problem} / {cand}: {r['detail']}" for problem, cand in pairs for n in names
+                   for r in timed[n].get(f"{problem} / {cand}", [])[-1:] if r.get("detail")]
+        if details:
+            lines += ["", "Where the separated harness's time goes (last round; per call unless said):", ""] + details
     text = "\n".join(lines) + "\n"
     print(text, flush=True)
     if a.out:

@@ -483,6 +483,9 @@ def evaluate(args: P.EvaluateArgs, phase: Callable[[str], None]) -> dict:
             log.append(s.detail)
     finally:
         if judge is not None:
+            result.setdefault("elapsed", {})["requests"] = {
+                f"{link.role}:{op}": {"n": n, "s": round(t, 3)}
+                for link in (judge.trusted, judge.candidate) for op, (n, t) in sorted(link.spent.items(), key=lambda x: -x[1][1])}
             tail = judge.candidate.log_tail()
             judge.close()
             if tail.strip():

@@ -57,6 +57,7 @@ class Link:
         self.sock = mine
         self.status: int | None = None
         self.foreign_stop = False
+        self.spent: dict[str, list] = {}  # op → [requests, seconds]: where an evaluation's time goes
         if role == "candidate":
             try:
                 os.setpgid(pid, pid)  # also done by the child; whichever runs first wins the race
@@ -66,6 +67,7 @@ class Link:
     def call(self, msg: dict, tensors: list = (), deadline: float | None = None):
         if self.status is not None:
             raise Died(self.role, self.describe_end())
+        start = time.monotonic()
         try:
             self.sock.settimeout(None if deadline is None else max(0.01, deadline - time.monotonic()))
             wire.send(self.sock, msg, list(tensors))
@@ -79,6 +81,10 @@ class Link:
         except wire.WireError as e:
             self.kill()
             raise Died(self.role, f"sent an unreadable message ({e})") from None
+        finally:
+            tally = self.spent.setdefault(str(msg.get("op")), [0, 0.0])
+            tally[0] += 1
+            tally[1] += time.monotonic() - start
         if not reply.get("ok"):
             raise Failed(reply)
         return reply, out
