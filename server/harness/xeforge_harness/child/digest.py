@@ -165,6 +165,11 @@ def digest(outputs: list, nonce: int, dev: torch.device, scales=()) -> list:
 
 
 def bound(outputs: list, nonce: int, dev: torch.device, rtol, atol, scales=()) -> list:
+    """One call's bounds (see `bounds`)."""
+    return bounds([outputs], rtol, atol, [scales])[0]
+
+
+def bounds(outputs_per_call: list[list], rtol, atol, scales_per_call: list) -> list[list[float]]:
     """Per output: how far an output within rtol/atol of this one may move the digest.
 
     For a fixed error e with |e[i]| ≤ t[i] = (atol + rtol·|ref[i]|) / s (the sine is 1-Lipschitz)
@@ -172,18 +177,20 @@ def bound(outputs: list, nonce: int, dev: torch.device, rtol, atol, scales=()) -
     deviation at most sqrt(Σ t²)/3 (E[u²] = E[v²] = 1/3). SIGMAS of those, plus float32
     rounding, is the bound. An output that was not computed misses it by far.
     """
-    out = []
-    for j, o in enumerate(_tensors(outputs)):
-        r_tol, a_tol = default_tolerance(o.dtype)
-        r_tol = rtol if rtol is not None else r_tol
-        a_tol = atol if atol is not None else a_tol
-        x = _flat(o).float()
-        x = torch.where(torch.isfinite(x), x, torch.zeros_like(x))
-        t = (a_tol + r_tol * x.abs()) / _scale(scales, j)
-        spread = float(torch.linalg.vector_norm(t).item()) / 3
-        rounding = 1e-5 * (x.numel() ** 0.5) + 1e-6
-        out.append(SIGMAS * spread + rounding)
-    return out
+    norms, counts = [], []
+    for outputs, scales in zip(outputs_per_call, scales_per_call):
+        row = []
+        for j, o in enumerate(_tensors(outputs)):
+            r_tol, a_tol = default_tolerance(o.dtype)
+            r_tol = rtol if rtol is not None else r_tol
+            a_tol = atol if atol is not None else a_tol
+            x = _flat(o).float()
+            x = torch.where(torch.isfinite(x), x, torch.zeros_like(x))
+            norms.append(torch.linalg.vector_norm((a_tol + r_tol * x.abs()) / _scale(scales, j)).reshape(()))
+            row.append(x.numel())
+        counts.append(row)
+    values = iter(torch.stack(norms).tolist() if norms else [])  # one transfer for the batch, no sync per output
+    return [[SIGMAS * next(values) / 3 + 1e-5 * (n ** 0.5) + 1e-6 for n in row] for row in counts]
 
 
 def output_scales(outputs: list) -> list[float]:

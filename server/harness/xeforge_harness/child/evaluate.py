@@ -48,6 +48,7 @@ class Reference:
     structure: Any
     changed: dict[int, Any]
     alias: dict[int, int]
+    sizes: dict  # input and output sizes and output scales, for timing (see worker._sizes)
 
 
 @dataclass
@@ -175,7 +176,7 @@ class Judge:
         if problem.spec is None and not has_inputs:
             raise Stop(P.ERROR, "no spec (none given, no <kernel>.yaml beside the kernel) and the kernel file defines no get_inputs()")
         self._reference_runs(problem)
-        self._reference_runs(problem, problem.timed_only, seeds=1)
+        self._reference_runs(problem, problem.timed_only, seeds=1, summary=True)
         timed = self._timed_variant(problem)
         solo = None
         if timed is not None:
@@ -274,8 +275,11 @@ class Judge:
                 raise Stop(P.ERROR, str(e)) from None
         return problem
 
-    def _reference_runs(self, problem: Problem, variants=None, seeds: int | None = None) -> None:
-        """Everything the trusted side computes, before the candidate's code exists anywhere."""
+    def _reference_runs(self, problem: Problem, variants=None, seeds: int | None = None, summary: bool = False) -> None:
+        """Everything the trusted side computes, before the candidate's code exists anywhere.
+
+        `summary`: variants that are only timed; their tensors stay on the trusted side (the judge
+        compares no checked call of theirs) and only their sizes come back."""
         for variant in (problem.variants if variants is None else variants):
             name = _name(variant)
             self.set_phase("reference:init")
@@ -287,14 +291,14 @@ class Judge:
             refs = []
             for n, seed in enumerate(_seeds(self.args.seeds)[:seeds]):
                 self.set_phase("reference:forward")
-                reply, tensors = self.trusted_call({"op": "reference", "variant": name, "seed": seed, "record_original": n == 0},
-                                                   what=f"the reference on {name}")
+                reply, tensors = self.trusted_call({"op": "reference", "variant": name, "seed": seed, "record_original": n == 0,
+                                                    "summary": summary}, what=f"the reference on {name}")
                 rec = reply["record"]
                 if rec["of"] == "original":
                     problem.original_ops |= set(rec["ops"])
                     problem.original_kernels |= set(rec["kernels"])
                     problem.original_launches = max(problem.original_launches, rec["launches"])
-                refs.append(_reference(reply, tensors))
+                refs.append(_summary_reference(reply) if summary else _reference(reply, tensors))
             problem.refs[name] = refs
 
     def _timed_variant(self, problem: Problem) -> Variant | None:
@@ -308,8 +312,7 @@ class Judge:
             return None
         best, size = None, -1
         for variant in problem.timed_only or problem.variants:
-            ref = problem.refs[_name(variant)][0]
-            numel = sum(t.numel() for t in ref.inputs[1])
+            numel = problem.refs[_name(variant)][0].sizes["input_numel"]
             if numel > size:
                 best, size = variant, numel
         return best
@@ -416,7 +419,12 @@ def _reference(reply: dict, tensors: list) -> Reference:
         structure=wire.shape_of(reply["outputs"]),
         changed=dict(zip([int(i) for i in reply["changed"]], after)),
         alias={int(k): int(v) for k, v in reply["alias"].items()},
+        sizes=reply["sizes"],
     )
+
+
+def _summary_reference(reply: dict) -> Reference:
+    return Reference(inputs=(None, []), outputs=None, structure=None, changed={}, alias={}, sizes=reply["sizes"])
 
 
 def _candidate_failure(e: Failed, what: str) -> Stop:

@@ -93,13 +93,11 @@ def _name(variant) -> str:
 
 def _n_outputs(problem, name: str) -> list[int]:
     """The element count of each tensor output (complex ones counted as pairs of reals)."""
-    return [t.numel() * (2 if t.is_complex() else 1) for t in flatten(problem.refs[name][0].outputs) if hasattr(t, "numel")]
+    return list(problem.refs[name][0].sizes["outputs"])
 
 
 def _scales(problem, name: str) -> list[float]:
-    from .digest import output_scales
-
-    return output_scales(flatten(problem.refs[name][0].outputs))
+    return list(problem.refs[name][0].sizes["scales"])
 
 
 class _Awake:
@@ -157,9 +155,7 @@ def solo(judge, problem, variant) -> dict:
     scales = _scales(problem, name)
     trusted(_prepare(name, 1, outputs, scales))
     trusted({"op": "warm", "variant": name, "n": max(3, judge.args.warmup // 4)})
-    ref = problem.refs[name][0]
-    per_set = sum(t.numel() * t.element_size() for t in ref.inputs[1]) + sum(
-        t.numel() * t.element_size() for t in flatten(ref.outputs) if hasattr(t, "numel"))
+    per_set = problem.refs[name][0].sizes["bytes"]
     memory = judge.device_memory
     budget = BATCH_BYTES or (memory // BATCH_SHARE if memory else 8 << 30)
     fits = max(1, budget // max(1, 3 * per_set))

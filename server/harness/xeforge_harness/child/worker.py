@@ -30,7 +30,6 @@ from .. import wire
 from ..spec import Spec, load_spec
 from . import compile_meta, device, entry, guard, inputs, integrity, loading
 from . import digest as digests
-from .digest import bound as digest_bound
 from .digest import weights as _weights
 from .compare import aliased_inputs, changed_inputs, flatten
 
@@ -254,7 +253,10 @@ class Worker:
                 orig(*inputs.clone_args(base))
                 device.synchronize(self.kind)
             report = {**rec_orig.report(), "of": "original"}
-        return self._call_reply(base, args, out, report)
+        if msg.get("summary"):  # a timed-only variant: the judge needs its sizes, not its tensors
+            return {"sizes": _sizes(base, out), "record": report}, []
+        reply, tensors = self._call_reply(base, args, out, report)
+        return {**reply, "sizes": _sizes(base, out)}, tensors
 
     def op_run(self, msg: dict, tensors) -> tuple[dict, list]:
         """Candidate: run the candidate's model on the judge's inputs."""
@@ -269,12 +271,12 @@ class Worker:
         if rebound:
             shown = ", ".join(rebound[:6]) + (f" and {len(rebound) - 6} more" if len(rebound) > 6 else "")
             report["tampered"] = report["tampered"] + [f"rebound functions the checks rely on: {shown}"]
-        return self._call_reply(base, args, out, report)
+        return self._call_reply(base, args, out, report, send_inputs=False)  # the judge has them
 
-    def _call_reply(self, base: list, args: list, out: Any, report: dict) -> tuple[dict, list]:
+    def _call_reply(self, base: list, args: list, out: Any, report: dict, send_inputs: bool = True) -> tuple[dict, list]:
         ins: list = []
         outs: list = []
-        tree_in = wire.encode(list(base), ins)
+        tree_in = wire.encode(list(base), ins) if send_inputs else None
         tree_out = wire.encode(out, outs)  # indices of each tree count from 0 in its own list
         n_in, n_out = len(ins), len(outs)
         changed = changed_inputs(base, args)
@@ -363,8 +365,7 @@ class Worker:
                 out = item["out"] if ref is orig else ref(*item["pristine"])
                 refs.append(flatten(out))
         return {"digests": None if ref is orig else digests.batch(refs, self.tables),
-                "bounds": [digest_bound(r, item["nonce"], self.dev, msg.get("rtol"), msg.get("atol"), item["scales"])
-                           for r, item in zip(refs, self.batch)]}, []
+                "bounds": digests.bounds(refs, msg.get("rtol"), msg.get("atol"), [item["scales"] for item in self.batch])}, []
 
     def op_outputs(self, msg: dict, _t) -> tuple[dict, list]:
         """The full outputs of one call of the last batch (the reference's, on the trusted side)."""
@@ -401,6 +402,16 @@ class Worker:
         torch.zeros(1, device=self.dev).add_(1)
         device.synchronize(self.kind)
         return {}, []
+
+
+def _sizes(base: list, out: Any) -> dict:
+    """What the judge's timing needs of a reference call, computed here on the device."""
+    ins = [t for t in flatten(base) if isinstance(t, torch.Tensor)]
+    outs = [t for t in flatten(out) if isinstance(t, torch.Tensor)]
+    return {"input_numel": sum(t.numel() for t in ins),
+            "bytes": sum(t.numel() * t.element_size() for t in ins + outs),
+            "outputs": [t.numel() * (2 if t.is_complex() else 1) for t in outs],
+            "scales": digests.output_scales(outs)}
 
 
 def digests_of(batch: list, tables) -> list:
