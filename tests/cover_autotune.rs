@@ -63,13 +63,13 @@ async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
     // Said before it started: 3 configs and the knowledge base's prior for how long that takes.
     let (n, secs) = planned.unwrap();
     assert_eq!(n, 3);
-    assert!(secs > 10 && secs < 60, "{secs}");
+    assert!(secs > 10 && secs <= 60, "within the default 60 s budget: {secs}");
     let new = out.new_text.unwrap();
     let requests = stub.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 4);
-    // The sweep is timed with few pairs; the final list in full.
+    // The sweep is timed with few pairs; the final list with more (knowledge/autotune/stage.json).
     assert_eq!(requests[0]["args"]["runs"], 20);
-    assert!(requests[3]["args"].get("runs").is_none());
+    assert_eq!(requests[3]["args"]["runs"], 40);
     let configs_in = |s: &str| s.matches("triton.Config(").count();
     assert_eq!(configs_in(&new), 2, "the fastest and the one the sweep could not tell from it: {new}");
     assert!(new.contains("@triton.autotune(") && new.contains("key=['n_elements']"), "{new}");

@@ -25,6 +25,7 @@ from .child.source import read as _read
 from . import protocol as P
 
 LOG_TAIL_CHARS = 6000
+TRUSTED_CACHE_ENV = "XEFORGE_HARNESS_TRUSTED_CACHE"
 JUDGE_GRACE_S = 15.0  # the judge enforces the job's limit itself; this is the backstop
 
 
@@ -47,7 +48,19 @@ def main() -> int:
     except Exception as e:  # a broken install is reported per job, not by dying
         ready = {"ready": False, "error": f"cannot import torch/triton: {type(e).__name__}: {e}"}
     replies.write(json.dumps(ready) + "\n")
+    # One Triton cache for the trusted workers of every job this zygote runs: the original kernel of a
+    # stage's many candidates compiles once, not once per candidate. Only trusted code writes it (the
+    # candidate's worker gets a fresh cache of its own per job); removed when the zygote ends.
+    trusted_cache = tempfile.mkdtemp(prefix="xeforge-trusted-cache-")
+    os.environ[TRUSTED_CACHE_ENV] = trusted_cache
+    try:
+        _serve(replies, ready)
+    finally:
+        shutil.rmtree(trusted_cache, ignore_errors=True)
+    return 0
 
+
+def _serve(replies, ready: dict) -> None:
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -61,7 +74,6 @@ def main() -> int:
             replies.write(json.dumps(P.error_result(ready["error"])) + "\n")
             continue
         replies.write(json.dumps(run_forked(job, replies)) + "\n")
-    return 0
 
 
 def _warm_imports() -> None:

@@ -290,7 +290,8 @@ impl StageRunner {
         }
         rec.notes.push(format!("stage time before the final round: {:.0} s", clock.elapsed().as_secs_f64()));
         let cand = plan.render_as(text, &chosen, &chosen_reading)?;
-        let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&fam.opts)).await?;
+        let final_opts = EvalOpts { runs: Some(knobs.budget.final_runs), ..fam.opts.clone() };
+        let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&final_opts)).await?;
         rounds.push(rec);
         match e {
             Some(e) if e.verdict == Verdict::Error => Err(self.harness_verdict_error(ctx, &e)),

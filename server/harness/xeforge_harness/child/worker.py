@@ -70,7 +70,8 @@ def _isolate(role: str, keep_fd: int, workdir: str) -> None:
     sys.stdout = os.fdopen(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     sys.stderr = os.fdopen(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     sys.stdin = open(os.devnull, encoding="utf-8")
-    os.environ["TRITON_CACHE_DIR"] = os.path.join(workdir, "triton-cache")
+    shared = os.environ.pop("XEFORGE_HARNESS_TRUSTED_CACHE", None)  # never visible to the candidate
+    os.environ["TRITON_CACHE_DIR"] = shared if role == "trusted" and shared else os.path.join(workdir, "triton-cache")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
     os.environ["HOME"] = workdir
     os.chdir(workdir)

@@ -18,6 +18,9 @@ pub struct Budget {
     pub stage_s: f64,
     pub eval_s: std::collections::BTreeMap<String, f64>,
     pub final_factor: f64,
+    /// Timed pairs for the final list (its interval is the evidence attached to the edit).
+    #[serde(default = "default_final_runs")]
+    pub final_runs: u32,
     pub sweep_runs: u32,
     pub min_configs: usize,
 }
@@ -29,11 +32,15 @@ pub struct Elementwise {
     pub preferred_bytes_per_thread: f64,
 }
 
+fn default_final_runs() -> u32 {
+    40
+}
+
 impl Knobs {
     /// The embedded file (covered by a unit test); defaults if it were ever unreadable, never a panic.
     pub fn embedded() -> Knobs {
         serde_json::from_str(STAGE).unwrap_or(Knobs {
-            budget: Budget { stage_s: 60.0, eval_s: Default::default(), final_factor: 2.5, sweep_runs: 20, min_configs: 3 },
+            budget: Budget { stage_s: 60.0, eval_s: Default::default(), final_factor: 1.6, final_runs: 40, sweep_runs: 20, min_configs: 3 },
             elementwise: Elementwise { min_elems_per_thread: 1.0, max_elems_per_thread: 16.0, preferred_bytes_per_thread: 16.0 },
         })
     }
@@ -91,7 +98,7 @@ mod tests {
     fn configs_that_fit_the_budget() {
         let k = Knobs::embedded();
         let (n, total) = plan(&k, 60.0, 0.0, 4.0, 0, 30);
-        assert_eq!(n, 12); // 60 - 10 (final) = 50 → 12 at 4 s
+        assert_eq!(n, 13); // 60 - 6.4 (the final list, 1.6 evaluations) = 53.6 → 13 at 4 s
         assert!(total <= 60.0);
         assert_eq!(plan(&k, 60.0, 0.0, 4.0, 0, 5).0, 5);
         assert_eq!(plan(&k, 60.0, 80.0, 4.0, 0, 30).0, k.budget.min_configs);
