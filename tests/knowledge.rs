@@ -6,11 +6,10 @@ use std::path::Path;
 use std::process::Command;
 use xeforge::knowledge::{Knowledge, Severity, Target, TargetKind};
 
-/// The rule table of rules.md: code -> (name, severity letter). Reads the shared contract when it
-/// is present, else the checked-in copy.
+/// The rule table of the contract (`tests/fixtures/rules.md`, in the repository): code -> (name,
+/// severity letter). A missing file fails the test.
 fn contract_rules() -> BTreeMap<String, (String, char)> {
-    let shared = Path::new("/work/shared/rules.md");
-    let path = if shared.is_file() { shared.to_path_buf() } else { Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules.md") };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules.md");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut rules = BTreeMap::new();
     for line in text.lines() {

@@ -405,11 +405,10 @@ fn readme_softmax_example_runs_with_no_spec_and_no_model() {
     );
 }
 
-/// The README's GEMM: its problem is inferred (b's first size through the kernel's block pointer), and
-/// whatever the harness answers reaches the user. Triton releases without block pointers (3.7+) make
-/// the original fail there: that `error` is shown with the harness's message and recorded as evidence.
+/// The README's GEMM (a wrapper, device-side tensor descriptors, no spec, no `Model`): its problem is
+/// inferred from the wrapper and the stage reaches a verdict on the CPU interpreter.
 #[test]
-fn readme_matmul_example_is_inferred_and_the_harness_answer_is_shown() {
+fn readme_matmul_example_is_inferred_and_the_stage_reaches_a_verdict() {
     let Some((out, d)) = example("matmul_xpu.py") else {
         return;
     };
@@ -426,31 +425,12 @@ fn readme_matmul_example_is_inferred_and_the_harness_answer_is_shown() {
         "{spec}"
     );
     assert!(
-        spec.contains("    dtype: float16\n") && spec.contains("matmul_xpu.py:47"),
+        spec.contains("    dtype: float16\n") && spec.contains("matmul_xpu.py:43"),
         "{spec}"
     );
-    if out.status.success() {
-        assert!(
-            stdout.contains("autotune: correct on the CPU interpreter"),
-            "{stdout}"
-        );
-        return;
-    }
-    let said = stderr
-        .lines()
-        .find(|l| l.contains("the harness could not run: "))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    let evidence = said
-        .rsplit_once("(evidence: ")
-        .map(|(_, p)| p.trim_end_matches(')'))
-        .unwrap_or_else(|| panic!("{said}"));
-    let record: Value = serde_json::from_str(&std::fs::read_to_string(evidence).unwrap()).unwrap();
-    assert_eq!(record["outcome"], "harness-error");
-    assert_eq!(record["evaluation"]["verdict"], "error");
-    let message = record["evaluation"]["message"].as_str().unwrap();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(
-        !message.is_empty() && said.contains(message),
-        "{said}\n{message}"
+        stdout.contains("autotune: correct on the CPU interpreter"),
+        "{stdout}"
     );
-    assert_eq!(record["problem"]["entry"]["name"], "matmul");
 }

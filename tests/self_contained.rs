@@ -1,0 +1,43 @@
+//! The repository stands on its own: no file refers to a path of the machine it was developed on or
+//! to documents outside the repository (a user's clone has neither).
+
+use std::path::{Path, PathBuf};
+
+/// Build outputs, installed environments and downloads: not part of the repository.
+const SKIP_DIRS: &[&str] = &["target", ".venv", "node_modules", ".cache", ".git", ".whl", ".bench-before", ".xeforge", "__pycache__", ".work"];
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if path.is_dir() {
+            if !SKIP_DIRS.iter().any(|s| name == *s) {
+                files(&path, out);
+            }
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_file_refers_to_the_development_machine_or_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Spelled in pieces so that this file does not match itself.
+    let forbidden = [["/work", "/shared"].concat(), ["/work", "/main"].concat(), ["..", "/shared/"].concat(), ["/work", "/.library"].concat(), ["/work", "/.device"].concat()];
+    let mut all = Vec::new();
+    files(root, &mut all);
+    assert!(all.len() > 100, "walked only {} files under {}", all.len(), root.display());
+    let mut found = Vec::new();
+    for path in all {
+        let Ok(text) = std::fs::read(&path) else { continue };
+        let text = String::from_utf8_lossy(&text);
+        for (n, line) in text.lines().enumerate() {
+            if let Some(f) = forbidden.iter().find(|f| line.contains(f.as_str())) {
+                found.push(format!("{}:{}: {f}", path.strip_prefix(root).unwrap_or(&path).display(), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "references outside the repository:\n{}", found.join("\n"));
+}
