@@ -47,11 +47,15 @@ struct Setup {
 }
 
 fn setup(first_delay: Duration) -> Setup {
+    setup_with("kernel.py", first_delay)
+}
+
+fn setup_with(fixture: &str, first_delay: Duration) -> Setup {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let stub = rt.block_on(Stub::start(harness_script(first_delay)));
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cover/kernel.py")).unwrap();
-    let file = dir.path().join("kernel.py");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cover").join(fixture)).unwrap();
+    let file = dir.path().join(fixture);
     std::fs::write(&file, &text).unwrap();
     let uri = format!("file://{}", file.display());
     let mut client = Client::spawn();
@@ -263,4 +267,52 @@ fn cancelling_a_run_applies_nothing() {
     assert!(end.contains("cancelled"), "{end}");
     assert!(s.client.applied_edits().is_empty());
     assert!(s.stub.requests.lock().unwrap().len() <= 2, "the run stopped instead of measuring every config");
+}
+
+/// A wrapper-style file whose scalar `alpha` nothing in the code gives (`fixtures/cover/scale_wrapper.py`,
+/// `def scale` on line 13): the server asks the editor once, writes the answer above the entry as a
+/// versioned edit, and the same run goes on to a verified result.
+#[test]
+fn a_missing_size_is_asked_once_written_above_the_entry_and_the_run_goes_on() {
+    let mut s = setup_with("scale_wrapper.py", Duration::ZERO);
+    s.client.answer("xeforge/askProblem", json!({"answer": "alpha=2.5"}));
+    let lens = run_stage_lens(&mut s.client, &s.uri);
+    let token = start_run(&mut s.client, &lens);
+
+    wait_for("the answer written into the file", || !s.client.applied_edits().is_empty());
+    let asked = s.client.server_request_params("xeforge/askProblem");
+    assert_eq!(asked.len(), 1, "asked once: {asked:?}");
+    assert_eq!(asked[0]["entry"], "scale");
+    assert_eq!(asked[0]["suggestion"], "alpha=<value>");
+    assert!(asked[0]["message"].as_str().unwrap().contains("a value for the scalar `alpha`"), "{}", asked[0]);
+    let (with_answer, version) = apply_edit(&s.text, &s.client.applied_edits()[0]);
+    assert_eq!(version, 1);
+    assert_eq!(with_answer.lines().nth(13), Some("# xeforge: dims alpha=2.5"));
+    assert_eq!(with_answer.lines().nth(14), Some("def scale(x, alpha):"));
+    // The editor applies it, as a real one does.
+    s.client.notify("textDocument/didChange", json!({"textDocument": {"uri": s.uri, "version": 2}, "contentChanges": [{"text": with_answer}]}));
+
+    let (_, end) = progress_to_end(&s.client, &token);
+    assert!(end.starts_with("autotune: verified"), "{end}");
+    let edits = s.client.applied_edits();
+    assert_eq!(edits.len(), 2, "the answer, then the result");
+    let (tuned, version) = apply_edit(&with_answer, &edits[1]);
+    assert_eq!(version, 2);
+    assert!(tuned.contains("# xeforge: dims alpha=2.5\ndef scale(x, alpha):") && tuned.contains("@triton.autotune("), "{tuned}");
+    // The harness got a spec with the answer in it.
+    let spec = std::fs::read_to_string(s.dir.path().join(".xeforge/problems/scale_wrapper-scale.yaml")).unwrap();
+    assert!(spec.contains("alpha"), "{spec}");
+}
+
+/// The user dismisses the prompt: nothing is written and the run ends saying what to add.
+#[test]
+fn a_dismissed_question_writes_nothing_and_says_what_to_add() {
+    let mut s = setup_with("scale_wrapper.py", Duration::ZERO);
+    let lens = run_stage_lens(&mut s.client, &s.uri);
+    let token = start_run(&mut s.client, &lens);
+    let (_, end) = progress_to_end(&s.client, &token);
+    assert!(end.contains("# xeforge: dims alpha=<value>"), "{end}");
+    assert_eq!(s.client.server_request_params("xeforge/askProblem").len(), 1);
+    assert!(s.client.applied_edits().is_empty());
+    assert!(s.stub.requests.lock().unwrap().is_empty(), "the harness ran nothing");
 }

@@ -21,6 +21,10 @@ struct Inbox {
     messages: VecDeque<Value>,
     applied_edits: Vec<Value>,
     server_requests: Vec<String>,
+    /// Params of every server request, in arrival order.
+    server_request_params: Vec<(String, Value)>,
+    /// Scripted results for server requests by method (e.g. `xeforge/askProblem`); others get `null`.
+    answers: std::collections::HashMap<String, Value>,
     closed: bool,
 }
 
@@ -99,8 +103,9 @@ impl Client {
                             lock.lock().unwrap().applied_edits.push(msg["params"].clone());
                             json!({"applied": true})
                         }
-                        _ => Value::Null,
+                        other => lock.lock().unwrap().answers.get(other).cloned().unwrap_or(Value::Null),
                     };
+                    lock.lock().unwrap().server_request_params.push((method.clone(), msg["params"].clone()));
                     lock.lock().unwrap().server_requests.push(method);
                     if let Some(w) = reader_stdin.lock().unwrap().as_mut() {
                         let _ = write_message(w, &json!({"jsonrpc": "2.0", "id": msg["id"].clone(), "result": result}));
@@ -198,6 +203,16 @@ impl Client {
 
     pub fn applied_edits(&self) -> Vec<Value> {
         self.inbox.0.lock().unwrap().applied_edits.clone()
+    }
+
+    /// Answer every later server request of `method` with `result`.
+    pub fn answer(&self, method: &str, result: Value) {
+        self.inbox.0.lock().unwrap().answers.insert(method.to_string(), result);
+    }
+
+    /// The params of the server requests of `method` so far.
+    pub fn server_request_params(&self, method: &str) -> Vec<Value> {
+        self.inbox.0.lock().unwrap().server_request_params.iter().filter(|(m, _)| m == method).map(|(_, p)| p.clone()).collect()
     }
 
     pub fn server_requests(&self) -> Vec<String> {

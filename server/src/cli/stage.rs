@@ -123,7 +123,7 @@ pub fn run(args: StageArgs) -> u8 {
             if args.format == "json" {
                 println!(
                     "{}",
-                    serde_json::json!({"status": "needs-input", "summary": what})
+                    serde_json::json!({"status": "needs-input", "summary": what.message, "question": what.question})
                 );
             } else {
                 println!("{what}");

@@ -13,13 +13,14 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-use super::run::{Progress, StageRequest, StageRunner};
+use super::problem::Incomplete;
+use super::run::{Progress, StageError, StageRequest, StageRunner};
 use super::settings;
 use crate::config::Settings;
 use crate::harness::{DeviceKind, HarnessRegistry, HarnessSettings};
 use crate::knowledge::Knowledge;
 use crate::llm::LlmClient;
-use crate::lsp::stage::{ProgressFn, StageAction, StageActionProvider, StageContext, StageFuture, StageInfo, StageResult, StageRun};
+use crate::lsp::stage::{ProgressFn, StageAction, StageActionProvider, StageContext, StageFailure, StageFuture, StageInfo, StageQuestion, StageResult, StageRun};
 
 /// The stage every kernel is offered, whatever the analysis found.
 const ALWAYS: &str = "autotune";
@@ -130,7 +131,7 @@ impl StageActionProvider for CoverStageProvider {
                     cancel,
                 )
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(failure)?;
             Ok(StageResult {
                 new_text: outcome.new_text,
                 summary: outcome.summary,
@@ -139,6 +140,17 @@ impl StageActionProvider for CoverStageProvider {
                 record: outcome.record_path,
             })
         })
+    }
+}
+
+/// A stage error as the server reports it: a missing problem size becomes a question for the editor.
+fn failure(e: StageError) -> StageFailure {
+    match e {
+        StageError::ProblemIncomplete(Incomplete { message, question: Some(q) }) => StageFailure::NeedsInput {
+            message,
+            question: StageQuestion { entry: q.entry, missing: q.missing, suggestion: q.dims, line: q.line as u32, indent: q.indent },
+        },
+        e => StageFailure::Failed(e.to_string()),
     }
 }
 

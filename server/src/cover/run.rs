@@ -190,7 +190,7 @@ pub enum StageError {
     HarnessVerdictError(String),
     /// The problem cannot be inferred from the code: what is missing and the line to add.
     #[error("{0}")]
-    ProblemIncomplete(String),
+    ProblemIncomplete(super::problem::Incomplete),
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -18,6 +18,7 @@ pub mod server;
 pub mod session;
 pub mod stage;
 pub mod stage_rebase;
+pub mod stage_ask;
 pub mod stage_result;
 pub mod transport;
 pub mod wire;

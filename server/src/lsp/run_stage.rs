@@ -18,7 +18,8 @@ use tower_lsp::lsp_types::{
 };
 
 use super::session::{Session, lock};
-use super::stage::{StageCommand, StageRun};
+use super::stage::{StageCommand, StageFailure, StageRun};
+use super::stage_ask;
 use super::stage_result::{Finished, deliver};
 use super::transport::{client_request, spawn_notification};
 
@@ -68,14 +69,33 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
             message: None,
             percentage: Some(0),
         }));
-        let report = send.clone();
-        let progress = Box::new(move |message: String, percentage: Option<u32>| {
-            report(WorkDoneProgress::Report(WorkDoneProgressReport { cancellable: Some(true), message: Some(message), percentage }));
-        });
-        let outcome = provider.run(run, progress, cancel.clone()).await;
+        let (mut run, mut text) = (run, text);
+        let mut asked = 0;
+        let outcome = loop {
+            let report = send.clone();
+            let progress = Box::new(move |message: String, percentage: Option<u32>| {
+                report(WorkDoneProgress::Report(WorkDoneProgressReport { cancellable: Some(true), message: Some(message), percentage }));
+            });
+            match provider.run(run.clone(), progress, cancel.clone()).await {
+                // Sizes nothing in the code gives: ask once (again only if the answer still lacks some),
+                // write the answer where the command line reads it, and go on with the new text.
+                Err(StageFailure::NeedsInput { message, question }) if asked < 2 && !cancel.is_cancelled() => {
+                    asked += 1;
+                    match stage_ask::ask_and_write(&s, &uri, &text, &message, &question).await {
+                        Ok(new) => {
+                            text = new;
+                            run.text = text.clone();
+                        }
+                        Err(why) => break Err(StageFailure::Failed(why)),
+                    }
+                }
+                other => break other,
+            }
+        };
         lock(&s.jobs).remove(&token);
         let message = match outcome {
             Err(e) if cancel.is_cancelled() => format!("{} cancelled ({e})", cmd.stage),
+            Err(StageFailure::NeedsInput { message, .. }) => message,
             Err(e) => format!("{} failed: {e}", cmd.stage),
             Ok(r) => match r.new_text.clone() {
                 None => r.summary,

@@ -115,7 +115,58 @@ pub struct StageResult {
 /// Progress reports while a stage runs: (message, percentage).
 pub type ProgressFn = Box<dyn FnMut(String, Option<u32>) + Send>;
 
-pub type StageFuture = Pin<Box<dyn Future<Output = Result<StageResult, String>> + Send>>;
+pub type StageFuture = Pin<Box<dyn Future<Output = Result<StageResult, StageFailure>> + Send>>;
+
+/// Why a run ended without a result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StageFailure {
+    Failed(String),
+    /// The stage needs one line from the user before it can run: the server asks the editor
+    /// (`xeforge/askProblem`), writes the answer as `line` (0-based) and runs again.
+    NeedsInput { message: String, question: StageQuestion },
+}
+
+/// One line the user can give: `{indent}# xeforge: dims {answer}` inserted at `line` (0-based).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageQuestion {
+    pub entry: String,
+    pub missing: Vec<String>,
+    /// Offered as the answer's starting value: example sizes, `<value>` where nothing suggests one.
+    pub suggestion: String,
+    pub line: u32,
+    #[serde(skip)]
+    pub indent: String,
+}
+
+impl StageQuestion {
+    /// The text inserted for `answer` (with or without the `# xeforge: dims` prefix).
+    pub fn insertion(&self, answer: &str) -> String {
+        let answer = answer.trim();
+        let answer = answer.strip_prefix("# xeforge: dims").unwrap_or(answer).trim();
+        format!("{}# xeforge: dims {answer}\n", self.indent)
+    }
+}
+
+impl std::fmt::Display for StageFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StageFailure::Failed(m) | StageFailure::NeedsInput { message: m, .. } => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for StageFailure {
+    fn from(m: String) -> Self {
+        StageFailure::Failed(m)
+    }
+}
+
+impl From<&str> for StageFailure {
+    fn from(m: &str) -> Self {
+        StageFailure::Failed(m.to_string())
+    }
+}
 
 pub trait StageActionProvider: Send + Sync {
     /// The stages worth offering for the document (cheap: called on every code action/lens request).

@@ -101,7 +101,15 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
     );
     let place = b.def_hint();
     let (notes, missing, provenance) = (b.notes, b.missing, b.provenance);
+    let hint_line = first_line.saturating_sub(1);
+    let hint_indent = text
+        .lines()
+        .nth(hint_line)
+        .map(|l| l[..l.len() - l.trim_start().len()].to_string())
+        .unwrap_or_default();
     Ok(Problem {
+        hint_line,
+        hint_indent,
         place,
         file,
         kernel: k.name.clone(),

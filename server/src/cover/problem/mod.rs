@@ -98,11 +98,60 @@ pub struct Problem {
     /// Said to the user, not fatal: defaulted sizes, scaled-down variants, ignored call sites.
     pub notes: Vec<String>,
     pub missing: Vec<Missing>,
+    /// 0-based line where a `# xeforge: dims` line is read (above the entry's decorators or `def`),
+    /// and that line's indentation.
+    #[serde(skip)]
+    pub hint_line: usize,
+    #[serde(skip)]
+    pub hint_indent: String,
 }
 
 impl Problem {
     pub fn is_complete(&self) -> bool {
         self.missing.is_empty()
+    }
+
+    /// What to ask the user for, when something is missing.
+    pub fn question(&self) -> Option<Question> {
+        (!self.is_complete()).then(|| Question {
+            entry: self.entry.name.clone(),
+            missing: self.missing.iter().map(|m| m.what.clone()).collect(),
+            dims: self.missing.iter().map(|m| m.add.as_str()).collect::<Vec<_>>().join(" "),
+            line: self.hint_line,
+            indent: self.hint_indent.clone(),
+        })
+    }
+}
+
+/// The one line a stage needs from the user: `{indent}# xeforge: dims {dims}` at `line` (0-based)
+/// is where the CLI reads it, so an editor that asks writes the answer there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Question {
+    pub entry: String,
+    pub missing: Vec<String>,
+    /// A suggestion for the answer (example sizes, `<value>` where nothing suggests one).
+    pub dims: String,
+    pub line: usize,
+    pub indent: String,
+}
+
+/// Why a file's problem cannot be handed to the harness: a message for the user and, when the user
+/// can supply what is missing in one line, the question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Incomplete {
+    pub message: String,
+    pub question: Option<Question>,
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for Incomplete {
+    fn from(message: String) -> Self {
+        Incomplete { message, question: None }
     }
 }
 
@@ -115,7 +164,7 @@ pub fn spec_for(
     kernel: Option<&str>,
     given: Option<std::path::PathBuf>,
     workspace: &std::path::Path,
-) -> Result<(Option<std::path::PathBuf>, Option<Problem>), String> {
+) -> Result<(Option<std::path::PathBuf>, Option<Problem>), Incomplete> {
     if let Some(s) = given.or_else(|| spec_beside(path)) {
         return Ok((Some(s), None));
     }
@@ -127,7 +176,7 @@ pub fn spec_for(
     }
     let p = infer(path, text, kernel)?;
     if !p.is_complete() {
-        return Err(render::missing_report(&p));
+        return Err(Incomplete { message: render::missing_report(&p), question: p.question() });
     }
     let dir = workspace.join(".xeforge").join("problems");
     let stem = path
@@ -148,7 +197,7 @@ pub fn spec_for(
     let out = dir.join(format!("{}-{}.yaml", safe(&stem), safe(&p.entry.name)));
     std::fs::create_dir_all(&dir)
         .and_then(|_| std::fs::write(&out, render::spec_yaml(&p)))
-        .map_err(|e| format!("{}: {e}", out.display()))?;
+        .map_err(|e| Incomplete::from(format!("{}: {e}", out.display())))?;
     Ok((Some(out), Some(p)))
 }
 
