@@ -17,4 +17,10 @@ return {
   root_markers = { 'xeforge.toml', 'pyproject.toml', '.git' },
   init_options = settings,
   settings = { xeforge = settings },
+  handlers = {
+    -- A stage asks for sizes the code does not give (see :help xeforge-stage).
+    ['xeforge/askProblem'] = function(...)
+      return require('xeforge.commands').ask_problem(...)
+    end,
+  },
 }

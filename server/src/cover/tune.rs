@@ -30,14 +30,13 @@ struct Families {
 }
 
 impl Families {
-    fn new(ctx: &Ctx<'_>) -> Families {
+    fn new(ctx: &Ctx<'_>, on_cpu: bool) -> Families {
         let mut f = Families { opts: EvalOpts::default(), derived: None, source: None, spec_text: None };
         let Some(spec) = ctx.spec.as_ref() else { return f };
         let Ok(text) = std::fs::read_to_string(spec) else { return f };
         let fams = derive::families(&text);
         let requested = ctx.req.family.clone();
         let small = if fams.iter().any(|x| x == "ci") { Some("ci".to_string()) } else { None };
-        let on_cpu = ctx.req.device == DeviceKind::Cpu;
         // Derived variants scale the small family's dims; without one (only large families) none are made.
         f.source = if on_cpu { requested.clone().or(small.clone()) } else { small.clone() };
         if !on_cpu && requested.is_some() && f.source.is_some() && requested != f.source {
@@ -103,17 +102,22 @@ impl StageRunner {
         let plan = autotune::plan(text, outline, f, tt.backend)?;
         let knobs = budget::Knobs::embedded();
         let configs = autotune::emit::space_for(&plan, &tt, ctx.req.max_configs, text);
-        let on_cpu = ctx.req.device == DeviceKind::Cpu;
+        // `auto` is whatever the harness finds: the interpreter's path when that is the CPU.
+        let on_cpu = match ctx.req.device {
+            DeviceKind::Cpu => true,
+            DeviceKind::Auto => self.harness.probe().await.is_ok_and(|p| p.device.is_cpu()),
+            _ => false,
+        };
         let budget_s = if ctx.req.budget_s > 0 { ctx.req.budget_s as f64 } else { knobs.budget.stage_s };
         let device = match ctx.req.device {
-            DeviceKind::Cpu => "cpu",
+            _ if on_cpu => "cpu",
             DeviceKind::Xpu => "xpu",
             _ => "cuda",
         };
         let mut eval_s = knobs.eval_prior(device);
         let mut spent: Vec<f64> = Vec::new();
 
-        let mut fam = Families::new(ctx);
+        let mut fam = Families::new(ctx, on_cpu);
         fam.derive(ctx, derive::Strategy::Edges);
         let mut round = 0u32;
 

@@ -370,18 +370,12 @@ pub fn tail_chars(s: &str, max: usize) -> String {
     format!("…{tail}")
 }
 
-/// The result object of `probe`.
+/// The result object of `probe`: `{ok, device: {kind, name, torch, triton}, properties, available}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
     #[serde(default)]
-    pub kind: String,
-    #[serde(default)]
-    pub name: String,
-    #[serde(default)]
-    pub torch: String,
-    #[serde(default)]
-    pub triton: String,
-    /// Everything else the harness reports (device properties).
+    pub device: DeviceInfo,
+    /// Everything else the harness reports (device properties, which devices are available).
     #[serde(flatten)]
     pub properties: serde_json::Map<String, serde_json::Value>,
 }

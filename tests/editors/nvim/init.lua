@@ -147,6 +147,44 @@ local function run()
       log('     health' .. line)
     end
   end
+
+  -- 7. A stage on a wrapper-style file with no spec: the scalar `alpha` is asked once through
+  --    vim.ui.input (scripted here), written above `def scale`, and the same run ends in the
+  --    verified edit (on the CPU interpreter: untimed).
+  vim.cmd.edit('scale_wrapper.py')
+  local wbuf = vim.api.nvim_get_current_buf()
+  local asked = {}
+  vim.ui.input = function(opts, on_confirm)
+    table.insert(asked, opts)
+    on_confirm('alpha=2.0')
+  end
+  local wattached = vim.wait(20000, function()
+    return #vim.lsp.get_clients({ bufnr = wbuf, name = 'xeforge' }) > 0
+      and vim.api.nvim_buf_get_commands(wbuf, {}).XeForgeStage ~= nil
+  end, 50)
+  if not check(wattached, 'xeforge attached to the wrapper-style file') then
+    return
+  end
+  local krow = line_with(wbuf, 'def scale_kernel')
+  vim.api.nvim_win_set_cursor(0, { krow + 1, 0 })
+  vim.cmd('XeForgeStage autotune')
+  local written = vim.wait(30000, function()
+    return line_with(wbuf, '# xeforge: dims alpha=2.0') ~= nil
+  end, 100)
+  check(written and #asked == 1, 'asked once, the answer written above the entry',
+    ('asked %d time(s): %s'):format(#asked, vim.inspect(asked[1])))
+  if #asked == 1 then
+    check(asked[1].default == 'alpha=<value>' and asked[1].prompt:find('alpha', 1, true) ~= nil,
+      'the prompt names what is missing and starts from the suggestion', vim.inspect(asked[1]))
+  end
+  local arow = line_with(wbuf, '# xeforge: dims alpha=2.0')
+  local drow = line_with(wbuf, 'def scale(x, alpha)')
+  check(arow ~= nil and drow == arow + 1, 'the line sits directly above `def scale`')
+  local tuned = vim.wait(60000, function()
+    return line_with(wbuf, '@triton.autotune(') ~= nil
+  end, 200)
+  check(tuned, 'the same run ended in the verified edit (@triton.autotune)',
+    table.concat(vim.api.nvim_buf_get_lines(wbuf, 0, -1, false), '\n'))
 end
 
 function _G.XeForgeE2E()

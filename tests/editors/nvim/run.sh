@@ -43,13 +43,14 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/project" "$WORK/state" "$WORK/config" "$WORK/data"
 cp "$ROOT/tests/editors/fixtures/add_kernel.py" "$WORK/project/add_kernel.py"
+cp "$ROOT/tests/fixtures/cover/scale_wrapper.py" "$WORK/project/scale_wrapper.py"
 printf '[tool.xeforge]\ntoolchain = "xpu-3.7"\ndevice = "arc-pro-b70"\n' > "$WORK/project/pyproject.toml"
 
 cd "$WORK/project"
 XDG_STATE_HOME="$WORK/state" XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" \
 XEFORGE_PLUGIN="$ROOT/editors/nvim" XEFORGE_BIN="$BIN" XEFORGE_TEST_OUT="$WORK/result.txt" \
-XEFORGE_HARNESS_PATH="$ROOT/server/harness" PATH="$VENV/bin:$PATH" \
-  timeout 120 "$NVIM" --headless --clean -u "$HERE/init.lua" add_kernel.py -c 'lua XeForgeE2E()'
+XEFORGE_HARNESS_PATH="$ROOT/server/harness" PATH="$VENV/bin:$PATH" XEFORGE_HARNESS_SANDBOX_UID=off \
+  timeout 180 "$NVIM" --headless --clean -u "$HERE/init.lua" add_kernel.py -c 'lua XeForgeE2E()'
 rc=$?
 cat "$WORK/result.txt" 2>/dev/null
 if [ $rc -ne 0 ]; then

@@ -161,6 +161,30 @@ function M.stage(bufnr, arg)
   end, bufnr)
 end
 
+--- Server request `xeforge/askProblem`: a stage needs sizes nothing in the code gives. Asks once with
+--- vim.ui.input (starting from the server's suggestion); the server writes the answer above the
+--- entry as `# xeforge: dims ...` and the same run goes on. `vim.NIL` when dismissed (the run then
+--- ends saying what to add). An input UI that answers after returning counts as dismissed: an LSP
+--- handler's reply is its return value.
+---@param params { entry: string, missing: string[], suggestion: string, line: integer, message: string }
+function M.ask_problem(_, params)
+  if type(params) ~= 'table' then
+    return vim.NIL
+  end
+  local missing = type(params.missing) == 'table' and table.concat(params.missing, '; ') or ''
+  local answer
+  vim.ui.input({
+    prompt = ('xeforge: %s needs %s. # xeforge: dims '):format(tostring(params.entry), missing),
+    default = type(params.suggestion) == 'string' and params.suggestion or '',
+  }, function(input)
+    answer = input
+  end)
+  if type(answer) ~= 'string' or vim.trim(answer) == '' then
+    return vim.NIL
+  end
+  return { answer = answer }
+end
+
 -- Restarts are serialised: a request during a restart is remembered and runs after it.
 local restarting, pending = false, false
 
