@@ -16,6 +16,7 @@ import { ResolvedServer, ServerNotFound, resolveServer } from './serverPath';
 import { readSettings, RESTART_KEYS, XeforgeSettings } from './settings';
 import { parseDevices } from './devices';
 import { applyServerStatus, StatusState, statusView } from './statusModel';
+import { ASK_PROBLEM_REQUEST, askProblem } from './askProblem';
 
 export const CLIENT_ID = 'xeforge';
 export const DEVICES_REQUEST = 'xeforge/devices';
@@ -187,6 +188,7 @@ export class Controller implements vscode.Disposable {
     client.onNotification(STATUS_NOTIFICATION, (params: unknown) => {
       if (this.client === client) this.setState(applyServerStatus(this.state, params));
     });
+    client.onRequest(ASK_PROBLEM_REQUEST, (params: unknown) => askProblem(params, (box) => vscode.window.showInputBox(box)));
     return client;
   }
 

@@ -126,6 +126,27 @@ async function command(page, title) {
     } else {
       throw new Error('device picker');
     }
+
+    // A stage on a wrapper-style file with no spec: the code lens runs it, the scalar `alpha` is asked
+    // once in an input box, the answer lands above `def scale`, and the same run ends in the verified
+    // edit (the CPU interpreter: untimed).
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'scale_wrapper.py' }).dblclick();
+    await poll(async () => (await editorText(page)).includes('def scale_kernel'), 20000);
+    const stageLens = page.locator('.codelens-decoration a', { hasText: 'autotune' }).first();
+    if (!check(await stageLens.waitFor({ state: 'visible', timeout: 30000 }).then(() => true, () => false), 'autotune lens over the kernel',
+      JSON.stringify(await page.locator('.codelens-decoration').allInnerTexts()))) throw new Error('no stage lens');
+    await stageLens.click();
+    const box = page.locator('.quick-input-widget input').first();
+    const asked = await box.waitFor({ state: 'visible', timeout: 60000 }).then(() => true, () => false);
+    if (!check(asked, 'the size prompt appears')) throw new Error('no prompt');
+    const value = await box.inputValue();
+    check(value === 'alpha=<value>', 'the prompt starts from the suggestion', value);
+    await box.fill('alpha=2.0');
+    await page.keyboard.press('Enter');
+    const written = await poll(async () => (await editorText(page)).includes('# xeforge: dims alpha=2.0'), 30000);
+    check(written, 'the answer is written above the entry', await editorText(page));
+    const tuned = await poll(async () => (await editorText(page)).includes('@triton.autotune('), 120000, 500);
+    check(tuned, 'the same run ends in the verified edit', await editorText(page));
   } catch (e) {
     check(false, 'driver', e && e.stack);
     const dir = process.env.XEFORGE_E2E_DEBUG_DIR;

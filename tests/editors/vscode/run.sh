@@ -78,10 +78,16 @@ mkdir -p "$WORK/project/.vscode" "$WORK/user/User" "$WORK/user/Machine" "$WORK/e
 # environment), not code-server's, so PATH is extended in the .profile of a HOME of its own.
 ln -s "$BIN" "$WORK/bin/xeforge"
 printf 'PATH="%s:$PATH"; export PATH\n' "$WORK/bin" >"$WORK/home/.profile"
+# The stage step runs the real harness on the CPU interpreter (this checkout's package, the test venv's
+# torch and triton; candidates as the harness's own user, which can read the checkout).
+printf 'XEFORGE_HARNESS_PATH="%s"; XEFORGE_HARNESS_SANDBOX_UID=off; export XEFORGE_HARNESS_PATH XEFORGE_HARNESS_SANDBOX_UID\n' \
+  "$ROOT/server/harness" >>"$WORK/home/.profile"
+PYTHON=${XEFORGE_PYTHON:-$ROOT/.venv/bin/python}
 cp "$ROOT/tests/editors/fixtures/add_kernel.py" "$WORK/project/"
+cp "$ROOT/tests/fixtures/cover/scale_wrapper.py" "$WORK/project/"
 printf '[tool.xeforge]\ntoolchain = "xpu-3.7"\ndevice = "arc-pro-b70"\n' >"$WORK/project/pyproject.toml"
 printf '{ "xeforge.server.path": "%s" }\n' "$BIN" >"$WORK/user/Machine/settings.json"
-printf '{ "xeforge.server.path": "%s" }\n' "$BIN" >"$WORK/project/.vscode/settings.json"
+printf '{ "xeforge.server.path": "%s", "xeforge.harness.python": "%s" }\n' "$BIN" "$PYTHON" >"$WORK/project/.vscode/settings.json"
 cat >"$WORK/user/User/settings.json" <<JSON
 {
   "security.workspace.trust.enabled": false,
