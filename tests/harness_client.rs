@@ -41,8 +41,8 @@ async fn evaluate_returns_a_typed_result() {
     assert_eq!(e.speedup_interval(), Some([1.96, 2.04]));
     assert_eq!(e.device.name, "Fake GPU");
     let p = h.probe().await.unwrap();
-    assert_eq!(p.kind, "cuda");
-    assert_eq!(p.properties["multiprocessor_count"], 1);
+    assert_eq!(p.device.kind, "cuda");
+    assert_eq!(p.properties["properties"]["multiprocessor_count"], 1);
     h.shutdown().await;
 }
 

@@ -81,7 +81,7 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
                 // write the answer where the command line reads it, and go on with the new text.
                 Err(StageFailure::NeedsInput { message, question }) if asked < 2 && !cancel.is_cancelled() => {
                     asked += 1;
-                    match stage_ask::ask_and_write(&s, &uri, &text, &message, &question).await {
+                    match stage_ask::ask_and_write(&s, &uri, &text, &message, &question, &cancel).await {
                         Ok(new) => {
                             text = new;
                             run.text = text.clone();

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
 use tower_lsp::lsp_types::request::{ApplyWorkspaceEdit, Request};
 use tower_lsp::lsp_types::{ApplyWorkspaceEditParams, Position, Range, TextEdit, Url};
 
@@ -47,7 +48,14 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(3600);
 
 /// Ask, write the answer into the document, and return the document's new text; `Err` says why the
 /// run cannot go on (shown to the user in place of a result).
-pub async fn ask_and_write(s: &Arc<Session>, uri: &Url, text: &str, message: &str, q: &StageQuestion) -> Result<String, String> {
+pub async fn ask_and_write(
+    s: &Arc<Session>,
+    uri: &Url,
+    text: &str,
+    message: &str,
+    q: &StageQuestion,
+    cancel: &CancellationToken,
+) -> Result<String, String> {
     let Some(client) = s.client().cloned() else { return Err(message.to_string()) };
     let params = AskProblemParams {
         uri: uri.clone(),
@@ -57,7 +65,11 @@ pub async fn ask_and_write(s: &Arc<Session>, uri: &Url, text: &str, message: &st
         line: q.line,
         message: message.to_string(),
     };
-    let answer = match client_request::<AskProblem>(&client, params, ANSWER_WITHIN).await {
+    let asked = tokio::select! {
+        r = client_request::<AskProblem>(&client, params, ANSWER_WITHIN) => r,
+        _ = cancel.cancelled() => return Err("cancelled while asking for sizes".into()),
+    };
+    let answer = match asked {
         Ok(Some(a)) if !a.answer.trim().is_empty() => a.answer,
         _ => return Err(message.to_string()),
     };
