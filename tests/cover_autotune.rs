@@ -70,6 +70,11 @@ async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
     // The sweep is timed with few pairs; the final list with more (knowledge/autotune/stage.json).
     assert_eq!(requests[0]["args"]["runs"], 20);
     assert_eq!(requests[3]["args"]["runs"], 40);
+    // Sequential stopping: once a config beats the start, later ones stop when decided below its
+    // interval's lower end (1.59 - 0.02); never before, and never in the final list.
+    assert!(requests[0]["args"].get("stop_below").is_none() && requests[1]["args"].get("stop_below").is_none());
+    assert!((requests[2]["args"]["stop_below"].as_f64().unwrap() - 1.57).abs() < 1e-9, "{}", requests[2]["args"]);
+    assert!(requests[3]["args"].get("stop_below").is_none());
     let configs_in = |s: &str| s.matches("triton.Config(").count();
     assert_eq!(configs_in(&new), 2, "the fastest and the one the sweep could not tell from it: {new}");
     assert!(new.contains("@triton.autotune(") && new.contains("key=['n_elements']"), "{new}");

@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-timing", action="store_true")
     ev.add_argument("--timing-family", help="time on this family's largest variant (default: the checked family)")
     ev.add_argument("--runs", type=int, default=100, help="timed baseline/candidate pairs (GPU only)")
+    ev.add_argument("--stop-below", type=float, help="stop timing once the interval lies below this speedup (sequential stopping)")
     ev.add_argument("--warmup", type=int, default=25, help="untimed pairs before timing (GPU only)")
 
     sv = sub.add_parser("serve", help="answer JSON requests on stdin/stdout, or over HTTP")
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if ns.command == "probe":
             result = service.probe({"device": ns.device}, workers)
         else:
-            raw = {k: getattr(ns, k) for k in ("kernel", "candidate", "spec", "reference", "device", "family", "seeds", "timeout", "no_timing", "runs", "warmup", "timing_family")}
+            raw = {k: getattr(ns, k) for k in ("kernel", "candidate", "spec", "reference", "device", "family", "seeds", "timeout", "no_timing", "runs", "warmup", "timing_family", "stop_below")}
             result = service.evaluate(raw, workers)
     print(P.dumps(result))
     return P.exit_status(result)

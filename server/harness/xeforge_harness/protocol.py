@@ -49,6 +49,9 @@ class EvaluateArgs:
     warmup: int = 25
     # Time on this family's largest variant instead of the checked family's (checked: small, timed: large).
     timing_family: str | None = None
+    # Sequential stopping: end timing once the interval's upper end is below this ratio (decided slower
+    # than the caller's best so far); checked every STOP_EVERY pairs from MIN_RUNS on.
+    stop_below: float | None = None
 
     @staticmethod
     def from_mapping(raw: Any) -> "EvaluateArgs":
@@ -84,6 +87,9 @@ class EvaluateArgs:
             raise ArgsError("runs", "at least 10 timed pairs are needed for a 95% interval")
         if warmup < 1:
             raise ArgsError("warmup", "expected a positive count")
+        stop_below = args.get("stop_below")
+        if stop_below is not None and (isinstance(stop_below, bool) or not isinstance(stop_below, (int, float)) or not stop_below > 0):
+            raise ArgsError("stop_below", f"expected a positive ratio, got {stop_below!r}")
         return EvaluateArgs(
             kernel=args["kernel"],
             candidate=args["candidate"],
@@ -97,6 +103,7 @@ class EvaluateArgs:
             runs=runs,
             warmup=warmup,
             timing_family=args.get("timing_family"),
+            stop_below=float(stop_below) if stop_below is not None else None,
         )
 
 

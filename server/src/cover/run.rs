@@ -235,6 +235,7 @@ pub(super) struct EvalOpts {
     pub(super) family: Option<String>,
     pub(super) timing_family: Option<String>,
     pub(super) runs: Option<u32>,
+    pub(super) stop_below: Option<f64>,
     pub(super) no_timing: bool,
 }
 
@@ -470,6 +471,7 @@ impl StageRunner {
             args.family = o.family.clone().or(args.family);
             args.timing_family = o.timing_family.clone();
             args.runs = o.runs;
+            args.stop_below = o.stop_below;
             args.no_timing = o.no_timing;
         }
         tokio::select! {

@@ -229,7 +229,13 @@ impl StageRunner {
         let mut spilled: Vec<space::TuneConfig> = Vec::new();
         let mut tried = 0usize;
         let mut stopped = None;
-        let sweep_opts = |fam: &Families| EvalOpts { runs: Some(knobs.budget.sweep_runs), ..fam.opts.clone() };
+        // A config whose interval falls below the best one's lower end could not join the final list:
+        // the harness stops timing it there (sequential stopping).
+        let sweep_opts = |fam: &Families, best_lo: Option<f64>| EvalOpts {
+            runs: Some(knobs.budget.sweep_runs),
+            stop_below: best_lo.filter(|lo| *lo > 1.0),
+            ..fam.opts.clone()
+        };
         for (i, c) in sweep.iter().enumerate() {
             if ctx.cancel.is_cancelled() {
                 return Err(StageError::Cancelled);
@@ -253,10 +259,12 @@ impl StageRunner {
             }
             let cand = plan.render_as(text, std::slice::from_ref(c), &chosen_reading)?;
             let t = Instant::now();
-            let mut e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&sweep_opts(&fam))).await?;
+            // The final list keeps configs whose interval reaches the fastest one's lower end.
+            let best_lo = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|m| m.2[0]);
+            let mut e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&sweep_opts(&fam, best_lo))).await?;
             while e.as_ref().is_some_and(|e| e.verdict == Verdict::Error) && fam.derived.is_some() {
                 rec.notes.push(fam.fall_back(ctx));
-                e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&sweep_opts(&fam))).await?;
+                e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&sweep_opts(&fam, best_lo))).await?;
             }
             spent.push(t.elapsed().as_secs_f64());
             eval_s = mean(&spent).unwrap_or(eval_s);

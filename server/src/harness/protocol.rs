@@ -106,6 +106,9 @@ pub struct EvaluateArgs {
     /// Timed pairs (harness default 100).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<u32>,
+    /// Sequential stopping: end timing once the interval lies below this speedup (harness addition).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_below: Option<f64>,
 }
 
 impl EvaluateArgs {
@@ -122,6 +125,7 @@ impl EvaluateArgs {
             no_timing: false,
             timing_family: None,
             runs: None,
+            stop_below: None,
         }
     }
 }

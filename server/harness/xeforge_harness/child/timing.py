@@ -264,11 +264,14 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
             if outcome is not None:
                 return outcome
             checked += batch
-            if _rng.randrange(FULL_CHECK_EVERY) == 0 or i == args.runs - 1:
+            stop = _decided_slower(base, cand, charged, solo_info.get("overhead_us", 0.0), batch, args.stop_below)
+            if _rng.randrange(FULL_CHECK_EVERY) == 0 or i == args.runs - 1 or stop:
                 reason = awake.around(lambda: _full_check(judge, name, variant, _rng.randrange(batch)))
                 if reason is not None:
                     return {"meaningful": False, "reason": "incorrect", "incorrect": f"timed run {i + 1}: {reason}"}
                 full += 1
+            if stop:
+                break
     finally:
         if awake.pause:
             candidate.resume()
@@ -291,6 +294,26 @@ def _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol) ->
     return None
 
 
+STOP_MIN_RUNS = 10  # the fewest pairs an interval is read from
+STOP_EVERY = 5  # looks at the interval: few, so that stopping early rarely drops a config that is as good
+
+
+def _ratios(base: list[float], cand: list[float], charged: list[float], overhead: float, batch: int) -> list[float]:
+    """Per-pair speedups: each side's batch less the request's own cost, the candidate charged for input-making."""
+    charge = _charge(charged)
+    cand = [c + (x if CHARGE == "sample" else charge) for c, x in zip(cand, charged)]
+    return [b / c for b, c in zip(_net(base, overhead, batch), _net(cand, overhead, batch)) if c > 0]
+
+
+def _decided_slower(base, cand, charged, overhead: float, batch: int, stop_below: float | None) -> bool:
+    """Sequential stopping: the interval (with the resolution floor) already lies below `stop_below`."""
+    n = len(base)
+    if stop_below is None or n < STOP_MIN_RUNS or n % STOP_EVERY != 0:
+        return False
+    _, hi = median_ci(_ratios(base, cand, charged, overhead, batch))
+    return hi * (1 + RESOLUTION) < stop_below
+
+
 def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged: list[float], prep_times) -> dict:
     if median(charged) > PREPARE_WORK * median(cand):
         return {"meaningful": False, "reason": "rejected", "rejected":
@@ -299,10 +322,10 @@ def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged
     overhead = solo_info.get("overhead_us", 0.0)
     base_gross, cand_gross = list(base), list(cand)
     charge = _charge(charged)
+    ratios = _ratios(base, cand, charged, overhead, batch)
     cand = [c + (x if CHARGE == "sample" else charge) for c, x in zip(cand, charged)]
     raw_base, raw_cand = median(base) / batch, median(cand) / batch
     base, cand = _net(base, overhead, batch), _net(cand, overhead, batch)
-    ratios = [b / c for b, c in zip(base, cand) if c > 0]
     raw_lo, raw_hi = median_ci(ratios)
     lo, hi = raw_lo / (1 + RESOLUTION), raw_hi * (1 + RESOLUTION)
     result = {
@@ -312,7 +335,8 @@ def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged
         "speedup": round(median(ratios), 4),
         "speedup_ci95": [round(lo, 4), round(hi, 4)],
         "speedup_ci95_raw": [round(raw_lo, 4), round(raw_hi, 4)],
-        "runs": args.runs,
+        "runs": len(base),
+        "stopped_early": len(base) < args.runs,
         "warmup": args.warmup,
         "batch": batch,
         "solo_baseline_us": round(solo_info["us"], 3),
