@@ -58,8 +58,8 @@ pub fn fp64_slow(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
 }
 
 /// XF303: fp32 `tl.dot` forced to IEEE precision, which the DPAS engine cannot do: it falls back to FMA.
-/// Operands whose dtype is unknown count: `ieee` changes nothing for any other dtype, so the
-/// option is either slow or useless. Operands known not to be fp32 are left alone.
+/// Only where an operand is known to be fp32 (and neither is known to be anything else): a rule that
+/// cannot tell says nothing (fp16 operands loaded through pointers of unknown type are common).
 pub fn dot_ieee_fallback(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
     if !ctx.is_xpu() || ctx.device().has_dpas.get() != Some(&true) {
         return;
@@ -77,18 +77,18 @@ pub fn dot_ieee_fallback(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
                 (_, Some(t)) if t.value == Value::Bool(false) => t.site,
                 _ => continue,
             };
+            if a_dtype.as_deref() != Some("float32") && b_dtype.as_deref() != Some("float32") {
+                continue;
+            }
             let range = site;
             let spelled = ctx.text.get(site.start..site.end).unwrap_or("input_precision=\"ieee\"").to_string();
-            // Unknown operand dtypes: say what the finding depends on rather than claim fp32.
-            let known_fp32 = a_dtype.as_deref() == Some("float32") || b_dtype.as_deref() == Some("float32");
-            let lead = if known_fp32 { "" } else { "if its operands are fp32: " };
             out.push(ctx.diag(
                 XF303,
                 Severity::Warning,
                 range,
                 Some(ki),
                 format!(
-                    "{lead}tl.dot with {spelled}: DPAS on {} multiplies fp32 only as tf32, so an fp32 dot in IEEE precision falls back to \
+                    "tl.dot with {spelled}: DPAS on {} multiplies fp32 only as tf32, so an fp32 dot in IEEE precision falls back to \
                      FMA loops (much slower, and large K can overflow the 256 KiB scratch space); use the default \"tf32\" or \"tf32x3\" \
                      if its precision is enough",
                     ctx.target_label()
