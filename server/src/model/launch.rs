@@ -29,6 +29,9 @@ pub struct Resolver<'a, 't> {
     pub aliases: HashMap<String, usize>,
     /// Source text of an assignment target → the `triton.autotune(...)` call it holds.
     pub tuners: HashMap<String, Node<'t>>,
+    /// Aliases bound to a functional autotune's result (`fwd = triton.autotune(...)(k)`): launching
+    /// them goes through the autotuner; launching `k` itself does not.
+    pub tuned: std::collections::HashSet<String>,
     /// Kernel indices by plain name (duplicates under if/else share a name).
     by_name: HashMap<&'a str, Vec<usize>>,
 }
@@ -39,7 +42,7 @@ impl<'a, 't> Resolver<'a, 't> {
         for (i, k) in kernels.iter().enumerate() {
             by_name.entry(k.name.as_str()).or_default().push(i);
         }
-        Resolver { cx, kernels, sites, aliases: HashMap::new(), tuners: HashMap::new(), by_name }
+        Resolver { cx, kernels, sites, aliases: HashMap::new(), tuners: HashMap::new(), tuned: Default::default(), by_name }
     }
 
     /// Records `left = right` when `right` is a kernel (alias) or an autotune call (tuner).
@@ -57,11 +60,17 @@ impl<'a, 't> Resolver<'a, 't> {
         match self.kernel_of(right, 0) {
             Some(k) => {
                 self.aliases.insert(key.to_string(), k);
+                if right.kind() == "call" && self.functional_autotune(right).is_some() {
+                    self.tuned.insert(key.to_string());
+                } else {
+                    self.tuned.remove(key);
+                }
             }
             None => {
                 // Most assignments (every statement of every kernel body) bind no kernel.
                 if !self.aliases.is_empty() {
                     self.aliases.remove(key);
+                    self.tuned.remove(key);
                 }
             }
         }
@@ -117,6 +126,13 @@ impl<'a, 't> Resolver<'a, 't> {
             }
             _ => None,
         }
+    }
+
+    /// A launch target that goes through a functional autotune: an alias of its result, or the
+    /// `triton.autotune(...)(k)` / `tuner(k)` call itself.
+    pub fn is_tuned(&self, node: Node<'t>) -> bool {
+        let node = unparen(node);
+        self.tuned.contains(self.cx.text_of(node)) || (node.kind() == "call" && self.functional_autotune(node).is_some())
     }
 
     /// `k.fn` (or `self.k.fn`) where `k` denotes a kernel: the wrapped function, not the wrapper.
@@ -190,6 +206,7 @@ impl<'a, 't> Resolver<'a, 't> {
             grid_uses_device_count,
             positional_args: Vec::new(),
             via_fn: self.is_fn_of_kernel(target),
+            via_tuner: self.is_tuned(target),
         };
         let params = &self.kernels[kernel].params;
         let mut positional_known = true;

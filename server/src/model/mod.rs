@@ -228,6 +228,7 @@ fn launches_by_statement<'t>(
                             let mut l = l.clone();
                             l.kernel = *k;
                             l.via_fn = target(*c).is_some_and(|t| res.is_fn_of_kernel(t));
+                            l.via_tuner = target(*c).is_some_and(|t| res.is_tuned(t));
                             launches.push(l);
                         }
                     }

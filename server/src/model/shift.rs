@@ -94,6 +94,7 @@ impl MapRanges for Launch {
             grid_uses_device_count: _,
             positional_args,
             via_fn: _,
+            via_tuner: _,
         } = self;
         f(range);
         f(target_range);

@@ -231,6 +231,9 @@ impl Kernel {
     /// (or was applied functionally, `triton.autotune(...)(k)`).
     pub fn autotunes(&self, launch: &Launch) -> bool {
         let Some(at) = &self.autotune else { return false };
+        if at.functional && !launch.via_tuner {
+            return false; // `k[grid](...)` beside `fwd = triton.autotune(...)(k)`: the plain kernel
+        }
         if !launch.via_fn {
             return true;
         }
@@ -270,6 +273,9 @@ pub struct Launch {
     /// Launched through `k.fn[grid](...)`: the call skips the kernel's outermost wrapper (the
     /// autotuner when `@triton.autotune` is outermost), so its configs do not apply.
     pub via_fn: bool,
+    /// Launched through a functional autotune's result (`fwd = triton.autotune(...)(k)`, then
+    /// `fwd[grid](...)`); with a functional autotune, launching `k` itself skips the autotuner.
+    pub via_tuner: bool,
 }
 
 impl Launch {
