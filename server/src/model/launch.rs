@@ -45,10 +45,43 @@ impl<'a, 't> Resolver<'a, 't> {
         Resolver { cx, kernels, sites, aliases: HashMap::new(), tuners: HashMap::new(), tuned: Default::default(), by_name }
     }
 
+    /// The key a binding of `left` is kept under: a plain name bound in a function body is local to
+    /// that function (`kernel = patch(_k)` in one test does not rebind `kernel` in another); attributes
+    /// (`self.k = ...`) and module-level names are file-wide.
+    fn binding_key(&self, left: Node<'t>) -> String {
+        match enclosing_function(left).filter(|_| left.kind() == "identifier") {
+            Some(f) => format!("{}#{}", f.start_byte(), self.cx.text_of(left)),
+            None => self.cx.text_of(left).to_string(),
+        }
+    }
+
+    /// The keys a use of `node` may read, innermost scope first: each enclosing function, then the module.
+    fn lookup_keys(&self, node: Node<'t>) -> Vec<String> {
+        let text = self.cx.text_of(node);
+        let mut keys = Vec::new();
+        if node.kind() == "identifier" {
+            let mut scope = enclosing_function(node);
+            while let Some(f) = scope {
+                keys.push(format!("{}#{text}", f.start_byte()));
+                scope = enclosing_function(f);
+            }
+        }
+        keys.push(text.to_string());
+        keys
+    }
+
+    fn alias_of(&self, node: Node<'t>) -> Option<(usize, bool)> {
+        if self.aliases.is_empty() {
+            return None;
+        }
+        self.lookup_keys(node).into_iter().find_map(|k| self.aliases.get(&k).map(|i| (*i, self.tuned.contains(&k))))
+    }
+
     /// Records `left = right` when `right` is a kernel (alias) or an autotune call (tuner).
     pub fn assignment(&mut self, left: Node<'t>, right: Node<'t>) {
         let right = unparen(right);
-        let key = self.cx.text_of(left);
+        let key = self.binding_key(left);
+        let key = key.as_str();
         if right.kind() == "call" {
             if let Some(f) = right.field("function").filter(|f| may_name_autotune(self.cx, *f)) {
                 if self.cx.canonical(f).as_deref() == Some("triton.autotune") {
@@ -81,7 +114,7 @@ impl<'a, 't> Resolver<'a, 't> {
         let func = unparen(call.field("function")?);
         let tuner = match func.kind() {
             "call" if func.field("function").and_then(|f| self.cx.canonical(f)).as_deref() == Some("triton.autotune") => func,
-            "identifier" | "attribute" => *self.tuners.get(self.cx.text_of(func))?,
+            "identifier" | "attribute" => *self.lookup_keys(func).iter().find_map(|k| self.tuners.get(k))?,
             _ => return None,
         };
         let first = named_children(call.field("arguments")?).next()?;
@@ -94,8 +127,8 @@ impl<'a, 't> Resolver<'a, 't> {
             return None;
         }
         let node = unparen(node);
-        if let Some(k) = self.aliases.get(self.cx.text_of(node)) {
-            return Some(*k);
+        if let Some((k, _)) = self.alias_of(node) {
+            return Some(k);
         }
         match node.kind() {
             "identifier" => self.by_name(self.cx.text_of(node), node),
@@ -132,7 +165,7 @@ impl<'a, 't> Resolver<'a, 't> {
     /// `triton.autotune(...)(k)` / `tuner(k)` call itself.
     pub fn is_tuned(&self, node: Node<'t>) -> bool {
         let node = unparen(node);
-        self.tuned.contains(self.cx.text_of(node)) || (node.kind() == "call" && self.functional_autotune(node).is_some())
+        self.alias_of(node).is_some_and(|(_, tuned)| tuned) || (node.kind() == "call" && self.functional_autotune(node).is_some())
     }
 
     /// `k.fn` (or `self.k.fn`) where `k` denotes a kernel: the wrapped function, not the wrapper.
