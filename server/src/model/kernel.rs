@@ -95,8 +95,28 @@ pub fn build<'t>(cx: &Cx<'t>, decorated: Node<'t>) -> Option<(Kernel, KernelSite
         ops,
         is_persistent,
         has_syntax_errors: decorated.has_error(),
+        calls: body.map(|b| called_names(cx, b)).unwrap_or_default(),
+        dot_in_callees: false,
     };
     Some((kernel, KernelSite { scope }))
+}
+
+/// The plain names called anywhere in `body` (`helper(...)`), each once, in order of first call.
+fn called_names(cx: &Cx<'_>, body: Node<'_>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "call" {
+            if let Some(f) = n.field("function").filter(|f| f.kind() == "identifier") {
+                let name = cx.text_of(f);
+                if !out.iter().any(|x| x == name) {
+                    out.push(name.to_string());
+                }
+            }
+        }
+        stack.extend(named_children(n));
+    }
+    out
 }
 
 /// Dotted path of enclosing classes/functions, and the innermost enclosing scope node.

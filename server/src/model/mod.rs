@@ -168,6 +168,13 @@ fn build_flat(
             }
         }
     }
+    // `tl.dot` in a `@triton.jit` helper counts for every kernel that calls it (recomputed on every
+    // build: a reused kernel's helper may have changed).
+    for (k, via) in types::dot_in_callees(&kernels).into_iter().enumerate() {
+        if kernels[k].dot_in_callees != via {
+            std::sync::Arc::make_mut(&mut kernels[k]).dot_in_callees = via;
+        }
+    }
     model.kernels = kernels;
     model.launches = launches;
 

@@ -166,6 +166,8 @@ impl MapRanges for Kernel {
             ops,
             is_persistent: _,
             has_syntax_errors: _,
+            calls: _,
+            dot_in_callees: _,
         } = self;
         f(range);
         f(def_range);

@@ -223,6 +223,11 @@ pub struct Kernel {
     pub is_persistent: bool,
     /// The decorator chain did not parse cleanly (ERROR nodes inside the kernel).
     pub has_syntax_errors: bool,
+    /// Plain names this kernel calls (`_attn_fwd_inner(...)`): the `@triton.jit` helpers among them
+    /// are inlined into it by the compiler.
+    pub calls: Vec<String>,
+    /// A `@triton.jit` helper it calls, directly or through others, uses `tl.dot` (set per build).
+    pub dot_in_callees: bool,
 }
 
 impl Kernel {
@@ -244,9 +249,46 @@ impl Kernel {
     pub fn param(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name == name)
     }
+    /// `tl.dot` in the kernel or in a `@triton.jit` helper it calls: the backend inlines helpers
+    /// before it picks the sub-group size and the DPAS lowering.
     pub fn has_dot(&self) -> bool {
-        self.ops.iter().any(|o| matches!(o.kind, TlOpKind::Dot { .. }))
+        self.dot_in_callees || self.ops.iter().any(|o| matches!(o.kind, TlOpKind::Dot { .. }))
     }
+}
+
+/// For each kernel: whether a `@triton.jit` function of the file that it calls (transitively, by
+/// plain name, the innermost definition not resolved: any kernel of that name) uses `tl.dot` itself.
+pub fn dot_in_callees(kernels: &[std::sync::Arc<Kernel>]) -> Vec<bool> {
+    let own: Vec<bool> = kernels.iter().map(|k| k.ops.iter().any(|o| matches!(o.kind, TlOpKind::Dot { .. }))).collect();
+    let mut by_name: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    for (i, k) in kernels.iter().enumerate() {
+        by_name.entry(k.name.as_str()).or_default().push(i);
+    }
+    (0..kernels.len())
+        .map(|start| {
+            let mut seen = vec![false; kernels.len()];
+            seen[start] = true;
+            let mut stack: Vec<usize> = Vec::new();
+            let push = |k: usize, stack: &mut Vec<usize>, seen: &mut Vec<bool>| {
+                for name in &kernels[k].calls {
+                    for &c in by_name.get(name.as_str()).into_iter().flatten() {
+                        if !seen[c] {
+                            seen[c] = true;
+                            stack.push(c);
+                        }
+                    }
+                }
+            };
+            push(start, &mut stack, &mut seen);
+            while let Some(c) = stack.pop() {
+                if own[c] {
+                    return true;
+                }
+                push(c, &mut stack, &mut seen);
+            }
+            false
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
