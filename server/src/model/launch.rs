@@ -206,17 +206,35 @@ impl<'a, 't> Resolver<'a, 't> {
         best.map(|(i, _)| i)
     }
 
-    /// Builds a launch from a call whose function is a subscript, when its target is a kernel.
+    /// What a call may launch: `k` in `k[grid](...)`, or in `k.warmup(..., grid=...)` (which compiles
+    /// with the same options; `true` for that form).
+    pub fn launch_target(&self, call: Node<'t>) -> Option<(Node<'t>, bool)> {
+        let f = call.field("function")?;
+        match f.kind() {
+            "subscript" => Some((f.field("value")?, false)),
+            "attribute" if f.field("attribute").is_some_and(|a| self.cx.text_of(a) == "warmup") => Some((f.field("object")?, true)),
+            _ => None,
+        }
+    }
+
+    /// Builds a launch from `k[grid](...)` or `k.warmup(..., grid=...)`, when `k` is a kernel.
     pub fn launch(&self, call: Node<'t>) -> Option<Launch> {
         let sub = call.field("function")?;
-        if sub.kind() != "subscript" {
-            return None;
-        }
-        let target = sub.field("value")?;
+        let (target, warmup) = self.launch_target(call)?;
         let kernel = self.kernel_of(target, 0)?;
         let scope = enclosing_function(call);
-        let mut cursor = sub.walk();
-        let grid_nodes: Vec<Node> = sub.children_by_field_name("subscript", &mut cursor).collect();
+        let grid_nodes: Vec<Node> = if warmup {
+            // `grid=` is warmup's own argument, not a kernel option.
+            call.field("arguments")
+                .into_iter()
+                .flat_map(named_children)
+                .filter(|a| a.kind() == "keyword_argument" && a.field("name").is_some_and(|n| self.cx.text_of(n) == "grid"))
+                .filter_map(|a| a.field("value"))
+                .collect()
+        } else {
+            let mut cursor = sub.walk();
+            sub.children_by_field_name("subscript", &mut cursor).collect()
+        };
         let grid_range = match (grid_nodes.first(), grid_nodes.last()) {
             (Some(a), Some(b)) => range(*a).cover(range(*b)),
             _ => range(sub),
@@ -248,6 +266,9 @@ impl<'a, 't> Resolver<'a, 't> {
                 match a.kind() {
                     "keyword_argument" => {
                         let (Some(k), Some(v)) = (a.field("name"), a.field("value")) else { continue };
+                        if warmup && self.cx.text_of(k) == "grid" {
+                            continue;
+                        }
                         launch.kwargs.push(self.local_binding(self.cx.text_of(k), v, range(a), range(k), scope));
                     }
                     "dictionary_splat" => launch.opaque_kwargs = true,

@@ -208,7 +208,7 @@ fn launches_by_statement<'t>(
     prev: Option<(&reuse::LaunchCache, &str)>,
     out_cache: &mut reuse::LaunchCache,
 ) -> Vec<Launch> {
-    let target = |c: Node<'t>| c.field("function").filter(|f| f.kind() == "subscript").and_then(|f| f.field("value"));
+    let target = |c: Node<'t>| res.launch_target(c).map(|(t, _)| t);
     let params = |k: usize| res.kernels.get(k).map(|k| k.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>());
     let subs: Vec<Node<'t>> = calls.iter().copied().filter(|c| target(*c).is_some()).collect();
     let mut launches = Vec::new();
