@@ -14,6 +14,7 @@ mod imports;
 mod kernel;
 mod launch;
 mod ops;
+mod reflect;
 mod reuse;
 pub mod shift;
 mod suppressions;
@@ -186,11 +187,15 @@ fn build_flat(
             .filter_map(|c| suppressions::parse(node_text(text, *c), range(*c), &lines))
             .collect();
     }
-    model.obfuscated_calls = found
+    let computed: Vec<(Node, Node)> = found
         .obfuscations
         .iter()
         .filter(|(call, func)| !(node_text(text, *func) == "getattr" && getattr_is_literal(text, *call)))
-        .map(|(call, func)| ObfuscatedCall { func: node_text(text, *func).to_string(), range: range(*call) })
+        .copied()
+        .collect();
+    model.obfuscated_calls = reflect::reaching(&cx, text, &computed, &found.assignments, &found.calls)
+        .into_iter()
+        .map(|(call, func)| ObfuscatedCall { func: node_text(text, func).to_string(), range: range(call) })
         .collect();
     model.obfuscated_calls.dedup_by(|a, b| a.range == b.range);
     model.constants = std::mem::take(&mut cx.constants);
