@@ -277,7 +277,12 @@ impl<'a> Ctx<'a> {
     }
 
     /// True when `grf_mode` in this set selects the 256/large register file on this toolchain.
+    /// A device without a large-GRF mode (DG2: Arc A770) runs every `grf_mode` with the default
+    /// register file, so nothing here selects the large one there.
     pub fn large_grf(&self, kernel: usize, set: &BindingSet) -> Option<OptionSite<'a>> {
+        if self.device().has_large_grf.get() == Some(&false) {
+            return None;
+        }
         let site = self.option(kernel, set, "grf_mode")?;
         let v = grf_text(&site.binding.value)?;
         self.toolchain().is_large_grf(&v).then_some(site)
