@@ -141,8 +141,10 @@ impl Document {
         };
         if let Some(tree) = self.tree.as_mut() {
             tree.edit(&edit);
-            self.edit_log.push(edit);
         }
+        // Logged with no tree too: a parse of a snapshot taken before this edit (the first parse,
+        // racing the first edits) must get it replayed on install, not be taken as current.
+        self.edit_log.push(edit);
         self.tree_current = false;
         self.dirty_from = Some(self.dirty_from.map_or(start, |d| d.min(start)));
     }
@@ -292,6 +294,22 @@ mod tests {
         let snap = d.snapshot();
         let tree = parse_snapshot(&snap, &|| false).unwrap().tree;
         assert_eq!(tree.root_node().named_child_count(), 2);
+    }
+
+    /// The first parse races the first edits (no tree yet when they arrive): they are replayed onto
+    /// it, so the next parse matches a fresh one even for an edit before everything it parsed.
+    #[test]
+    fn edits_before_the_first_tree_are_replayed_onto_it() {
+        let mut d = Document::new("@triton.jit\ndef k(x):\n    pass\n\nk[(1,)](x)\n", 0);
+        let snap = d.snapshot();
+        let tree = parse_snapshot(&snap, &|| false).unwrap().tree;
+        d.apply_changes(1, &[change(0, 0, 0, 1, "@)"), change(0, 0, 0, 0, "import triton\n\n")], Encoding::Utf16).unwrap();
+        assert!(d.install_tree(&snap, tree));
+        let snap = d.snapshot();
+        assert!(!snap.tree_current, "a tree parsed from older text is not current");
+        let incremental = parse_snapshot(&snap, &|| false).unwrap().tree;
+        let fresh = parse_rope(&Rope::from_str(&d.text()), None, &|| false).unwrap();
+        assert_eq!(sexp(&incremental), sexp(&fresh));
     }
 
     #[test]
