@@ -298,11 +298,15 @@ STOP_MIN_RUNS = 10  # the fewest pairs an interval is read from
 STOP_EVERY = 5  # looks at the interval: few, so that stopping early rarely drops a config that is as good
 
 
+def _charged(cand: list[float], charged: list[float]) -> list[float]:
+    """The candidate's batch times with its input-making charge added (see `_charge`)."""
+    charge = _charge(charged)
+    return [c + (x if CHARGE == "sample" else charge) for c, x in zip(cand, charged)]
+
+
 def _ratios(base: list[float], cand: list[float], charged: list[float], overhead: float, batch: int) -> list[float]:
     """Per-pair speedups: each side's batch less the request's own cost, the candidate charged for input-making."""
-    charge = _charge(charged)
-    cand = [c + (x if CHARGE == "sample" else charge) for c, x in zip(cand, charged)]
-    return [b / c for b, c in zip(_net(base, overhead, batch), _net(cand, overhead, batch)) if c > 0]
+    return [b / c for b, c in zip(_net(base, overhead, batch), _net(_charged(cand, charged), overhead, batch)) if c > 0]
 
 
 def _decided_slower(base, cand, charged, overhead: float, batch: int, stop_below: float | None) -> bool:
@@ -323,7 +327,7 @@ def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged
     base_gross, cand_gross = list(base), list(cand)
     charge = _charge(charged)
     ratios = _ratios(base, cand, charged, overhead, batch)
-    cand = [c + (x if CHARGE == "sample" else charge) for c, x in zip(cand, charged)]
+    cand = _charged(cand, charged)
     raw_base, raw_cand = median(base) / batch, median(cand) / batch
     base, cand = _net(base, overhead, batch), _net(cand, overhead, batch)
     raw_lo, raw_hi = median_ci(ratios)

@@ -825,16 +825,7 @@ fn families(
     let bench = if o.starts_with(DEFAULT_ORIGIN) {
         // No size is known at all: time a large problem (a size the user gave is never changed).
         let mut big = d.clone();
-        let shape_dims: Vec<String> = inputs
-            .iter()
-            .flat_map(|i| {
-                if let InputKind::Tensor { shape, .. } = &i.kind {
-                    shape.clone()
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
+        let shape_dims = shape_dims(inputs);
         let rank = inputs
             .iter()
             .filter_map(|i| {
@@ -874,6 +865,17 @@ fn families(
     out
 }
 
+/// The dimension names the tensor inputs' shapes use, in input order (repeats kept).
+fn shape_dims(inputs: &[Input]) -> Vec<String> {
+    inputs
+        .iter()
+        .flat_map(|i| match &i.kind {
+            InputKind::Tensor { shape, .. } => shape.clone(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
 fn fmt_dims(d: &BTreeMap<String, f64>) -> String {
     d.iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -886,16 +888,7 @@ fn scale_down(
     inputs: &[Input],
     divisors: &BTreeMap<String, i64>,
 ) -> BTreeMap<String, f64> {
-    let shape_dims: Vec<String> = inputs
-        .iter()
-        .flat_map(|i| {
-            if let InputKind::Tensor { shape, .. } = &i.kind {
-                shape.clone()
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
+    let shape_dims = shape_dims(inputs);
     let mut out = d.clone();
     for _ in 0..64 {
         if largest(&out, inputs) <= CI_MAX_ELEMENTS {

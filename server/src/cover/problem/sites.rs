@@ -3,7 +3,7 @@
 //! call, under each binding of the names around it, is one observation of the entry's arguments.
 
 use super::Origin;
-use super::entry::{Entry, EntryKind};
+use super::entry::{Entry, EntryKind, EntryParam};
 use super::tree::{
     Src, call_args, callee, decorators, descendants, enclosing_defs, field, scope_nodes, unparen,
 };
@@ -137,35 +137,25 @@ fn src_root(n: Node) -> Node {
 }
 
 fn bind_args(src: &Src, entry: &Entry, args: Node, env: &Env) -> Vec<Val> {
-    let a = call_args_of(src, args);
-    entry
-        .params
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            a.1.iter()
-                .find(|(k, _)| *k == p.name)
-                .map(|(_, v)| eval(src, *v, env))
-                .or_else(|| a.0.get(i).map(|v| eval(src, *v, env)))
-                .unwrap_or(Val::Unknown)
-        })
-        .collect()
+    bind_params(src, &entry.params, args, env)
 }
 
 fn bind_ctor(src: &Src, entry: &Entry, ctor: Node, env: &Env) -> Vec<Val> {
-    let Some(args) = field(ctor, "arguments") else {
-        return Vec::new();
-    };
-    let a = call_args_of(src, args);
-    entry
-        .init_params
+    field(ctor, "arguments").map(|args| bind_params(src, &entry.init_params, args, env)).unwrap_or_default()
+}
+
+/// Each parameter's value at a call: its keyword argument, else the positional one at its index.
+fn bind_params(src: &Src, params: &[EntryParam], args: Node, env: &Env) -> Vec<Val> {
+    let (positional, keywords) = call_args_of(src, args);
+    params
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            a.1.iter()
+            keywords
+                .iter()
                 .find(|(k, _)| *k == p.name)
                 .map(|(_, v)| eval(src, *v, env))
-                .or_else(|| a.0.get(i).map(|v| eval(src, *v, env)))
+                .or_else(|| positional.get(i).map(|v| eval(src, *v, env)))
                 .unwrap_or(Val::Unknown)
         })
         .collect()
