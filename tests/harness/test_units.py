@@ -76,3 +76,17 @@ def test_bad_arguments_name_the_argument(raw, field):
 def test_exit_status_is_two_only_for_error():
     assert P.exit_status({"verdict": "incorrect"}) == 0
     assert P.exit_status(P.error_result("x")) == 2
+
+
+def test_every_evaluate_argument_reaches_the_job():
+    # `stop_below` was once dropped between the request and the judge, so sequential stopping never ran.
+    from xeforge_harness import protocol as P
+    from xeforge_harness import service
+
+    args = P.EvaluateArgs.from_mapping({"kernel": "k.py", "candidate": "c.py", "stop_below": 1.25, "runs": 30,
+                                        "timing_family": "bench", "family": "ci"})
+    checked = {"kernel": "/abs/k.py", "reference": None, "spec": None, "device": "cpu"}
+    job = service._job_args(args, checked)
+    assert set(job) == set(P.EvaluateArgs.__dataclass_fields__) - {"candidate"}
+    assert (job["stop_below"], job["runs"], job["timing_family"], job["kernel"]) == (1.25, 30, "bench", "/abs/k.py")
+    assert P.EvaluateArgs.from_mapping({**job, "candidate": "c.py"}).stop_below == 1.25

@@ -43,6 +43,21 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--stop-below", type=float, help="stop timing once the interval lies below this speedup (sequential stopping)")
     ev.add_argument("--warmup", type=int, default=25, help="untimed pairs before timing (GPU only)")
 
+    sw = sub.add_parser("sweep", help="judge several candidates of one problem, one after another (one trusted side)")
+    sw.add_argument("--kernel", required=True, help="the original kernel file")
+    sw.add_argument("--candidate", required=True, action="append", dest="candidates", help="a rewrite to verify (repeat)")
+    for flag in ("--spec", "--reference", "--family", "--timing-family"):
+        sw.add_argument(flag)
+    sw.add_argument("--device", default="auto", choices=P.DEVICES)
+    sw.add_argument("--seeds", type=int, default=P.DEFAULT_SEEDS)
+    sw.add_argument("--timeout", type=float, default=P.DEFAULT_TIMEOUT_S, help="wall-clock limit per candidate, seconds")
+    sw.add_argument("--no-timing", action="store_true")
+    sw.add_argument("--runs", type=int, default=100)
+    sw.add_argument("--warmup", type=int, default=25)
+    sw.add_argument("--stop-below", type=float)
+    sw.add_argument("--budget", type=float, dest="budget_s", help="start no candidate that would not fit in this many seconds")
+    sw.add_argument("--min-candidates", type=int, default=1, help="judged whatever the budget says")
+
     sv = sub.add_parser("serve", help="answer JSON requests on stdin/stdout, or over HTTP")
     sv.add_argument("--http", metavar="HOST:PORT", help="serve POST /evaluate and /probe on this address instead of stdio")
     return p
@@ -59,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     with Workers() as workers:
         if ns.command == "probe":
             result = service.probe({"device": ns.device}, workers)
+        elif ns.command == "sweep":
+            raw = {k: getattr(ns, k) for k in ("kernel", "candidates", "spec", "reference", "device", "family", "seeds", "timeout",
+                                               "no_timing", "runs", "warmup", "timing_family", "stop_below", "budget_s", "min_candidates")}
+            result = service.sweep(raw, workers)
         else:
             raw = {k: getattr(ns, k) for k in ("kernel", "candidate", "spec", "reference", "device", "family", "seeds", "timeout", "no_timing", "runs", "warmup", "timing_family", "stop_below")}
             result = service.evaluate(raw, workers)

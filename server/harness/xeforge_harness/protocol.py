@@ -107,6 +107,49 @@ class EvaluateArgs:
         )
 
 
+MAX_SWEEP = 64  # candidates in one sweep: one forked worker each, up front
+
+
+@dataclass(frozen=True)
+class SweepArgs:
+    """Arguments of `sweep`: several candidates of one problem, judged one after another by one judge.
+
+    The trusted side (the original imported, references computed, the original timed alone) is set
+    up once; every candidate still gets a worker process of its own, forked before anything ran.
+    `base` holds the shared arguments, its `candidate` the first candidate.
+    """
+
+    base: EvaluateArgs
+    candidates: tuple[str, ...]
+    # Stop starting candidates once the next one would not fit in this many seconds of the sweep.
+    budget_s: float | None = None
+    # Judged whatever the budget says.
+    min_candidates: int = 1
+
+    @staticmethod
+    def from_mapping(raw: Any) -> "SweepArgs":
+        if not isinstance(raw, dict):
+            raise ArgsError("args", "expected a JSON object")
+        args = {str(k).replace("-", "_"): v for k, v in raw.items()}
+        if "candidate" in args:
+            raise ArgsError("candidate", "a sweep takes `candidates`, a list of files")
+        candidates = args.pop("candidates", None)
+        if not isinstance(candidates, list) or not candidates or not all(isinstance(c, str) and c for c in candidates):
+            raise ArgsError("candidates", "a non-empty list of file paths is required")
+        if len(candidates) > MAX_SWEEP:
+            raise ArgsError("candidates", f"at most {MAX_SWEEP} candidates in one sweep, got {len(candidates)}")
+        budget = args.pop("budget_s", None)
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget > 0):
+            raise ArgsError("budget_s", f"expected a positive number of seconds, got {budget!r}")
+        least = _int(args, "min_candidates", 1)
+        args.pop("min_candidates", None)
+        if least < 1:
+            raise ArgsError("min_candidates", "expected a positive count")
+        base = EvaluateArgs.from_mapping({**args, "candidate": candidates[0]})
+        return SweepArgs(base=base, candidates=tuple(candidates), budget_s=float(budget) if budget is not None else None,
+                         min_candidates=least)
+
+
 def _int(args: dict, name: str, default: int) -> int:
     value = args.get(name, default)
     if isinstance(value, bool) or not isinstance(value, int):

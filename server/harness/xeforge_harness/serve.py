@@ -13,7 +13,7 @@ from . import __version__, service
 from . import protocol as P
 from .pool import Workers
 
-COMMANDS = ("evaluate", "probe", "ping", "shutdown")
+COMMANDS = ("evaluate", "sweep", "probe", "ping", "shutdown")
 
 
 def handle(request: object, workers: Workers) -> tuple[dict, bool]:
@@ -26,6 +26,8 @@ def handle(request: object, workers: Workers) -> tuple[dict, bool]:
     stop = False
     if command == "evaluate":
         response = service.evaluate(args, workers)
+    elif command == "sweep":
+        response = service.sweep(args, workers)
     elif command == "probe":
         response = service.probe(args, workers)
     elif command == "ping":

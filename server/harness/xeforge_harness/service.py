@@ -18,8 +18,37 @@ def evaluate(raw_args: dict, workers: Workers) -> dict:
         args = P.EvaluateArgs.from_mapping(raw_args)
     except P.ArgsError as e:
         return P.error_result(str(e), field=e.field)
+    checked = _checked(args, {"candidate": args.candidate}, workers)
+    if "verdict" in checked:
+        return checked
+    job_args = {**_job_args(args, checked), "candidate": checked["candidate"]}
+    return workers.for_device(checked["device"]).run({"kind": "evaluate", "args": job_args, "timeout": args.timeout})
 
-    paths = {"kernel": args.kernel, "candidate": args.candidate, "reference": args.reference, "spec": args.spec}
+
+def sweep(raw_args: dict, workers: Workers) -> dict:
+    """Several candidates of one problem in one job (see `child.evaluate.sweep`)."""
+    try:
+        args = P.SweepArgs.from_mapping(raw_args)
+    except P.ArgsError as e:
+        return {**P.error_result(str(e), field=e.field), "kind": "sweep", "results": []}
+    named = {f"candidates[{i}]": c for i, c in enumerate(args.candidates)}
+    checked = _checked(args.base, named, workers)
+    if "verdict" in checked:
+        return {**checked, "kind": "sweep", "results": []}
+    job_args = {**_job_args(args.base, checked), "candidates": [checked[k] for k in named],
+                "budget_s": args.budget_s, "min_candidates": args.min_candidates}
+    # The zygote's limit: the trusted side's setup, then each candidate's own limit; a budget caps it.
+    per = args.base.timeout
+    limit = per * (1 + len(args.candidates))
+    if args.budget_s is not None:
+        limit = min(limit, args.budget_s + 2 * per)
+    return workers.for_device(checked["device"]).run({"kind": "sweep", "args": job_args, "timeout": limit})
+
+
+def _checked(args: P.EvaluateArgs, candidates: dict[str, str], workers: Workers) -> dict:
+    """Files, spec and device checked before any process starts: the resolved paths and device, or an
+    `error` result naming the offending field."""
+    paths = {"kernel": args.kernel, **candidates, "reference": args.reference, "spec": args.spec}
     for name, path in paths.items():
         if path is not None and not os.path.isfile(path):
             return P.error_result(f"argument '{name}': no such file: {path}", field=name)
@@ -40,21 +69,14 @@ def evaluate(raw_args: dict, workers: Workers) -> dict:
     kind, failure = workers.resolve(args.device)
     if failure is not None:
         return failure
-    job_args = {
-        "kernel": resolved["kernel"],
-        "candidate": resolved["candidate"],
-        "reference": resolved["reference"],
-        "spec": spec_path,
-        "device": kind,
-        "family": args.family,
-        "seeds": args.seeds,
-        "timeout": args.timeout,
-        "no_timing": args.no_timing,
-        "runs": args.runs,
-        "warmup": args.warmup,
-        "timing_family": args.timing_family,
-    }
-    return workers.for_device(kind).run({"kind": "evaluate", "args": job_args, "timeout": args.timeout})
+    return {**resolved, "spec": spec_path, "device": kind}
+
+
+def _job_args(args: P.EvaluateArgs, checked: dict) -> dict:
+    """Every argument the job needs, the paths resolved (all fields, so none is lost on the way)."""
+    out = {name: getattr(args, name) for name in P.EvaluateArgs.__dataclass_fields__ if name != "candidate"}
+    out.update(kernel=checked["kernel"], reference=checked["reference"], spec=checked["spec"], device=checked["device"])
+    return out
 
 
 def probe(raw_args: dict, workers: Workers) -> dict:

@@ -153,6 +153,10 @@ class Channel:
     def result(self, result: dict) -> None:
         self._send("R", result)
 
+    def partial(self, result: dict) -> None:
+        """One sweep candidate's result, as soon as it is known: a judge that dies later keeps it."""
+        self._send("S", result)
+
 
 def _child_main(job: dict, workdir: str, fd: int) -> None:
     os.setsid()  # own process group: a timeout kills the judge and its trusted worker together
@@ -188,7 +192,7 @@ def _json_default(o):
 def _collect(pid: int, fd: int, limit: float) -> dict:
     """Read the child's events until it exits or `limit` seconds pass (then kill it and its groups)."""
     deadline = time.monotonic() + limit
-    report: dict = {"phase": "setup", "device": None, "groups": [], "result": None, "timed_out": False}
+    report: dict = {"phase": "setup", "device": None, "groups": [], "partial": [], "result": None, "timed_out": False}
     buf = b""
     eof = False
     while not eof:
@@ -216,6 +220,8 @@ def _collect(pid: int, fd: int, limit: float) -> dict:
                 report["device"] = value
             elif tag == "G" and isinstance(value, int):
                 report["groups"].append(value)
+            elif tag == "S" and isinstance(value, dict):
+                report["partial"].append(value)
             elif tag == "R":
                 report["result"] = value
     if report["timed_out"]:
@@ -277,10 +283,10 @@ def _outcome(job: dict, workdir: str, report: dict, timeout: float, wall: float)
         what = f"exited with status {code} without a result (while in {phase})"
         verdict = P.CRASHED
 
-    if job.get("kind") == "evaluate" and side == "candidate":
+    if job.get("kind") in ("evaluate", "sweep") and side == "candidate":
         # The judge itself died or hung while the candidate ran: whatever did it, the candidate
         # gets no better than this.
-        return {
+        blamed = {
             "verdict": verdict,
             "message": f"the harness's judge process {what}; the candidate was running",
             "phase": phase,
@@ -292,7 +298,17 @@ def _outcome(job: dict, workdir: str, report: dict, timeout: float, wall: float)
             "elapsed": elapsed,
             "log": log_tail,
         }
+        if job.get("kind") == "evaluate":
+            return blamed
+        # A sweep keeps the candidates judged before; the one running is blamed; the rest are not started.
+        done = report["partial"]
+        total = len((job.get("args") or {}).get("candidates") or [])
+        return {"kind": "sweep", "device": report["device"], "results": [*done, blamed],
+                "stopped": f"the judge died while candidate {len(done) + 1} of {total} ran: {what}",
+                "elapsed": elapsed, "log": ""}
     # The original kernel, the reference or the harness itself failed: no verdict on the candidate.
+    if job.get("kind") == "sweep":
+        return {**P.error_result(f"the sweep's judge process {what}", log_tail, phase=phase, elapsed=elapsed), "kind": "sweep", "results": []}
     return P.error_result(f"the {side if side != 'setup' else 'harness child'} {what}", log_tail, phase=phase, elapsed=elapsed)
 
 

@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from .. import protocol as P
@@ -79,25 +79,54 @@ def _tolerance(variant: Variant | None, dtype) -> tuple[float, float]:
     return rtol, atol
 
 
+@dataclass
+class Prepared:
+    """What the trusted side set up once, before any candidate's code exists anywhere."""
+
+    problem: Problem
+    entry_name: str | None
+    timed: Variant | None
+    solo: dict | None
+    notes: list[str]
+
+
 class Judge:
-    def __init__(self, args: P.EvaluateArgs, phase: Callable[[str], None]):
+    def __init__(self, args: P.EvaluateArgs, phase: Callable[[str], None], candidates: int = 1):
         self.args = args
         self.phase = phase
         self.deadline = time.monotonic() + args.timeout
-        self.dirs = [tempfile.mkdtemp(prefix="xeforge-trusted-"), tempfile.mkdtemp(prefix="xeforge-candidate-")]
+        self.dirs = [tempfile.mkdtemp(prefix="xeforge-trusted-")] + [tempfile.mkdtemp(prefix="xeforge-candidate-") for _ in range(candidates)]
         kind = args.device
-        # Fork both before anything else runs here: no device state, no user code, nothing to inherit.
+        # Fork every worker before anything else runs here: no device state, no user code, no reference
+        # output, nothing to inherit. A sweep's later candidates get workers forked now, not from a judge
+        # that by then holds the reference outputs.
         self.trusted = Link("trusted", self.dirs[0], kind)
-        self.candidate = Link("candidate", self.dirs[1], kind)
-        if hasattr(phase, "group"):
-            phase.group(self.candidate.pid)
+        self.candidates = [Link("candidate", d, kind) for d in self.dirs[1:]]
+        for link in self.candidates:
+            if hasattr(phase, "group"):
+                phase.group(link.pid)
+        self.candidate = self.candidates[0]
+        self.candidate_dir = self.dirs[1]
         self.kind = kind
         self.trusted_asleep = False
         self.device_memory: int | None = None  # from the trusted worker's `describe`: sizes timed batches
+        self._device: dict | None = None
+
+    def use(self, index: int, args: P.EvaluateArgs) -> None:
+        """Judge the sweep's candidate `index` next (`args.candidate` its file), with its own deadline."""
+        if self.candidate is not self.candidates[index]:
+            try:
+                self.candidate.close()  # the last one's device memory goes before the next one starts
+            except Exception:  # noqa: BLE001
+                pass
+        self.candidate = self.candidates[index]
+        self.candidate_dir = self.dirs[1 + index]
+        self.args = args
+        self.deadline = time.monotonic() + args.timeout
 
     def _give(self, path: str) -> str:
         """A copy of `path` in the candidate's own directory, readable by whoever the candidate runs as."""
-        folder = os.path.join(self.dirs[1], "files")
+        folder = os.path.join(self.candidate_dir, "files")
         os.makedirs(folder, exist_ok=True)
         target = os.path.join(folder, os.path.basename(path))
         if not os.path.exists(target):
@@ -106,7 +135,7 @@ class Judge:
         return target
 
     def close(self) -> None:
-        for link in (self.candidate, self.trusted):
+        for link in (*self.candidates, self.trusted):
             try:
                 link.close()
             except Exception:  # noqa: BLE001  (cleanup must not hide the verdict)
@@ -153,10 +182,14 @@ class Judge:
     # --- the evaluation ------------------------------------------------------------------------
 
     def run(self, result: dict) -> None:
+        self.judge(self.prepare(result), result)
+
+    def prepare(self, result: dict) -> Prepared:
+        """The trusted side: device, problem, the original imported, references, the original timed alone."""
         args = self.args
         self.set_phase("setup")
         reply, _ = self.trusted_call({"op": "describe"}, what="the device")
-        result["device"] = reply["device"]
+        result["device"] = self._device = reply["device"]
         self.device_memory = reply.get("memory")
         if hasattr(self.phase, "device"):
             self.phase.device(result["device"])
@@ -182,7 +215,14 @@ class Judge:
         if timed is not None:
             self.set_phase("reference:timing")
             solo = timing.solo(self, problem, timed)
+        return Prepared(problem=problem, entry_name=entry_name, timed=timed, solo=solo, notes=list(problem.notes))
 
+    def judge(self, prep: Prepared, result: dict) -> None:
+        """One candidate (`self.args.candidate`, in `self.candidate`) against what `prepare` set up."""
+        args = self.args
+        problem, entry_name, timed, solo = prep.problem, prep.entry_name, prep.timed, prep.solo
+        problem.notes = list(prep.notes)  # each candidate's notes start from the trusted side's
+        result.setdefault("device", self._device)
         reaching = source.new_reaching(source.read(args.kernel), source.read(args.candidate))
         if reaching:
             shown = ", ".join(f"`{c}` (line {n})" for c, n in reaching[:4])
@@ -476,12 +516,25 @@ def _check_memory(name, variant, ref: Reference, changed: dict, alias: dict) -> 
 
 
 def evaluate(args: P.EvaluateArgs, phase: Callable[[str], None]) -> dict:
-    result: dict = {"verdict": None, "message": ""}
-    log: list[str] = []
     judge = None
     try:
         judge = Judge(args, phase)
-        judge.run(result)
+        return _outcome(judge, judge.run)
+    finally:
+        if judge is not None:
+            judge.close()
+
+
+def _outcome(judge: Judge, body: Callable[[dict], None], trusted_spent: dict | None = None) -> dict:
+    """Run `body` (one candidate's judging) into a result; a `Stop` becomes its verdict.
+
+    `trusted_spent`: the trusted worker's request tally before this candidate (a sweep's later
+    candidates report only their own share)."""
+    result: dict = {"verdict": None, "message": ""}
+    log: list[str] = []
+    started = time.monotonic()
+    try:
+        body(result)
     except Stop as s:
         result["verdict"] = s.verdict
         result["message"] = s.message
@@ -490,18 +543,73 @@ def evaluate(args: P.EvaluateArgs, phase: Callable[[str], None]) -> dict:
         if s.detail:
             log.append(s.detail)
     finally:
-        if judge is not None:
-            result.setdefault("elapsed", {})["requests"] = {
-                f"{link.role}:{op}": {"n": n, "s": round(t, 3)}
-                for link in (judge.trusted, judge.candidate) for op, (n, t) in sorted(link.spent.items(), key=lambda x: -x[1][1])}
-            tail = judge.candidate.log_tail()
-            judge.close()
-            if tail.strip():
-                log.append("--- candidate output ---\n" + tail)
+        before = trusted_spent or {}
+        spent = {("trusted", op): (n - before.get(op, (0, 0.0))[0], t - before.get(op, (0, 0.0))[1])
+                 for op, (n, t) in judge.trusted.spent.items()}
+        spent.update({("candidate", op): (n, t) for op, (n, t) in judge.candidate.spent.items()})
+        result.setdefault("elapsed", {})["requests"] = {
+            f"{role}:{op}": {"n": n, "s": round(t, 3)} for (role, op), (n, t) in sorted(spent.items(), key=lambda x: -x[1][1]) if n}
+        if trusted_spent is not None:
+            result["elapsed"]["candidate_s"] = round(time.monotonic() - started, 4)
+        tail = judge.candidate.log_tail()
+        if tail.strip():
+            log.append("--- candidate output ---\n" + tail)
     log[:0] = result.pop("log_notes", [])
     _fill_sections(result)
     result["log"] = "\n".join(log)
     return result
+
+
+def sweep(args: P.SweepArgs, phase: Callable[[str], None]) -> dict:
+    """Several candidates of one problem, one after another, against one trusted side set up once.
+
+    Each candidate is judged exactly as `evaluate` judges it (same checks, guard and timing), in a
+    worker of its own forked before anything ran. Only the trusted side's work is shared: the original
+    imported and compiled, the references computed, the original timed alone. Sequential stopping
+    adapts: a candidate is timed only until it is decided slower than the lower end of the best
+    interval so far (or `stop_below`). Candidates that would not fit in `budget_s` are not started.
+    """
+    out: dict = {"kind": "sweep", "device": None, "results": [], "stopped": None}
+    judge = None
+    started = time.monotonic()
+    try:
+        judge = Judge(args.base, phase, candidates=len(args.candidates))
+        setup: dict = {}
+        try:
+            prep = judge.prepare(setup)
+        except Stop as s:
+            detail = s.detail or ""
+            return {**P.error_result(s.message, detail), "kind": "sweep", "results": [], "device": setup.get("device")}
+        out["device"] = setup.get("device")
+        out["setup_s"] = round(time.monotonic() - started, 3)
+        best: tuple[float, float] | None = None  # (speedup, lower end) of the fastest correct candidate
+        spent: list[float] = []
+        for i, path in enumerate(args.candidates):
+            elapsed = time.monotonic() - started
+            if args.budget_s is not None and i >= args.min_candidates and spent and elapsed + sum(spent) / len(spent) > args.budget_s:
+                out["stopped"] = f"budget: {i} of {len(args.candidates)} candidates judged in {elapsed:.0f} s (budget {args.budget_s:g} s)"
+                break
+            floor = [x for x in (args.base.stop_below, best[1] if best else None) if x is not None and x > 1.0]
+            judge.use(i, replace(args.base, candidate=path, stop_below=max(floor) if floor else None))
+            before = {op: tuple(v) for op, v in judge.trusted.spent.items()}
+            t0 = time.monotonic()
+            result = _outcome(judge, lambda r: judge.judge(prep, r), trusted_spent=before)
+            spent.append(time.monotonic() - t0)
+            out["results"].append(result)
+            if hasattr(phase, "partial"):
+                phase.partial(result)
+            if result["verdict"] == P.ERROR:
+                out["stopped"] = f"the trusted side failed while judging candidate {i + 1}: {result['message']}"
+                break
+            t = result.get("timing") or {}
+            if result["verdict"] in (P.ACCEPTED, P.CORRECT, P.SLOWER) and t.get("meaningful") and not t.get("stopped_early"):
+                if best is None or t["speedup"] > best[0]:
+                    best = (t["speedup"], t["speedup_ci95"][0])
+    finally:
+        if judge is not None:
+            judge.close()
+    out["log"] = ""
+    return out
 
 
 def _fill_sections(result: dict) -> None:

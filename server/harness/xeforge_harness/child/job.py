@@ -33,6 +33,10 @@ def run(job: dict, phase=None) -> dict:
             from .evaluate import evaluate
 
             result = evaluate(P.EvaluateArgs.from_mapping(job.get("args")), phase)
+        elif kind == "sweep":
+            from .evaluate import sweep
+
+            result = sweep(P.SweepArgs.from_mapping(job.get("args")), phase)
         else:
             result = P.error_result(f"unknown job kind {kind!r}")
     except P.ArgsError as e:
