@@ -23,6 +23,25 @@ fn verdict(v: &str, speedup: f64) -> Reply {
     )
 }
 
+fn result(v: &str, speedup: f64) -> serde_json::Value {
+    let Reply::Raw(_, body) = verdict(v, speedup) else { unreachable!() };
+    let mut r: serde_json::Value = serde_json::from_str(&body).unwrap();
+    r.as_object_mut().unwrap().remove("id");
+    r["elapsed"] = serde_json::json!({"candidate_s": 2.0});
+    r
+}
+
+/// A `sweep` answer: one result per (verdict, speedup), then why it stopped short, if it did.
+fn sweep(results: &[(&str, f64)], stopped: Option<&str>) -> Reply {
+    let results: Vec<_> = results.iter().map(|(v, s)| result(v, *s)).collect();
+    Reply::Raw(200, serde_json::json!({"id": 0, "kind": "sweep", "device": {"kind": "cuda"}, "results": results, "stopped": stopped, "setup_s": 3.0}).to_string())
+}
+
+/// What an older harness answers to a command it does not know.
+fn unknown_command() -> Reply {
+    Reply::Raw(200, serde_json::json!({"id": 0, "verdict": "error", "message": "unknown command 'sweep'", "error": "unknown command 'sweep'", "field": "command"}).to_string())
+}
+
 fn setup() -> (tempfile::TempDir, StageRequest) {
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cover/kernel.py")).unwrap();
@@ -43,9 +62,9 @@ fn runner(url: &str, dir: &Path) -> StageRunner {
 #[tokio::test]
 async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
     let (dir, req) = setup();
-    // Space of 4: the start config (the original itself, not run), then three candidates: slower, one the
-    // sweep cannot tell from the fastest, the fastest; then the final list.
-    let stub = Stub::start(vec![verdict("slower", 0.7), verdict("accepted", 1.59), verdict("accepted", 1.6), verdict("accepted", 1.55)]).await;
+    // Space of 4: the start config (the original itself, not run), then three candidates in one sweep:
+    // slower, one the sweep cannot tell from the fastest, the fastest; then the final list.
+    let stub = Stub::start(vec![sweep(&[("slower", 0.7), ("accepted", 1.59), ("accepted", 1.6)], None), verdict("accepted", 1.55)]).await;
     let mut planned = None;
     let out = runner(&stub.url, dir.path())
         .run(
@@ -66,15 +85,20 @@ async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
     assert!(secs > 10 && secs <= 60, "within the default 60 s budget: {secs}");
     let new = out.new_text.unwrap();
     let requests = stub.requests.lock().unwrap().clone();
-    assert_eq!(requests.len(), 4);
-    // The sweep is timed with few pairs; the final list with more (knowledge/autotune/stage.json).
-    assert_eq!(requests[0]["args"]["runs"], 20);
-    assert_eq!(requests[3]["args"]["runs"], 40);
-    // Sequential stopping: once a config beats the start, later ones stop when decided below its
-    // interval's lower end (1.59 - 0.02); never before, and never in the final list.
-    assert!(requests[0]["args"].get("stop_below").is_none() && requests[1]["args"].get("stop_below").is_none());
-    assert!((requests[2]["args"]["stop_below"].as_f64().unwrap() - 1.57).abs() < 1e-9, "{}", requests[2]["args"]);
-    assert!(requests[3]["args"].get("stop_below").is_none());
+    assert_eq!(requests.len(), 2);
+    // One sweep request for the three configs, timed with few pairs, within what is left of the
+    // budget once the final round is set aside; the final list alone, with more pairs.
+    assert_eq!(requests[0]["command"], "sweep");
+    let args = &requests[0]["args"];
+    assert_eq!(args["candidates"].as_array().unwrap().len(), 3);
+    assert!(args.get("candidate").is_none() && args.get("stop_below").is_none(), "{args}");
+    assert_eq!(args["runs"], 20);
+    assert_eq!(args["min_candidates"], 3);
+    let room = args["budget_s"].as_f64().unwrap();
+    assert!(room > 0.0 && room < 60.0, "{room}");
+    assert_eq!(requests[1]["command"], "evaluate");
+    assert_eq!(requests[1]["args"]["runs"], 40);
+    assert!(requests[1]["args"].get("stop_below").is_none());
     let configs_in = |s: &str| s.matches("triton.Config(").count();
     assert_eq!(configs_in(&new), 2, "the fastest and the one the sweep could not tell from it: {new}");
     assert!(new.contains("@triton.autotune(") && new.contains("key=['n_elements']"), "{new}");
@@ -90,24 +114,72 @@ async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
     };
     assert!(out.rounds[2].detail.starts_with(&label(first)), "{} vs {}", out.rounds[2].detail, label(first));
     assert!(out.rounds[1].detail.starts_with(&label(second)));
-    assert!(std::fs::read_to_string(requests[3]["args"]["candidate"].as_str().unwrap()).is_err(), "the work directory is cleaned up");
+    assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    assert!(std::fs::read_to_string(requests[1]["args"]["candidate"].as_str().unwrap()).is_err(), "the work directory is cleaned up");
     assert!(out.summary.starts_with("autotune: verified 1.55× faster"), "{}", out.summary);
+}
+
+#[tokio::test]
+async fn a_harness_without_sweep_gets_one_evaluate_per_config_with_sequential_stopping() {
+    let (dir, req) = setup();
+    let stub = Stub::start(vec![unknown_command(), verdict("slower", 0.7), verdict("accepted", 1.59), verdict("accepted", 1.6), verdict("accepted", 1.55)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    let requests = stub.requests.lock().unwrap().clone();
+    let commands: Vec<_> = requests.iter().map(|r| r["command"].as_str().unwrap().to_string()).collect();
+    assert_eq!(commands, ["sweep", "evaluate", "evaluate", "evaluate", "evaluate"]);
+    // Once a config beats the start, later ones stop when decided below its interval's lower end
+    // (1.59 - 0.02); never before, and never in the final list.
+    assert!(requests[1]["args"].get("stop_below").is_none() && requests[2]["args"].get("stop_below").is_none());
+    assert!((requests[3]["args"]["stop_below"].as_f64().unwrap() - 1.57).abs() < 1e-9, "{}", requests[3]["args"]);
+    assert!(requests[4]["args"].get("stop_below").is_none());
+    assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+}
+
+#[tokio::test]
+async fn a_sweep_whose_judge_died_goes_on_from_the_config_after_the_one_blamed() {
+    let (dir, req) = setup();
+    // The second config killed the judge: it is blamed (crashed), the third is judged in a new sweep.
+    let died = Some("the judge died while candidate 2 of 3 ran: was killed by SIGKILL");
+    let stub = Stub::start(vec![sweep(&[("accepted", 1.3), ("crashed", 1.0)], died), sweep(&[("accepted", 1.25)], None), verdict("accepted", 1.2)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    let requests = stub.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    let again = requests[1]["args"]["candidates"].as_array().unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0], requests[0]["args"]["candidates"][2], "the third config, as it was staged");
+    assert_eq!(requests[1]["args"]["stop_below"].as_f64().unwrap(), 1.28, "the first config's lower end");
+    assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    assert_eq!(out.rounds[1].verdict.map(|v| v.as_str()), Some("crashed"));
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+}
+
+#[tokio::test]
+async fn a_sweep_stopped_by_its_budget_ends_the_sweep() {
+    let (dir, req) = setup();
+    let stub = Stub::start(vec![sweep(&[("accepted", 1.3)], Some("budget: 1 of 3 candidates judged in 40 s (budget 41 s)")), verdict("accepted", 1.29)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(stub.requests.lock().unwrap().len(), 2, "no second sweep after the budget stop");
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    let last = out.rounds.last().unwrap();
+    assert!(last.notes.iter().any(|n| n.starts_with("budget: 1 of 3")), "{:?}", last.notes);
+    assert_eq!(out.rounds.len(), 2);
 }
 
 #[tokio::test]
 async fn when_nothing_beats_the_start_the_file_is_unchanged() {
     let (dir, req) = setup();
-    let stub = Stub::start(vec![verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
+    let stub = Stub::start(vec![sweep(&[("slower", 0.9), ("slower", 0.8), ("slower", 0.95)], None)]).await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::NoImprovement);
     assert!(out.new_text.is_none());
-    assert_eq!(stub.requests.lock().unwrap().len(), 3, "no final run without a better config");
+    assert_eq!(stub.requests.lock().unwrap().len(), 1, "no final run without a better config");
 }
 
 #[tokio::test]
 async fn a_final_list_that_is_not_verified_faster_is_dropped() {
     let (dir, req) = setup();
-    let stub = Stub::start(vec![verdict("accepted", 1.1), verdict("slower", 0.9), verdict("slower", 0.9), verdict("correct", 1.01)]).await;
+    let stub = Stub::start(vec![sweep(&[("accepted", 1.1), ("slower", 0.9), ("slower", 0.9)], None), verdict("correct", 1.01)]).await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::NoImprovement);
     assert!(out.new_text.is_none());
@@ -120,11 +192,11 @@ async fn the_small_family_is_checked_and_the_requested_one_timed() {
     let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
     std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
     // First the start config on the check family (are the derived variants sound?), then the sweep.
-    let stub = Stub::start(vec![verdict("correct", 1.0), verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
+    let stub = Stub::start(vec![verdict("correct", 1.0), sweep(&[("slower", 0.9), ("slower", 0.8), ("slower", 0.95)], None)]).await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::NoImprovement);
     let requests = stub.requests.lock().unwrap().clone();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 2);
     assert_eq!(requests[0]["args"]["no_timing"], true);
     let args = &requests[1]["args"];
     assert_eq!(args["family"], "xeforge-check");
@@ -141,11 +213,11 @@ async fn derived_variants_the_original_does_not_hold_on_are_dropped() {
     std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
     // The start config fails on the derived variant (edges): the stage falls back; Multiples has nothing
     // new for one dimension, so the spec's own family is checked.
-    let stub = Stub::start(vec![verdict("incorrect", 1.0), verdict("slower", 0.9), verdict("slower", 0.8), verdict("slower", 0.95)]).await;
+    let stub = Stub::start(vec![verdict("incorrect", 1.0), sweep(&[("slower", 0.9), ("slower", 0.8), ("slower", 0.95)], None)]).await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::NoImprovement);
     let requests = stub.requests.lock().unwrap().clone();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 2);
     assert_eq!(requests[1]["args"]["family"], "ci");
     assert!(requests[1]["args"].get("spec").is_none_or(|s| !s.as_str().unwrap_or("").contains("check-spec")));
     assert!(out.rounds[0].notes.iter().any(|n| n.contains("checking on the spec's own family")), "{:?}", out.rounds[0].notes);

@@ -76,3 +76,23 @@ async fn an_llm_candidate_is_verified_by_the_real_harness_and_a_wrong_one_refine
     assert_eq!(out.new_text.as_deref(), Some(right.as_str()));
     assert!(stub.prompts()[1].contains("verdict `incorrect`"), "{}", stub.prompts()[1]);
 }
+
+/// `sweep` through the client, against the real harness: one result per candidate, in order, each
+/// judged on its own (a cheat between two legitimate rewrites changes neither of theirs).
+#[tokio::test]
+async fn the_real_harness_sweeps_candidates_in_order() {
+    let py = need_python!();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness");
+    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, &root).unwrap();
+    let legit = root.join("adversarial/legit_add_block1024.py");
+    let mut base = xeforge::harness::EvaluateArgs::new(root.join("problems/vector_add.py"), legit.clone());
+    base.device = DeviceKind::Cpu;
+    base.family = Some("ci".into());
+    let args = xeforge::harness::SweepArgs { base, candidates: vec![legit.clone(), root.join("adversarial/add_zero_inputs.py"), legit], budget_s: None, min_candidates: 1 };
+    let sweep = h.sweep(&args).await.unwrap().unwrap();
+    h.shutdown().await;
+    let verdicts: Vec<&str> = sweep.results.iter().map(|e| e.verdict.as_str()).collect();
+    assert_eq!(verdicts, ["correct", "incorrect", "correct"], "{:?}", sweep.stopped);
+    assert!(sweep.stopped.is_none() && sweep.setup_s.is_some_and(|s| s > 0.0));
+    assert!(sweep.results.iter().all(|e| e.elapsed.as_ref().and_then(|x| x.candidate_s).is_some_and(|s| s > 0.0)));
+}

@@ -29,12 +29,26 @@ fn verdict(v: &str, speedup: f64) -> Reply {
     )
 }
 
-/// The start config measures first (held back `first_delay`, the window for the test's edits), then
-/// every other config and the final list verify faster.
+/// The first request is held back `first_delay` (the window for the test's edits); every config (in
+/// `sweep` requests) and the final list verify faster.
 fn harness_script(first_delay: Duration) -> Vec<Reply> {
-    let mut v = vec![Reply::After(first_delay, Box::new(verdict("correct", 1.0)))];
-    v.extend((0..40).map(|i| verdict("accepted", 1.2 + i as f64 / 100.0)));
+    let mut v = vec![Reply::After(first_delay, Box::new(Reply::Fn(faster)))];
+    v.extend((0..40).map(|_| Reply::Fn(faster)));
     v
+}
+
+/// `accepted` at 1.2× for an `evaluate`; for a `sweep`, one such result per candidate, each faster.
+fn faster(request: &Value) -> (u16, String) {
+    let result = |s: f64| {
+        let Reply::Raw(_, body) = verdict("accepted", s) else { unreachable!() };
+        serde_json::from_str::<Value>(&body).unwrap()
+    };
+    if request["command"] != "sweep" {
+        return (200, result(1.2).to_string());
+    }
+    let n = request["args"]["candidates"].as_array().map_or(0, |c| c.len());
+    let results: Vec<Value> = (0..n).map(|i| result(1.2 + i as f64 / 100.0)).collect();
+    (200, json!({"id": 0, "kind": "sweep", "device": {"kind": "cuda"}, "results": results, "stopped": null}).to_string())
 }
 
 struct Setup {

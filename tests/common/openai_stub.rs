@@ -17,6 +17,8 @@ pub enum Reply {
     Raw(u16, String),
     /// Wait, then answer.
     After(Duration, Box<Reply>),
+    /// Status and body made from the request (a harness `sweep` answers one result per candidate).
+    Fn(fn(&serde_json::Value) -> (u16, String)),
 }
 
 pub struct Stub {
@@ -45,9 +47,10 @@ impl Stub {
                 let script = script.clone();
                 tokio::spawn(async move {
                     let Some(body) = read_request(&mut sock).await else { return };
-                    reqs.lock().unwrap().push(serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body)));
+                    let request: serde_json::Value = serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
+                    reqs.lock().unwrap().push(request.clone());
                     let reply = script.lock().unwrap().pop_front().unwrap_or(Reply::Raw(500, "{\"error\": \"script exhausted\"}".into()));
-                    let (status, body) = resolve(reply).await;
+                    let (status, body) = resolve(reply, &request).await;
                     let resp = format!(
                         "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                         body.len()
@@ -71,7 +74,7 @@ impl Stub {
     }
 }
 
-async fn resolve(mut reply: Reply) -> (u16, String) {
+async fn resolve(mut reply: Reply, request: &serde_json::Value) -> (u16, String) {
     loop {
         match reply {
             Reply::After(d, r) => {
@@ -79,6 +82,7 @@ async fn resolve(mut reply: Reply) -> (u16, String) {
                 reply = *r;
             }
             Reply::Raw(s, b) => return (s, b),
+            Reply::Fn(f) => return f(request),
             Reply::Chat(content) => {
                 let body = serde_json::json!({
                     "id": "stub", "object": "chat.completion",

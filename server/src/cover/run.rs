@@ -460,6 +460,14 @@ impl StageRunner {
 
     /// One harness evaluation; an `error` verdict is returned, not raised.
     pub(super) async fn evaluate_raw(&self, ctx: &Ctx<'_>, kernel: &Path, candidate: &Path, opts: Option<&EvalOpts>) -> Result<Evaluation, StageError> {
+        let args = self.eval_args(ctx, kernel, candidate, opts);
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => Err(StageError::Cancelled),
+            r = self.harness.evaluate(&args) => Ok(r?),
+        }
+    }
+
+    fn eval_args(&self, ctx: &Ctx<'_>, kernel: &Path, candidate: &Path, opts: Option<&EvalOpts>) -> EvaluateArgs {
         let mut args = EvaluateArgs::new(kernel.to_path_buf(), candidate.to_path_buf());
         args.spec = ctx.spec.clone();
         args.device = ctx.req.device;
@@ -474,10 +482,7 @@ impl StageRunner {
             args.stop_below = o.stop_below;
             args.no_timing = o.no_timing;
         }
-        tokio::select! {
-            _ = ctx.cancel.cancelled() => Err(StageError::Cancelled),
-            r = self.harness.evaluate(&args) => Ok(r?),
-        }
+        args
     }
 
     async fn evaluate(&self, ctx: &Ctx<'_>, kernel: &Path, candidate: &Path) -> Result<Evaluation, StageError> {
@@ -548,6 +553,21 @@ impl StageRunner {
         progress: &mut impl FnMut(Progress),
         opts: Option<&EvalOpts>,
     ) -> Result<Option<Evaluation>, StageError> {
+        let Some(path) = self.stage_candidate(ctx, round, text, rec, progress)? else { return Ok(None) };
+        let e = self.evaluate_raw(ctx, &ctx.original_path, &path, opts).await?;
+        record(round, rec, &e, progress);
+        Ok(Some(e))
+    }
+
+    /// The guard, then the candidate written where the harness reads it; `None` when the guard rejected it.
+    pub(super) fn stage_candidate(
+        &self,
+        ctx: &Ctx<'_>,
+        round: u32,
+        text: &str,
+        rec: &mut RoundRecord,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<Option<PathBuf>, StageError> {
         rec.candidate_sha256 = Some(evidence::sha256(text));
         if let Err(r) = guard::check(&ctx.req.text, text, ctx.policy) {
             progress(Progress::Rejected {
@@ -560,14 +580,25 @@ impl StageRunner {
         let path = ctx.work.join(format!("candidate_{round}.py"));
         std::fs::write(&path, text).map_err(|e| io(&path, e))?;
         progress(Progress::Evaluating { round, what: rec.detail.clone() });
-        let e = self.evaluate_raw(ctx, &ctx.original_path, &path, opts).await?;
-        rec.record_evaluation(&e);
-        progress(Progress::Evaluated {
-            round,
-            verdict: e.verdict,
-            speedup: e.speedup(),
-        });
-        Ok(Some(e))
+        Ok(Some(path))
+    }
+
+    /// Several staged candidates judged in one `sweep` request (the trusted side set up once);
+    /// `Ok(Err(e))` when the harness could not set up. `budget_s` counts from the request's start.
+    pub(super) async fn sweep_raw(
+        &self,
+        ctx: &Ctx<'_>,
+        candidates: Vec<PathBuf>,
+        opts: &EvalOpts,
+        budget_s: Option<f64>,
+        min_candidates: u32,
+    ) -> Result<Result<crate::harness::Sweep, Evaluation>, StageError> {
+        let base = self.eval_args(ctx, &ctx.original_path, &candidates[0], Some(opts));
+        let args = crate::harness::SweepArgs { base, candidates, budget_s, min_candidates };
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => Err(StageError::Cancelled),
+            r = self.harness.sweep(&args) => Ok(r?),
+        }
     }
 
     pub(super) fn acceptable(&self, ctx: &Ctx<'_>, e: &Evaluation) -> Option<OutcomeStatus> {
@@ -712,6 +743,16 @@ impl StageRunner {
         }
         Ok(best)
     }
+}
+
+/// A verdict into its round's record, and to whoever watches progress.
+pub(super) fn record(round: u32, rec: &mut RoundRecord, e: &Evaluation, progress: &mut impl FnMut(Progress)) {
+    rec.record_evaluation(e);
+    progress(Progress::Evaluated {
+        round,
+        verdict: e.verdict,
+        speedup: e.speedup(),
+    });
 }
 
 fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {

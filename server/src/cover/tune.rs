@@ -6,16 +6,17 @@
 //!    (`autotune::derive`), timing on the requested (large) family's largest variant;
 //! 3. readings: when the code leaves a grid factor open, each reading is checked with configs that set
 //!    the candidate names apart; the first that is correct is used;
-//! 4. sweep: configs in order, each timed with few pairs, until the budget says stop; compile metadata
-//!    (spills) prunes configs that can only spill more;
+//! 4. sweep: configs in order, in batches of one harness `sweep` request each (the original set up once
+//!    per batch), each timed with few pairs, until the budget says stop; compile metadata (spills)
+//!    prunes configs that can only spill more;
 //! 5. final: the best config and those the sweep could not tell from it, timed in full; the autotuner's
 //!    search among them happens in the harness's warm-up and its picks are recorded.
 
 use super::autotune::{self, budget, derive, space};
 use super::evidence::RoundRecord;
 use super::outline::Outline;
-use super::run::{Best, Ctx, EvalOpts, Progress, StageError, StageRunner};
-use crate::harness::{DeviceKind, Evaluation, Verdict};
+use super::run::{Best, Ctx, EvalOpts, Progress, StageError, StageRunner, record};
+use crate::harness::{DeviceKind, Evaluation, HarnessError, Verdict};
 use crate::knowledge::Target;
 use std::time::Instant;
 
@@ -230,13 +231,21 @@ impl StageRunner {
         let mut tried = 0usize;
         let mut stopped = None;
         // A config whose interval falls below the best one's lower end could not join the final list:
-        // the harness stops timing it there (sequential stopping).
+        // the harness stops timing it there (sequential stopping; within a batch the harness itself
+        // moves that floor up as faster configs come in).
         let sweep_opts = |fam: &Families, best_lo: Option<f64>| EvalOpts {
             runs: Some(knobs.budget.sweep_runs),
             stop_below: best_lo.filter(|lo| *lo > 1.0),
             ..fam.opts.clone()
         };
-        for (i, c) in sweep.iter().enumerate() {
+        // Configs go to the harness in batches, one `sweep` request each: the trusted side (the
+        // original imported, compiled, its references and its solo timing) is set up once per batch,
+        // not once per config. Between batches, spills prune what is left. A harness without `sweep`
+        // gets one `evaluate` per config.
+        let mut batch = knobs.budget.sweep_batch.max(1);
+        let mut next = 0usize;
+        let mut carried: Vec<String> = Vec::new(); // notes for the next round recorded (a fallback's why)
+        while next < sweep.len() {
             if ctx.cancel.is_cancelled() {
                 return Err(StageError::Cancelled);
             }
@@ -246,38 +255,107 @@ impl StageRunner {
                 stopped = Some(format!("budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)", tried, sweep.len()));
                 break;
             }
-            if spilled.iter().any(|s| spills_more(c, s, &plan.input)) {
+            let (first, first_round, first_len) = (next, round, rounds.len());
+            let mut refused: Vec<RoundRecord> = Vec::new(); // configs the guard refused, kept in round order
+            let mut items: Vec<(usize, space::TuneConfig, RoundRecord, std::path::PathBuf)> = Vec::new();
+            while items.len() < batch && next < sweep.len() {
+                let (i, c) = (next, &sweep[next]);
+                next += 1;
+                if spilled.iter().any(|s| spills_more(c, s, &plan.input)) {
+                    continue;
+                }
+                round += 1;
+                let left = (budget_s - elapsed).max(0.0);
+                let mut rec = RoundRecord::new(round, "autotune", format!("{} (config {} of {}, ~{left:.0} s left)", c.label(), i + 1, sweep.len()));
+                if i == 0 {
+                    rec.notes = reading_notes.clone();
+                    rec.notes.push(fam.note());
+                }
+                let cand = plan.render_as(text, std::slice::from_ref(c), &chosen_reading)?;
+                match self.stage_candidate(ctx, round, &cand, &mut rec, progress)? {
+                    Some(path) => items.push((i, c.clone(), rec, path)),
+                    None => refused.push(rec),
+                }
+            }
+            if items.is_empty() {
+                rounds.append(&mut refused);
                 continue;
             }
-            tried += 1;
-            round += 1;
-            let left = (budget_s - elapsed).max(0.0);
-            let mut rec = RoundRecord::new(round, "autotune", format!("{} (config {} of {}, ~{left:.0} s left)", c.label(), i + 1, sweep.len()));
-            if i == 0 {
-                rec.notes = reading_notes.clone();
-                rec.notes.push(fam.note());
-            }
-            let cand = plan.render_as(text, std::slice::from_ref(c), &chosen_reading)?;
-            let t = Instant::now();
-            // The final list keeps configs whose interval reaches the fastest one's lower end.
             let best_lo = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|m| m.2[0]);
-            let mut e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&sweep_opts(&fam, best_lo))).await?;
-            while e.as_ref().is_some_and(|e| e.verdict == Verdict::Error) && fam.derived.is_some() {
-                rec.notes.push(fam.fall_back(ctx));
-                e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&sweep_opts(&fam, best_lo))).await?;
+            let opts = sweep_opts(&fam, best_lo);
+            let t = Instant::now();
+            let (results, why) = if batch > 1 {
+                let paths = items.iter().map(|i| i.3.clone()).collect();
+                let least = knobs.budget.min_configs.saturating_sub(tried).max(1) as u32;
+                // The harness's budget counts from its own start: what is left once the final round is set aside.
+                let room = (budget_s - elapsed - final_s).max(0.001);
+                match self.sweep_raw(ctx, paths, &opts, Some(room), least).await {
+                    Ok(Ok(s)) => {
+                        let own: f64 = s.results.iter().filter_map(|e| e.elapsed.as_ref()?.candidate_s).sum();
+                        if !s.results.is_empty() {
+                            // One evaluation's worth: the batch's fixed cost plus one config's share.
+                            let n = s.results.len() as f64;
+                            let fixed = (t.elapsed().as_secs_f64() - own).max(0.0);
+                            eval_s = fixed + own / n;
+                        }
+                        (s.results, s.stopped)
+                    }
+                    Ok(Err(e)) if e.verdict == Verdict::Error && fam.derived.is_some() => {
+                        carried.push(fam.fall_back(ctx));
+                        (next, round) = (first, first_round);
+                        continue;
+                    }
+                    Ok(Err(e)) => return Err(self.harness_verdict_error(ctx, &e)),
+                    Err(StageError::Harness(HarnessError::Unsupported(_))) => {
+                        batch = 1;
+                        (next, round) = (first, first_round);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            } else {
+                let e = self.evaluate_raw(ctx, &ctx.original_path, &items[0].3, Some(&opts)).await?;
+                spent.push(t.elapsed().as_secs_f64());
+                eval_s = mean(&spent).unwrap_or(eval_s);
+                (vec![e], None)
+            };
+            items[0].2.notes.append(&mut carried);
+            let judged = results.len().min(items.len());
+            let mut retry_from = None; // (index in the sweep, round) of the first config to judge again
+            for ((i, c, mut rec, _), e) in items.drain(..judged).zip(results) {
+                if e.verdict == Verdict::Error {
+                    // The trusted side failed on this config's turn: the original, not the config.
+                    if fam.derived.is_some() {
+                        carried.push(fam.fall_back(ctx));
+                        retry_from = Some((i, rec.round));
+                        break;
+                    }
+                    record(rec.round, &mut rec, &e, progress);
+                    rounds.push(rec);
+                    return Err(self.harness_verdict_error(ctx, &e));
+                }
+                tried += 1;
+                record(rec.round, &mut rec, &e, progress);
+                rounds.push(rec);
+                if spills(&e) {
+                    spilled.push(c.clone());
+                }
+                if let (true, Some(s), Some(ci)) = (e.verdict.is_correct(), e.speedup(), e.speedup_interval()) {
+                    measured.push((c, s, ci));
+                }
             }
-            spent.push(t.elapsed().as_secs_f64());
-            eval_s = mean(&spent).unwrap_or(eval_s);
-            rounds.push(rec);
-            let Some(e) = e else { continue };
-            if e.verdict == Verdict::Error {
-                return Err(self.harness_verdict_error(ctx, &e));
-            }
-            if spills(&e) {
-                spilled.push(c.clone());
-            }
-            if let (true, Some(s), Some(ci)) = (e.verdict.is_correct(), e.speedup(), e.speedup_interval()) {
-                measured.push((c.clone(), s, ci));
+            let unjudged = retry_from.or_else(|| items.first().map(|i| (i.0, i.2.round)));
+            refused.retain(|r| unjudged.is_none_or(|(_, u)| r.round < u));
+            rounds.append(&mut refused);
+            rounds[first_len..].sort_by_key(|r| r.round);
+            match (unjudged, why) {
+                (Some(_), Some(w)) if w.starts_with("budget") => {
+                    stopped = Some(format!("{w}; {tried} of {} configs measured in all", sweep.len()));
+                    break;
+                }
+                // The judge died (blaming the config that ran) or the trusted side failed: the rest again.
+                (Some((i, r)), _) => (next, round) = (i, r - 1),
+                (None, _) => {}
             }
         }
 

@@ -9,7 +9,7 @@ pub mod http;
 pub mod protocol;
 pub mod stdio;
 
-pub use protocol::{DeviceInfo, DeviceKind, EvaluateArgs, Evaluation, Probe, Verdict};
+pub use protocol::{DeviceInfo, DeviceKind, EvaluateArgs, Evaluation, Probe, Sweep, SweepArgs, Verdict};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +31,9 @@ pub enum HarnessError {
     /// The harness answered, with an error of its own (`error` verdicts are not this: they are results).
     #[error("the harness reported: {0}")]
     Harness(String),
+    /// An older harness (a remote one, say) that lacks a command; callers fall back to `evaluate`.
+    #[error("the harness has no `{0}` command")]
+    Unsupported(String),
 }
 
 /// How to reach a harness; from `[tool.xeforge.harness]`, CLI flags or editor settings.
@@ -98,6 +101,34 @@ impl Harness {
         let limit = Duration::from_secs(args.timeout) + STARTUP_MARGIN;
         let v = self.call("evaluate", json, limit).await?;
         serde_json::from_value(v).map_err(|e| HarnessError::Protocol(format!("evaluate result: {e}")))
+    }
+
+    /// Judge several candidates against one trusted side (`sweep`). `Ok(Err(e))`: the harness could
+    /// not set up (an `error` verdict, as `evaluate` would give it for any of them).
+    pub async fn sweep(&self, args: &SweepArgs) -> Result<Result<Sweep, Evaluation>, HarnessError> {
+        let json = args.to_json().map_err(|e| HarnessError::Protocol(e.to_string()))?;
+        let per = args.base.timeout as f64;
+        let mut limit = per * (1 + args.candidates.len()) as f64;
+        if let Some(b) = args.budget_s {
+            limit = limit.min(b + 2.0 * per);
+        }
+        let limit = Duration::from_secs_f64(limit.max(per)) + STARTUP_MARGIN;
+        let v = match self.call("sweep", json, limit).await {
+            Err(HarnessError::Harness(m)) if m.starts_with("unknown command") => return Err(HarnessError::Unsupported("sweep".into())),
+            other => other?,
+        };
+        // An older harness answers an unknown command with an `error` naming the field `command`.
+        if v.get("field").and_then(|f| f.as_str()) == Some("command") {
+            return Err(HarnessError::Unsupported("sweep".into()));
+        }
+        if v.get("verdict").is_some_and(|x| !x.is_null()) {
+            let e: Evaluation = serde_json::from_value(v).map_err(|e| HarnessError::Protocol(format!("sweep result: {e}")))?;
+            if e.verdict != Verdict::Error {
+                return Err(HarnessError::Protocol(format!("sweep result: a `{}` verdict for the whole sweep", e.verdict)));
+            }
+            return Ok(Err(e));
+        }
+        serde_json::from_value(v).map(Ok).map_err(|e| HarnessError::Protocol(format!("sweep result: {e}")))
     }
 
     pub async fn shutdown(&self) {

@@ -130,6 +130,49 @@ impl EvaluateArgs {
     }
 }
 
+/// Arguments of `sweep` (harness addition): several candidates of one problem judged one after
+/// another against one trusted side; `base.candidate` is not sent, `candidates` is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepArgs {
+    pub base: EvaluateArgs,
+    pub candidates: Vec<PathBuf>,
+    /// Start no candidate that would not fit in this many seconds of the sweep.
+    pub budget_s: Option<f64>,
+    /// Judged whatever the budget says.
+    pub min_candidates: u32,
+}
+
+impl SweepArgs {
+    pub fn to_json(&self) -> Result<serde_json::Value, serde_json::Error> {
+        let mut v = serde_json::to_value(&self.base)?;
+        if let Some(o) = v.as_object_mut() {
+            o.remove("candidate");
+            o.insert("candidates".into(), serde_json::to_value(&self.candidates)?);
+            o.insert("min_candidates".into(), self.min_candidates.max(1).into());
+            if let Some(b) = self.budget_s {
+                o.insert("budget_s".into(), b.max(0.001).into());
+            }
+        }
+        Ok(v)
+    }
+}
+
+/// The result of `sweep`: one `evaluate` result per candidate judged, in order. Fewer results than
+/// candidates when `stopped` says why (the budget, or a judge that died: its last result blames the
+/// candidate that was running).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Sweep {
+    #[serde(default, deserialize_with = "null_default")]
+    pub device: DeviceInfo,
+    #[serde(default)]
+    pub results: Vec<Evaluation>,
+    #[serde(default)]
+    pub stopped: Option<String>,
+    /// Seconds the trusted side took to set up (the original imported, references, solo timing).
+    #[serde(default)]
+    pub setup_s: Option<f64>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     #[serde(default)]
@@ -190,6 +233,9 @@ pub struct AutotunePick {
 pub struct Elapsed {
     #[serde(default)]
     pub wall_s: Option<f64>,
+    /// In a sweep: this candidate's own share (the trusted side's setup is the sweep's `setup_s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

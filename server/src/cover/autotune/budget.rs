@@ -23,6 +23,9 @@ pub struct Budget {
     pub final_runs: u32,
     pub sweep_runs: u32,
     pub min_configs: usize,
+    /// Configs judged in one `sweep` request (one trusted-side setup); spills prune between batches.
+    #[serde(default = "default_sweep_batch")]
+    pub sweep_batch: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -36,11 +39,15 @@ fn default_final_runs() -> u32 {
     40
 }
 
+fn default_sweep_batch() -> usize {
+    8
+}
+
 impl Knobs {
     /// The embedded file (covered by a unit test); defaults if it were ever unreadable, never a panic.
     pub fn embedded() -> Knobs {
         serde_json::from_str(STAGE).unwrap_or(Knobs {
-            budget: Budget { stage_s: 60.0, eval_s: Default::default(), final_factor: 1.6, final_runs: 40, sweep_runs: 20, min_configs: 3 },
+            budget: Budget { stage_s: 60.0, eval_s: Default::default(), final_factor: 1.6, final_runs: 40, sweep_runs: 20, min_configs: 3, sweep_batch: 8 },
             elementwise: Elementwise { min_elems_per_thread: 1.0, max_elems_per_thread: 16.0, preferred_bytes_per_thread: 16.0 },
         })
     }
