@@ -73,7 +73,8 @@ impl RoundRecord {
             self.candidate_us = t.candidate_us;
         }
         self.autotune_picks = e.compile.as_ref().map(|c| c.autotune_picks.clone()).unwrap_or_default();
-        self.seconds = e.elapsed.as_ref().and_then(|x| x.wall_s);
+        // A sweep's result has its own share (candidate_s); an evaluation its whole wall time.
+        self.seconds = e.elapsed.as_ref().and_then(|x| x.wall_s.or(x.candidate_s));
         self.variants = e.correctness.as_ref().map(|c| c.variants.clone()).unwrap_or_default();
         if !e.verdict.is_correct() {
             self.message = Some(e.failure_text(600));

@@ -243,8 +243,10 @@ fn set(cfg: &mut TuneConfig, name: &str, v: ConfigValue) {
 }
 
 /// Build the space; the starting config is always first, duplicates and illegal configs are dropped,
-/// and the list is cut to `max` (seeds keep their order; grids are thinned evenly).
+/// and the list is cut to `max`. Seed lists (knowledge, or upstream's GEMM list) keep their order and
+/// are thinned evenly; generated grids are put in spread order (see [`spread`]) and cut there.
 pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConfig> {
+    let seeded = matches!((input.kind, target.backend), (_, TuneBackend::Xpu) | (KernelKind::Gemm, TuneBackend::Cuda)) && input.kind != KernelKind::Other;
     let mut out = vec![input.start.clone()];
     let candidates: Vec<TuneConfig> = match (input.kind, target.backend) {
         (KernelKind::Gemm, TuneBackend::Xpu) => {
@@ -294,6 +296,10 @@ pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConf
             out.push(c);
         }
     }
+    if !seeded {
+        spread(&mut out);
+        out.truncate(max.max(1));
+    }
     if out.len() > max.max(1) {
         let (first, rest) = out.split_at(1);
         let keep = max.max(1) - 1;
@@ -303,6 +309,44 @@ pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConf
         out = thinned;
     }
     out
+}
+
+/// Farthest-first order after the first config: each next config is the one farthest (in octaves of
+/// every tile, of num_warps, and in stages) from all those before it, ties in list order. A sweep
+/// that a budget stops after a few configs has then seen the whole range of each knob, not the
+/// first corner of a nested loop (the smallest tile with every warp count).
+pub fn spread(configs: &mut [TuneConfig]) {
+    fn coords(c: &TuneConfig) -> Vec<f64> {
+        let mut v: Vec<f64> = c.kwargs.iter().filter_map(|(_, x)| x.as_int()).map(|x| (x.max(1) as f64).log2()).collect();
+        v.push((c.num_warps.max(1) as f64).log2());
+        v.push(c.num_stages as f64);
+        v
+    }
+    fn distance(a: &[f64], b: &[f64]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum::<f64>() + (a.len() as f64 - b.len() as f64).abs()
+    }
+    if configs.len() < 3 {
+        return;
+    }
+    let points: Vec<Vec<f64>> = configs.iter().map(coords).collect();
+    let mut nearest: Vec<f64> = points.iter().map(|p| distance(p, &points[0])).collect();
+    let mut order = vec![0usize];
+    let mut taken = vec![false; configs.len()];
+    taken[0] = true;
+    while order.len() < configs.len() {
+        let next = (0..configs.len()).filter(|i| !taken[*i]).fold(None, |best: Option<usize>, i| match best {
+            Some(b) if nearest[b] >= nearest[i] => Some(b),
+            _ => Some(i),
+        });
+        let Some(next) = next else { break };
+        taken[next] = true;
+        order.push(next);
+        for i in 0..configs.len() {
+            nearest[i] = nearest[i].min(distance(&points[i], &points[next]));
+        }
+    }
+    let reordered: Vec<TuneConfig> = order.iter().map(|&i| configs[i].clone()).collect();
+    configs.clone_from_slice(&reordered);
 }
 
 fn from_axes(input: &TuneInput, axes: &[(char, i64)], group: Option<i64>, warps: u32, stages: u32) -> Option<TuneConfig> {
@@ -446,6 +490,25 @@ mod tests {
         let s = build(&input, &TuneTarget::cuda(), 6);
         assert_eq!(s.len(), 6);
         assert_eq!(s[0], input.start);
+    }
+
+    #[test]
+    fn a_generated_grid_is_measured_spread_out_not_corner_first() {
+        // A row kernel's one tile (128) with every warp count: the first configs after the start must
+        // already reach both ends of the tile range and of the warp range.
+        let start = TuneConfig { kwargs: vec![("BLOCK_SIZE".into(), ConfigValue::Int(128))], num_warps: 4, num_stages: 3 };
+        let input = TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK_SIZE".into(), 128)], start: start.clone(), dot_elem_bytes: 4 };
+        let s = build(&input, &TuneTarget::cuda(), 5);
+        assert_eq!(s[0], start);
+        let tiles: Vec<i64> = s[1..].iter().filter_map(|c| c.get("BLOCK_SIZE")?.as_int()).collect();
+        let warps: Vec<u32> = s[1..].iter().map(|c| c.num_warps).collect();
+        assert!(tiles.contains(&2048) && tiles.iter().any(|t| *t <= 64), "{tiles:?}");
+        assert!(warps.contains(&1) && warps.contains(&16), "{warps:?}");
+        // Farthest first: the first pick is as far from the start as the space allows (ties in list order).
+        assert_eq!((tiles[0], warps[0]), (2048, 1), "{s:?}");
+        // Seed lists keep their order.
+        let g = build(&gemm_input(), &TuneTarget::cuda(), 64);
+        assert_eq!((g[1].get("BLOCK_M"), g[1].get("BLOCK_N")), (Some(&ConfigValue::Int(128)), Some(&ConfigValue::Int(256))));
     }
 
     #[test]
