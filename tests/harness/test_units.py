@@ -1,5 +1,6 @@
 """Pure parts: order statistics, environment sanitising, request arguments."""
 
+import os
 import random
 
 import pytest
@@ -90,3 +91,35 @@ def test_every_evaluate_argument_reaches_the_job():
     assert set(job) == set(P.EvaluateArgs.__dataclass_fields__) - {"candidate"}
     assert (job["stop_below"], job["runs"], job["timing_family"], job["kernel"]) == (1.25, 30, "bench", "/abs/k.py")
     assert P.EvaluateArgs.from_mapping({**job, "candidate": "c.py"}).stop_below == 1.25
+
+
+def test_the_digest_grid_fits_cudas_limits_for_outputs_of_any_size():
+    # A 16384 x 16384 output is 65536 rows of 4096: once the second grid axis, past CUDA's 65535
+    # ("invalid argument" on every timed call of a transpose that large).
+    from xeforge_harness.child import digest
+
+    rows = -(-16384 * 16384 // digest.PERIOD)
+    grid = digest.launch_grid(256, rows)
+    assert grid[0] == rows and all(axis <= digest.GRID_YZ_MAX for axis in grid[1:])
+    with pytest.raises(ValueError):
+        digest.launch_grid(digest.GRID_YZ_MAX + 1, 1)
+
+
+def test_the_fused_digest_equals_the_plain_one_across_rows_and_outputs():
+    # The Triton pass the GPU takes, run here by the interpreter: several rows, a ragged tail, two outputs.
+    import subprocess
+    import sys
+
+    code = """
+import torch
+from xeforge_harness.child import digest as d
+dev = torch.device('cpu')
+xs = [torch.randn(3 * d.PERIOD + 17), torch.randn(5000)]
+ws = [d.weights(7 + j, dev, x.numel()) for j, x in enumerate(xs)]
+fused = d._fused_many([(j, x) for j, x in enumerate(xs)], d.Tables([ws], (), dev)).tolist()
+plain = [float(d._plain(x, u, v, 1.0)) for x, (u, v) in zip(xs, ws)]
+assert all(abs(a - b) <= 1e-4 * max(1.0, abs(b)) for a, b in zip(fused, plain)), (fused, plain)
+"""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": os.path.join(os.path.dirname(__file__), "..", "..", "server", "harness")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]

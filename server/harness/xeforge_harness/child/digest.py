@@ -79,8 +79,8 @@ def _many_kernel():
     def row_sums(meta_ptr, u_ptr, inv_s_ptr, out_ptr, R, PERIOD_: tl.constexpr, DTYPE: tl.constexpr):
         # Entry i (meta row: data pointer, element count, table row e), row b of its output:
         # Σ_a u_e[a]·sin(x[b, a]·inv_s_e); rows past the end and the tail are masked to 0.
-        i = tl.program_id(0)
-        b = tl.program_id(1).to(tl.int64)
+        b = tl.program_id(0).to(tl.int64)  # rows on axis 0: a 16384² output has 65536 rows, past axis 1's limit
+        i = tl.program_id(1)
         x_ptr = tl.load(meta_ptr + i * 3).to(tl.pointer_type(DTYPE))
         n = tl.load(meta_ptr + i * 3 + 1)
         e = tl.load(meta_ptr + i * 3 + 2)
@@ -101,13 +101,23 @@ def _tl_dtype(dtype: torch.dtype):
     return {torch.float32: tl.float32, torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float64: tl.float64}[dtype]
 
 
+GRID_YZ_MAX = 65535  # CUDA's limit on a grid's second and third axes (the first allows 2**31 - 1)
+
+
+def launch_grid(entries: int, rows: int) -> tuple[int, int]:
+    """The digest kernel's grid: rows (unbounded in practice) on axis 0, outputs on axis 1."""
+    if entries > GRID_YZ_MAX:
+        raise ValueError(f"{entries} outputs in one digest launch (at most {GRID_YZ_MAX})")
+    return (rows, entries)
+
+
 def _fused_many(entries: list, tables: Tables) -> torch.Tensor:
     """Digests of many outputs of one dtype: one Triton launch and two torch operations in all."""
     rows = max(-(-x.numel() // PERIOD) for _, x in entries)
     dev = tables.dev
     meta = torch.tensor([[x.data_ptr(), x.numel(), e] for e, x in entries], dtype=torch.int64, device=dev)
     partial = torch.empty(len(entries), rows, device=dev, dtype=torch.float32)
-    _many_kernel()[(len(entries), rows)](meta, tables.u, tables.inv_s_dev, partial, rows, PERIOD_=PERIOD,
+    _many_kernel()[launch_grid(len(entries), rows)](meta, tables.u, tables.inv_s_dev, partial, rows, PERIOD_=PERIOD,
                                           DTYPE=_tl_dtype(entries[0][1].dtype), num_warps=8)
     return (partial * tables.v[meta[:, 2], :rows]).sum(1)
 
