@@ -497,10 +497,32 @@ impl StageRunner {
     /// can fix that. Its answer is still evidence: recorded, and its message shown wherever the error goes.
     pub(super) fn harness_verdict_error(&self, ctx: &Ctx<'_>, e: &Evaluation) -> StageError {
         let message = e.message.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| e.failure_text(400));
-        let message = if message.is_empty() { "the harness answered `error` without a message".to_string() } else { message };
+        let mut message = if message.is_empty() { "the harness answered `error` without a message".to_string() } else { message };
+        if message.contains("the original") || message.contains("the reference") {
+            message.push_str(&self.checker_errors(ctx));
+        }
         let record = self.error_record(ctx, e, &message).write(&ctx.req.workspace).ok();
         let at = record.map(|p| format!(" (evidence: {})", p.display())).unwrap_or_default();
         StageError::HarnessVerdictError(format!("{message}{at}"))
+    }
+
+    /// When the original itself fails on the device, the checker's errors in it are the likeliest
+    /// reason (an option the backend rejects, a warp count it asserts on): named, with their lines.
+    fn checker_errors(&self, ctx: &Ctx<'_>) -> String {
+        let opts = LintOptions { device: ctx.target.0.clone(), toolchain: ctx.target.1.clone(), ..Default::default() };
+        let Ok(analysis) = crate::analysis::analyze(&ctx.req.text, &self.kb, &opts) else { return String::new() };
+        let lines = crate::text::LineIndex::new(&ctx.req.text);
+        let errors: Vec<String> = analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::knowledge::Severity::Error)
+            .take(4)
+            .map(|d| format!("{} at line {}: {}", d.code, lines.line_of(d.range.start) + 1, d.message))
+            .collect();
+        if errors.is_empty() {
+            return String::new();
+        }
+        format!(". `xeforge check` finds errors in the original that may explain it (fix them first; `xeforge check --fix` has quick fixes): {}", errors.join("; "))
     }
 
     /// The evidence of a run the harness could not judge.

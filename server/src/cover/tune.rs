@@ -349,8 +349,9 @@ impl StageRunner {
             rounds.append(&mut refused);
             rounds[first_len..].sort_by_key(|r| r.round);
             match (unjudged, why) {
-                (Some(_), Some(w)) if w.starts_with("budget") => {
+                (Some((_, r)), Some(w)) if w.starts_with("budget") => {
                     stopped = Some(format!("{w}; {tried} of {} configs measured in all", sweep.len()));
+                    round = r - 1; // the final round follows the last one judged
                     break;
                 }
                 // The judge died (blaming the config that ran) or the trusted side failed: the rest again.
