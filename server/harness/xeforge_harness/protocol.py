@@ -19,6 +19,7 @@ REJECTED = "rejected"
 ERROR = "error"
 
 VERDICTS = (ACCEPTED, CORRECT, SLOWER, INCORRECT, COMPILE_ERROR, RUNTIME_ERROR, TIMEOUT, CRASHED, REJECTED, ERROR)
+CORRECT_VERDICTS = (ACCEPTED, CORRECT, SLOWER)  # the outputs matched; timing decides among these
 DEVICES = ("auto", "xpu", "cuda", "cpu")
 
 DEFAULT_SEEDS = 3
@@ -163,6 +164,11 @@ def error_result(message: str, log: str = "", **extra: Any) -> dict:
     out.update(extra)
     out["log"] = log
     return out
+
+
+def sweep_failed(result: dict) -> dict:
+    """A sweep that judged no candidate: its `error` result, with the sweep's own fields."""
+    return {**result, "kind": "sweep", "results": []}
 
 
 def dumps(result: Any) -> str:

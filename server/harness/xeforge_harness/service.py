@@ -30,11 +30,11 @@ def sweep(raw_args: dict, workers: Workers) -> dict:
     try:
         args = P.SweepArgs.from_mapping(raw_args)
     except P.ArgsError as e:
-        return {**P.error_result(str(e), field=e.field), "kind": "sweep", "results": []}
+        return P.sweep_failed(P.error_result(str(e), field=e.field))
     named = {f"candidates[{i}]": c for i, c in enumerate(args.candidates)}
     checked = _checked(args.base, named, workers)
     if "verdict" in checked:
-        return {**checked, "kind": "sweep", "results": []}
+        return P.sweep_failed(checked)
     job_args = {**_job_args(args.base, checked), "candidates": [checked[k] for k in named],
                 "budget_s": args.budget_s, "min_candidates": args.min_candidates}
     # The zygote's limit: the trusted side's setup, then each candidate's own limit; a budget caps it.

@@ -308,7 +308,7 @@ def _outcome(job: dict, workdir: str, report: dict, timeout: float, wall: float)
                 "elapsed": elapsed, "log": ""}
     # The original kernel, the reference or the harness itself failed: no verdict on the candidate.
     if job.get("kind") == "sweep":
-        return {**P.error_result(f"the sweep's judge process {what}", log_tail, phase=phase, elapsed=elapsed), "kind": "sweep", "results": []}
+        return P.sweep_failed(P.error_result(f"the sweep's judge process {what}", log_tail, phase=phase, elapsed=elapsed))
     return P.error_result(f"the {side if side != 'setup' else 'harness child'} {what}", log_tail, phase=phase, elapsed=elapsed)
 
 

@@ -579,7 +579,7 @@ def sweep(args: P.SweepArgs, phase: Callable[[str], None]) -> dict:
             prep = judge.prepare(setup)
         except Stop as s:
             detail = s.detail or ""
-            return {**P.error_result(s.message, detail), "kind": "sweep", "results": [], "device": setup.get("device")}
+            return {**P.sweep_failed(P.error_result(s.message, detail)), "device": setup.get("device")}
         out["device"] = setup.get("device")
         out["setup_s"] = round(time.monotonic() - started, 3)
         best: tuple[float, float] | None = None  # (speedup, lower end) of the fastest correct candidate
@@ -592,9 +592,8 @@ def sweep(args: P.SweepArgs, phase: Callable[[str], None]) -> dict:
             floor = [x for x in (args.base.stop_below, best[1] if best else None) if x is not None and x > 1.0]
             judge.use(i, replace(args.base, candidate=path, stop_below=max(floor) if floor else None))
             before = {op: tuple(v) for op, v in judge.trusted.spent.items()}
-            t0 = time.monotonic()
             result = _outcome(judge, lambda r: judge.judge(prep, r), trusted_spent=before)
-            spent.append(time.monotonic() - t0)
+            spent.append(result["elapsed"]["candidate_s"])
             out["results"].append(result)
             if hasattr(phase, "partial"):
                 phase.partial(result)
@@ -602,7 +601,7 @@ def sweep(args: P.SweepArgs, phase: Callable[[str], None]) -> dict:
                 out["stopped"] = f"the trusted side failed while judging candidate {i + 1}: {result['message']}"
                 break
             t = result.get("timing") or {}
-            if result["verdict"] in (P.ACCEPTED, P.CORRECT, P.SLOWER) and t.get("meaningful") and not t.get("stopped_early"):
+            if result["verdict"] in P.CORRECT_VERDICTS and t.get("meaningful") and not t.get("stopped_early"):
                 if best is None or t["speedup"] > best[0]:
                     best = (t["speedup"], t["speedup_ci95"][0])
     finally:
@@ -619,9 +618,9 @@ def _fill_sections(result: dict) -> None:
     result.setdefault("device", None)
     result.setdefault("compile", {"ok": False if verdict == P.COMPILE_ERROR else None, "configs": []})
     result.setdefault("correctness", {"ok": False if reached_candidate else None, "variants": []})
-    if verdict not in (P.ACCEPTED, P.CORRECT, P.SLOWER) and result["correctness"].get("ok"):
+    if verdict not in P.CORRECT_VERDICTS and result["correctness"].get("ok"):
         result["correctness"]["ok"] = False if verdict == P.INCORRECT else result["correctness"]["ok"]
     result.setdefault("guard", {"ok": None, "new_torch_ops": []})
     result.setdefault("timing", timing.not_meaningful(f"not measured: verdict {verdict}"))
-    if verdict not in (P.ACCEPTED, P.CORRECT, P.SLOWER) and result["timing"].get("meaningful"):
+    if verdict not in P.CORRECT_VERDICTS and result["timing"].get("meaningful"):
         result["timing"] = timing.not_meaningful(f"not used: verdict {verdict}")
