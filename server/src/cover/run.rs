@@ -225,6 +225,9 @@ pub(super) struct Ctx<'a> {
     kernel: String,
     /// Knowledge-base (device, toolchain) ids.
     target: (String, String),
+    /// The checker's findings on the original under that target, computed once: the fix round's
+    /// edits, the model's prompt and the message when the original fails all read them.
+    findings: Vec<crate::lint::Diagnostic>,
     problem: Option<super::problem::Problem>,
 }
 
@@ -318,6 +321,8 @@ impl StageRunner {
             },
             allow_fusion: stage.name.contains("fusion"),
         };
+        let lint = LintOptions { device: target.device.id.clone(), toolchain: target.toolchain.id.clone(), ..Default::default() };
+        let findings = crate::analysis::analyze(&req.text, &self.kb, &lint)?.diagnostics;
         let ctx = Ctx {
             req: &req,
             stage: &stage,
@@ -329,6 +334,7 @@ impl StageRunner {
             started,
             kernel: kernel_name.clone(),
             target: (target.device.id.clone(), target.toolchain.id.clone()),
+            findings,
             problem: problem.clone(),
         };
 
@@ -347,7 +353,7 @@ impl StageRunner {
             }
             other => {
                 let fixes = if other == Some("fixes") {
-                    self.fix_round(&ctx, target, &mut rounds, &mut progress)
+                    self.fix_round(&ctx, &mut rounds, &mut progress)
                         .await?
                 } else {
                     None
@@ -509,11 +515,9 @@ impl StageRunner {
     /// When the original itself fails on the device, the checker's errors in it are the likeliest
     /// reason (an option the backend rejects, a warp count it asserts on): named, with their lines.
     fn checker_errors(&self, ctx: &Ctx<'_>) -> String {
-        let opts = LintOptions { device: ctx.target.0.clone(), toolchain: ctx.target.1.clone(), ..Default::default() };
-        let Ok(analysis) = crate::analysis::analyze(&ctx.req.text, &self.kb, &opts) else { return String::new() };
         let lines = crate::text::LineIndex::new(&ctx.req.text);
-        let errors: Vec<String> = analysis
-            .diagnostics
+        let errors: Vec<String> = ctx
+            .findings
             .iter()
             .filter(|d| d.severity == crate::knowledge::Severity::Error)
             .take(4)
@@ -637,18 +641,11 @@ impl StageRunner {
     async fn fix_round(
         &self,
         ctx: &Ctx<'_>,
-        target: Target<'_>,
         rounds: &mut Vec<RoundRecord>,
         progress: &mut impl FnMut(Progress),
     ) -> Result<Option<Best>, StageError> {
-        let opts = LintOptions {
-            device: target.device.id.clone(),
-            toolchain: target.toolchain.id.clone(),
-            ..Default::default()
-        };
-        let analysis = crate::analysis::analyze(&ctx.req.text, &self.kb, &opts)?;
-        let mut edits: Vec<(TextRange, String)> = analysis
-            .diagnostics
+        let mut edits: Vec<(TextRange, String)> = ctx
+            .findings
             .iter()
             .filter(|d| ctx.stage.rules.iter().any(|r| r == d.code))
             .filter_map(|d| d.fix.as_ref())
@@ -699,17 +696,9 @@ impl StageRunner {
         rounds: &mut Vec<RoundRecord>,
         progress: &mut impl FnMut(Progress),
     ) -> Result<Option<Best>, StageError> {
-        let opts = LintOptions {
-            device: target.device.id.clone(),
-            toolchain: target.toolchain.id.clone(),
-            ..Default::default()
-        };
-        let diagnostics = crate::analysis::analyze(&ctx.req.text, &self.kb, &opts)
-            .map(|a| a.diagnostics)
-            .unwrap_or_default();
         let mut history: Vec<ChatMessage> = vec![
             prompt::system(&target),
-            prompt::first(ctx.stage, &self.kb, &diagnostics, &ctx.req.text),
+            prompt::first(ctx.stage, &self.kb, &ctx.findings, &ctx.req.text),
         ];
         let mut best: Option<Best> = None;
         let first_round = rounds.len() as u32 + 1;

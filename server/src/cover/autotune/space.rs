@@ -246,7 +246,8 @@ fn set(cfg: &mut TuneConfig, name: &str, v: ConfigValue) {
 /// and the list is cut to `max`. Seed lists (knowledge, or upstream's GEMM list) keep their order and
 /// are thinned evenly; generated grids are put in spread order (see [`spread`]) and cut there.
 pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConfig> {
-    let seeded = matches!((input.kind, target.backend), (_, TuneBackend::Xpu) | (KernelKind::Gemm, TuneBackend::Cuda)) && input.kind != KernelKind::Other;
+    // Seed lists: every kind but `Other` on Intel (knowledge), GEMMs on CUDA (upstream's list).
+    let seeded = input.kind != KernelKind::Other && (target.backend == TuneBackend::Xpu || input.kind == KernelKind::Gemm);
     let mut out = vec![input.start.clone()];
     let candidates: Vec<TuneConfig> = match (input.kind, target.backend) {
         (KernelKind::Gemm, TuneBackend::Xpu) => {
