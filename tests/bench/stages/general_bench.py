@@ -38,10 +38,14 @@ DEADLINE = float(os.environ.get("DEADLINE_S", "500"))
 ORDER = ["gemm_grouped_fp16", "softmax_rows", "vector_add", "rmsnorm_bf16", "gemm_bf16_2d", "attention_fwd", "layernorm_affine",
          "bias_gelu_chain", "gemm_nt_helper", "cross_entropy", "transpose", "bmm_fp16", "swiglu", "row_sum", "linear_bias_relu",
          "softmax_looped", "rotary", "gemm_fp32_floordiv", "total_sum", "gemm_splitk", "conv2d_implicit_gemm", "gemm_unmasked_fp16"]
-GEMMS = {"gemm_grouped_fp16", "gemm_bf16_2d", "gemm_nt_helper", "bmm_fp16", "linear_bias_relu", "gemm_fp32_floordiv", "gemm_splitk",
-         "gemm_unmasked_fp16", "conv2d_implicit_gemm"}
 sys.path.insert(0, SUITE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_table import table as _table  # noqa: E402
 from torch_equivalents import EQUIVALENTS  # noqa: E402
+
+
+def table(results: list[dict], skipped: list[str], device: str) -> str:
+    return _table(results, skipped, device, dev=DEV, family=FAMILY, budget=BUDGET)
 
 
 def log(msg: str) -> None:
@@ -276,45 +280,6 @@ def run_kernel(name: str) -> dict:
             best = min(ok, key=lambda x: x["us"])
             r["sweep_best_us"], r["sweep_best"] = best["us"], best["config"]
     return r
-
-
-def fmt(x, spec="{:.1f}"):
-    return "–" if x is None else spec.format(x)
-
-
-def table(results: list[dict], skipped: list[str], device: str) -> str:
-    lines = [f"# Autotune stage on 22 naive kernels: {device}", "",
-             f"`xeforge stage autotune FILE --device {DEV} --family {FAMILY} --format json --apply`"
-             + (f" `--budget {BUDGET}`" if BUDGET != "0" else "") + ", every other setting default.",
-             "Times: median µs of `triton.testing.do_bench` in one process (naive file, the stage's file after its autotuner's",
-             "warm-up, every config of the stage's pruned space, the PyTorch equivalent: cuBLAS/cuDNN/ATen).",
-             "vs sweep = stage µs ÷ the sweep's best µs (≤ 1.05 is the goal); vs torch = stage µs ÷ torch µs.", "",
-             "| kernel | outcome | stage s | configs measured/space | naive µs | stage µs | speedup | sweep best µs (config) | vs sweep | torch µs | vs torch | autotuner pick |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        stage_us = r.get("stage_us")
-        sp = r["naive_us"] / stage_us if stage_us else None
-        vs = stage_us / r["sweep_best_us"] if stage_us and r.get("sweep_best_us") else None
-        vt = stage_us / r["torch_us"] if stage_us and r.get("torch_us") else None
-        outcome = r["outcome"] + ("" if r.get("stage_correct", True) else " **(output differs)**")
-        lines.append(f"| {r['kernel']} | {outcome} | {r['stage_s']} | {r.get('measured', '–')}/{r.get('space', '–')} | {fmt(r['naive_us'])} | "
-                     f"{fmt(stage_us)} | {fmt(sp, '{:.2f}×')} | {fmt(r.get('sweep_best_us'))} ({r.get('sweep_best', '–')}) | {fmt(vs, '{:.3f}')} | "
-                     f"{fmt(r.get('torch_us'))} | {fmt(vt, '{:.2f}')} | {r.get('autotuner_pick') or '–'} |")
-    done = [r for r in results if "stage_us" in r]
-    within = [r for r in done if r.get("sweep_best_us") and r["stage_us"] <= 1.05 * r["sweep_best_us"]]
-    slower = [r["kernel"] for r in done if r["stage_us"] > 1.03 * r["naive_us"]]
-    refused = [r["kernel"] for r in results if r["outcome"].startswith("failed")]
-    gemm = [r for r in done if r["kernel"] in GEMMS and r.get("torch_us")]
-    gemm_ok = [r for r in gemm if r["stage_us"] <= 1.10 * r["torch_us"]]
-    med = statistics.median([r["stage_s"] for r in results]) if results else None
-    lines += ["", "Goals:",
-              f"- every kernel gets an outcome: {len(results) - len(refused)}/{len(results)} (failed: {', '.join(refused) or 'none'})"
-              + (f"; not run within the deadline: {', '.join(skipped)}" if skipped else ""),
-              f"- stage within 5% of the sweep's best: {len(within)}/{len(done)} (goal ≥ 90%)",
-              f"- no kernel slower than it started (3% noise allowance): {'yes' if not slower else 'no: ' + ', '.join(slower)}",
-              f"- median stage time: {fmt(med)} s (goal ≤ 60 s)",
-              f"- GEMMs within 10% of cuBLAS/cuDNN: {len(gemm_ok)}/{len(gemm)}"]
-    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
