@@ -2,9 +2,14 @@
 //! step with the text by `Tree::edit`.
 //!
 //! Applying a change is cheap (a rope edit and `tree.edit`, both O(log n)) so it runs on the ordered
-//! ingress path; the reparse is done later by the document's worker, on a snapshot, and installed
-//! only if no wholesale replacement happened meanwhile (edits that arrived during the parse are
-//! replayed onto the new tree from `edit_log`).
+//! ingress path; the reparse is done later by the document's worker, on a snapshot.
+//!
+//! The invariant "a tree said to be current was parsed from exactly the current text" holds by
+//! construction: every change to the text bumps `text_gen`, a snapshot carries the generation of
+//! the text it holds, a tree is stored with the generation it was parsed from, and "current" is the
+//! comparison of the two, never a flag some caller sets. Edits are logged with the generation they
+//! produced, with or without a tree, so a parse of an older snapshot (the first parse racing the first
+//! edits, say) gets the later edits replayed on install and stays not current.
 
 use ropey::Rope;
 use std::ops::ControlFlow;
@@ -23,16 +28,18 @@ pub enum ChangeError {
 pub struct Document {
     rope: Rope,
     version: i32,
-    /// The last parsed tree with every later edit applied (`None` until the first parse or after a
-    /// full-text replacement).
+    /// Bumped by every change to the text (several per didChange when it has several changes).
+    text_gen: u64,
+    /// The last installed tree with every later edit applied (`None` until the first parse, and
+    /// after a full-text replacement).
     tree: Option<Tree>,
-    /// Edits applied to `tree` since it was parsed; replayed onto a tree parsed from an older snapshot.
-    edit_log: Vec<InputEdit>,
-    /// Bumped whenever `tree` is replaced (dropped by a full-text change, or a parse installed), so a
-    /// parse of an older snapshot is discarded instead of replaying edits that do not belong to it.
-    epoch: u64,
-    /// Whether `tree` was parsed from exactly the current text.
-    tree_current: bool,
+    /// The text generation `tree` was parsed from: the tree is current iff this is `text_gen`.
+    parsed_gen: u64,
+    /// Every edit after generation `log_from`, with the generation it produced.
+    edit_log: Vec<(u64, InputEdit)>,
+    /// Edits from here on are in `edit_log`; a snapshot older than this cannot be brought up to date
+    /// (the text was replaced wholesale, or a newer tree installed) and its tree is dropped.
+    log_from: u64,
     /// First byte changed since the last save or open: diagnostics before it are still placed right.
     dirty_from: Option<usize>,
 }
@@ -42,10 +49,11 @@ pub struct Document {
 pub struct Snapshot {
     pub rope: Rope,
     pub version: i32,
+    /// The document's tree, edited to match `rope` (parsed from an older text unless `tree_current`).
     pub tree: Option<Tree>,
     pub tree_current: bool,
-    pub epoch: u64,
-    pub log_len: usize,
+    /// The generation of the text in `rope`.
+    pub text_gen: u64,
 }
 
 impl Document {
@@ -53,10 +61,11 @@ impl Document {
         Document {
             rope: Rope::from_str(text),
             version,
+            text_gen: 0,
             tree: None,
+            parsed_gen: 0,
             edit_log: Vec::new(),
-            epoch: 0,
-            tree_current: false,
+            log_from: 0,
             dirty_from: None,
         }
     }
@@ -77,14 +86,18 @@ impl Document {
         self.dirty_from = None;
     }
 
+    /// Whether the tree was parsed from exactly the current text.
+    pub fn tree_current(&self) -> bool {
+        self.tree.is_some() && self.parsed_gen == self.text_gen
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
             rope: self.rope.clone(),
             version: self.version,
             tree: self.tree.clone(),
-            tree_current: self.tree_current,
-            epoch: self.epoch,
-            log_len: self.edit_log.len(),
+            tree_current: self.tree_current(),
+            text_gen: self.text_gen,
         }
     }
 
@@ -116,10 +129,11 @@ impl Document {
 
     fn replace_all(&mut self, text: &str) {
         self.rope = Rope::from_str(text);
+        self.text_gen += 1;
         self.tree = None;
+        // No edit leads from an older text to this one: older snapshots' trees are dropped.
         self.edit_log.clear();
-        self.epoch += 1;
-        self.tree_current = false;
+        self.log_from = self.text_gen;
         self.dirty_from = Some(0);
     }
 
@@ -142,26 +156,27 @@ impl Document {
         if let Some(tree) = self.tree.as_mut() {
             tree.edit(&edit);
         }
+        self.text_gen += 1;
         // Logged with no tree too: a parse of a snapshot taken before this edit (the first parse,
-        // racing the first edits) must get it replayed on install, not be taken as current.
-        self.edit_log.push(edit);
-        self.tree_current = false;
+        // racing the first edits) gets it replayed on install.
+        self.edit_log.push((self.text_gen, edit));
         self.dirty_from = Some(self.dirty_from.map_or(start, |d| d.min(start)));
     }
 
-    /// Install a tree parsed from `snap`. Returns false (and drops it) when another tree was installed
-    /// or the text replaced wholesale since the snapshot; otherwise later edits are replayed onto it.
+    /// Install a tree parsed from `snap`'s text. Returns false (and drops it) when the text was replaced
+    /// wholesale or a tree of a newer text installed since the snapshot; otherwise the edits made since
+    /// are replayed onto it, and it is current exactly when there were none.
     pub fn install_tree(&mut self, snap: &Snapshot, mut tree: Tree) -> bool {
-        if snap.epoch != self.epoch || snap.log_len > self.edit_log.len() {
+        if snap.text_gen < self.log_from || snap.text_gen > self.text_gen {
             return false;
         }
-        for edit in &self.edit_log[snap.log_len..] {
+        for (_, edit) in self.edit_log.iter().filter(|(g, _)| *g > snap.text_gen) {
             tree.edit(edit);
         }
-        self.tree_current = snap.log_len == self.edit_log.len();
-        self.edit_log.clear();
+        self.edit_log.retain(|(g, _)| *g > snap.text_gen);
+        self.log_from = snap.text_gen;
         self.tree = Some(tree);
-        self.epoch += 1;
+        self.parsed_gen = snap.text_gen;
         true
     }
 }
@@ -310,6 +325,25 @@ mod tests {
         let incremental = parse_snapshot(&snap, &|| false).unwrap().tree;
         let fresh = parse_rope(&Rope::from_str(&d.text()), None, &|| false).unwrap();
         assert_eq!(sexp(&incremental), sexp(&fresh));
+    }
+
+    /// Two parses in flight: the newer snapshot's tree wins, the older one's arrives later and is
+    /// dropped, and "current" follows the text, not the order in which parses finished.
+    #[test]
+    fn a_tree_of_older_text_never_replaces_a_newer_one() {
+        let mut d = Document::new("a = 1\n", 0);
+        let old = d.snapshot();
+        let old_tree = parse_snapshot(&old, &|| false).unwrap().tree;
+        d.apply_changes(1, &[change(0, 0, 0, 0, "b = 2\n")], Encoding::Utf16).unwrap();
+        let new = d.snapshot();
+        let new_tree = parse_snapshot(&new, &|| false).unwrap().tree;
+        assert!(d.install_tree(&new, new_tree));
+        assert!(d.tree_current());
+        assert!(!d.install_tree(&old, old_tree), "a tree of older text is dropped once a newer one is in");
+        assert!(d.tree_current());
+        d.apply_changes(2, &[change(0, 0, 0, 0, "c = 3\n")], Encoding::Utf16).unwrap();
+        assert!(!d.tree_current(), "any change makes the tree not current");
+        assert!(!d.snapshot().tree_current);
     }
 
     #[test]

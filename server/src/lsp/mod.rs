@@ -47,8 +47,8 @@ where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin,
 {
-    let input = transport::sanitized_input(input);
     let (writer, outbox, frames) = transport::mux();
+    let input = transport::sanitized_input(input, outbox.clone());
     let session = Session::new(outbox);
     if let Some(p) = opts.stage {
         *session.stage.write().unwrap_or_else(|e| e.into_inner()) = Some(p);

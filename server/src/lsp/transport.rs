@@ -19,12 +19,22 @@
 //!    output is one queue of whole frames: [`MuxWriter`] (what tower-lsp writes to) cuts its byte
 //!    stream into frames, [`Outbox`] adds frames the server serialized itself, and [`write_frames`]
 //!    writes them in queue order, so frames never interleave.
+//! 8. **Ids 0.20 cannot hold.** 0.20's `Id` is an `i64` or a string; a message whose id is any other
+//!    JSON number (`1.5`, `1e3`, `-0.0`, past `i64::MAX`) fails its decoder, which answers once and
+//!    then reads nothing more. [`sanitized_input`] answers such a request itself (`-32600`, id `null`,
+//!    as JSON-RPC says when the id cannot be read), drops such a response, and the session goes on.
+//! 9. **`$/` requests.** 0.20 turns MethodNotFound for a `$/` method into no reply at all, also for a
+//!    request with an id; LSP requires the error for those. [`OrderedIngress`] answers them.
+//! 10. **Before `initialize`.** The ordered ingress would apply text sync sent before the server was
+//!    initialized (and publish diagnostics for it); LSP says such notifications are dropped. The
+//!    ingress applies nothing until an `initialize` request has succeeded.
 
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -44,11 +54,13 @@ pub struct OrderedIngress<S> {
     /// Off in in-process tests, where ending the process would end the test runner.
     exit_process: bool,
     shutdown_seen: bool,
+    /// Set when an `initialize` request has been answered with a result (item 10).
+    initialized: Arc<AtomicBool>,
 }
 
 impl<S> OrderedIngress<S> {
     pub fn new(inner: S, ingress: Arc<dyn Ingress>, exit_process: bool) -> Self {
-        OrderedIngress { inner, ingress, exit_process, shutdown_seen: false }
+        OrderedIngress { inner, ingress, exit_process, shutdown_seen: false, initialized: Arc::new(AtomicBool::new(false)) }
     }
 }
 
@@ -80,17 +92,24 @@ where
             }
             _ => {}
         }
-        if req.id().is_none() {
-            let method = req.method().to_string();
+        let id = req.id().cloned();
+        let method = req.method().to_string();
+        if let (Some(id), true) = (&id, method.starts_with("$/")) {
+            // Item 9: no `$/` request is implemented; 0.20 would not answer at all.
+            let err = Error { code: ErrorCode::MethodNotFound, message: format!("method not found: {method}").into(), data: None };
+            return CatchPanic { inner: None, ready: Some(Response::from_error(id.clone(), err)), id: None, method, on_success: None };
+        }
+        if id.is_none() && self.initialized.load(Ordering::SeqCst) {
             let ingress = &self.ingress;
             let applied = std::panic::catch_unwind(AssertUnwindSafe(|| ingress.notification(&method, req.params())));
             if let Err(p) = applied {
                 tracing::error!("panic while applying {method}: {}", panic_message(&p));
             }
+        } else if id.is_none() && method != "exit" {
+            tracing::warn!("dropping {method}: the server is not initialized yet");
         }
-        let id = req.id().cloned();
-        let method = req.method().to_string();
-        CatchPanic { inner: self.inner.call(req), id, method }
+        let on_success = (method == "initialize").then(|| self.initialized.clone());
+        CatchPanic { inner: Some(self.inner.call(req)), ready: None, id, method, on_success }
     }
 }
 
@@ -109,10 +128,14 @@ fn without_null_params(req: Request) -> Request {
 }
 
 /// Turns a panic inside a handler future into an `InternalError` reply (or nothing, for a notification).
+/// Also carries a reply made without the inner service (`ready`), and marks the session initialized
+/// when an `initialize` succeeds (`on_success`).
 pub struct CatchPanic<F> {
-    inner: F,
+    inner: Option<F>,
+    ready: Option<Response>,
     id: Option<Id>,
     method: String,
+    on_success: Option<Arc<AtomicBool>>,
 }
 
 impl<F> Future for CatchPanic<F>
@@ -123,7 +146,16 @@ where
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut this.inner).poll(cx))) {
+        let Some(inner) = this.inner.as_mut() else { return Poll::Ready(Ok(this.ready.take())) };
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Ready(Ok(Some(resp)))) => {
+                if let Some(flag) = this.on_success.take()
+                    && resp.is_ok()
+                {
+                    flag.store(true, Ordering::SeqCst);
+                }
+                Poll::Ready(Ok(Some(resp)))
+            }
             Ok(p) => p,
             Err(payload) => {
                 let msg = panic_message(&payload);
@@ -196,9 +228,10 @@ where
 }
 
 /// tower-lsp 0.20 reads stdin through a `FramedRead`, which ends the stream — and so the whole
-/// session — after the first body it cannot decode. This pump re-frames the input and drops (and
-/// logs) any frame that is not a JSON-RPC 2.0 message, so one malformed message costs one message.
-pub fn sanitized_input<R>(input: R) -> tokio::io::DuplexStream
+/// session — after the first body it cannot decode. This pump re-frames the input and keeps back
+/// any frame 0.20 could not decode: a request gets its JSON-RPC error through `outbox` (id `null`),
+/// anything else is dropped and logged. One malformed message costs one message.
+pub fn sanitized_input<R>(input: R, outbox: Outbox) -> tokio::io::DuplexStream
 where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
 {
@@ -232,8 +265,11 @@ where
             if r.read_exact(&mut body).await.is_err() {
                 return;
             }
-            if !is_jsonrpc_message(&body) {
-                tracing::warn!("dropping a malformed message ({} bytes)", body.len());
+            if let Err(bad) = check_message(&body) {
+                tracing::warn!("rejecting a message ({} bytes): {}", body.len(), bad.message());
+                if let Some(reply) = bad.reply() {
+                    outbox.send(reply);
+                }
                 continue;
             }
             let header = format!("Content-Length: {n}\r\n\r\n");
@@ -245,16 +281,57 @@ where
     rx
 }
 
-fn is_jsonrpc_message(body: &[u8]) -> bool {
-    let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(body) else { return false };
-    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return false;
+/// Why a frame is kept from tower-lsp (see items 5 and 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Malformed {
+    /// Not JSON at all: JSON-RPC's Parse error.
+    NotJson,
+    /// JSON, but not a request 0.20 can decode (not an object, no `"jsonrpc": "2.0"`, a method that is
+    /// not a string, an id that is not a string, null or an integer within i64): Invalid Request.
+    BadRequest,
+    /// Something that is meant as a response but cannot be decoded as one: dropped, never answered.
+    BadResponse,
+}
+
+impl Malformed {
+    fn message(self) -> &'static str {
+        match self {
+            Malformed::NotJson => "not JSON",
+            Malformed::BadRequest => "not a JSON-RPC 2.0 request the server can read (its id must be a string, null or an integer)",
+            Malformed::BadResponse => "a response whose id or body cannot be read",
+        }
     }
-    let id_ok = |v: Option<&Value>| matches!(v, Some(Value::Number(_) | Value::String(_) | Value::Null));
+
+    /// The error response JSON-RPC asks for, when one is owed.
+    fn reply(self) -> Option<String> {
+        let (code, message) = match self {
+            Malformed::NotJson => (-32700, "Parse error: the message is not JSON"),
+            Malformed::BadRequest => (-32600, "Invalid Request: not a JSON-RPC 2.0 request the server can read (an id must be a string, null or an integer)"),
+            Malformed::BadResponse => return None,
+        };
+        Some(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}).to_string())
+    }
+}
+
+/// Whether tower-lsp 0.20's decoder will take `body`. Requests and notifications are checked on
+/// their JSON value (they can be megabytes: one parse); responses, small and rare, are decoded as
+/// 0.20 decodes them.
+pub fn check_message(body: &[u8]) -> Result<(), Malformed> {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else { return Err(Malformed::NotJson) };
+    let Value::Object(m) = &value else { return Err(Malformed::BadRequest) };
+    let id_ok = |v: &Value| match v {
+        Value::Number(n) => n.is_i64(),
+        Value::String(_) | Value::Null => true,
+        _ => false,
+    };
+    let version_ok = m.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
     match m.get("method") {
-        Some(Value::String(_)) => m.get("id").is_none() || id_ok(m.get("id")),
-        Some(_) => false,
-        None => id_ok(m.get("id")) && (m.contains_key("result") || m.contains_key("error")),
+        Some(Value::String(_)) if version_ok && m.get("id").is_none_or(id_ok) => Ok(()),
+        Some(_) => Err(Malformed::BadRequest),
+        None if m.contains_key("result") || m.contains_key("error") => {
+            serde_json::from_value::<Response>(value).map(drop).map_err(|_| Malformed::BadResponse)
+        }
+        None => Err(Malformed::BadRequest),
     }
 }
 
