@@ -124,8 +124,30 @@ fn server_diagnostics(v: &Value) -> Vec<(String, (usize, usize), (usize, usize),
         .collect()
 }
 
-fn run(encodings: &[&str], steps: usize, seed: u64) {
+/// Requests a handler answers from the document it has at that moment: sent without waiting, they
+/// race the worker's parses of the edits around them.
+const RACING: &[&str] = &["textDocument/hover", "textDocument/codeAction", "textDocument/inlayHint", "textDocument/codeLens"];
+
+fn racing_request(c: &mut Client, rng: &mut fastrand::Rng, text: &str, utf8: bool) -> i64 {
+    let (l0, c0) = random_position(rng, text, utf8);
+    let (l1, c1) = random_position(rng, text, utf8);
+    let p = json!({"line": l0, "character": c0});
+    let q = json!({"line": l1, "character": c1});
+    let method = RACING[rng.usize(0..RACING.len())];
+    let params = match method {
+        "textDocument/hover" => json!({"textDocument": {"uri": URI}, "position": p}),
+        "textDocument/codeLens" => json!({"textDocument": {"uri": URI}}),
+        "textDocument/inlayHint" => json!({"textDocument": {"uri": URI}, "range": {"start": p, "end": q}}),
+        _ => json!({"textDocument": {"uri": URI}, "range": {"start": p, "end": q}, "context": {"diagnostics": []}}),
+    };
+    c.request_async(method, params)
+}
+
+/// `concurrent`: after every edit, up to three requests are sent without waiting, and the server's
+/// state is compared only every fifth step, so edits, parses and requests overlap.
+fn run(encodings: &[&str], steps: usize, seed: u64, concurrent: bool) {
     let utf8 = encodings.contains(&"utf-8");
+    let mut racing = Vec::new();
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut c = Client::spawn();
     c.initialize(capabilities(encodings), json!({"debug": true}));
@@ -168,6 +190,14 @@ fn run(encodings: &[&str], steps: usize, seed: u64) {
             }
         }
         c.change(URI, version, Value::Array(changes));
+        if concurrent {
+            for _ in 0..rng.usize(0..4) {
+                racing.push(racing_request(&mut c, &mut rng, &text, utf8));
+            }
+            if step % 5 != 4 {
+                continue;
+            }
+        }
         let dbg = c.request("xeforge/debugDocument", json!({"textDocument": {"uri": URI}}));
         assert_eq!(dbg["version"], version, "step {step}");
         assert_eq!(dbg["text"].as_str().unwrap(), text, "step {step}: text diverged");
@@ -175,18 +205,30 @@ fn run(encodings: &[&str], steps: usize, seed: u64) {
         with_findings += usize::from(!expected.is_empty());
         assert_eq!(server_diagnostics(&dbg["diagnostics"]), expected, "step {step}: diagnostics differ for {text:?}");
     }
-    assert!(with_findings > steps / 4, "the walk must stay in Triton code with findings ({with_findings}/{steps})");
+    let checked = if concurrent { steps / 5 } else { steps };
+    assert!(with_findings > checked / 4, "the walk must stay in Triton code with findings ({with_findings}/{checked})");
+    for id in racing {
+        let r = c.response(id);
+        if let Some(e) = r.get("error") {
+            assert_ne!(e["code"], -32603, "internal error while racing edits: {e}");
+        }
+    }
     assert_eq!(c.shutdown_and_exit(), Some(0));
 }
 
 #[test]
 fn random_edits_in_utf16_match_a_fresh_check() {
-    run(&["utf-16"], 1500, 0x5eed_0016);
+    run(&["utf-16"], 1500, 0x5eed_0016, false);
+}
+
+#[test]
+fn random_edits_raced_by_requests_match_a_fresh_check() {
+    run(&["utf-16"], 1500, 0x5eed_1016, true);
 }
 
 #[test]
 fn random_edits_in_utf8_match_a_fresh_check() {
-    run(&["utf-8"], 1000, 0x5eed_0008);
+    run(&["utf-8"], 1000, 0x5eed_0008, false);
 }
 
 /// An edit whose incremental tree is not the one a fresh parse gives (found by a random walk: a
