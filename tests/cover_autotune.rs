@@ -239,3 +239,56 @@ async fn an_original_that_fails_on_the_device_is_reported_with_the_checkers_erro
     // On CUDA the checker names the very cause: `grf_mode` is an Intel-only option.
     assert!(err.contains("XF107 at line 12") && err.contains("XF101 at line 13"), "{err}");
 }
+
+/// A screen's answer: a judged evaluation of the whole space as one autotune list, with what the
+/// autotuner picked per key.
+fn screened(speedup: f64, picks: serde_json::Value) -> Reply {
+    let Reply::Raw(_, body) = verdict("accepted", speedup) else { unreachable!() };
+    let mut r: serde_json::Value = serde_json::from_str(&body).unwrap();
+    r["compile"] = serde_json::json!({"ok": true, "configs": [], "metadata_available": true, "autotune_picks": picks});
+    Reply::Raw(200, r.to_string())
+}
+
+#[tokio::test]
+async fn a_space_the_budget_cannot_sweep_is_screened_by_the_autotuner_and_its_pick_verified() {
+    let (dir, mut req) = setup();
+    req.max_configs = 8;
+    req.budget_s = 15;
+    // The pick for the largest key is the timed variant's (the small key's pick is another config).
+    let picks = serde_json::json!([
+        {"kernel": "scale_kernel", "key": ["1000"], "config": {"BLOCK_SIZE": 2048, "num_warps": 16, "num_stages": 3}},
+        {"kernel": "scale_kernel", "key": ["16777216"], "config": {"BLOCK_SIZE": 512, "num_warps": 4, "num_stages": 3}},
+    ]);
+    let stub = Stub::start(vec![screened(1.4, picks), verdict("accepted", 1.38)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    let requests = stub.requests.lock().unwrap().clone();
+    let commands: Vec<_> = requests.iter().map(|r| r["command"].as_str().unwrap().to_string()).collect();
+    assert_eq!(commands, ["evaluate", "evaluate"], "the screen, then the final list: the screen met the sweep's minimum");
+    assert!(out.rounds[0].detail.starts_with("screen: all 8 configs"), "{}", out.rounds[0].detail);
+    assert!(out.rounds[0].notes.iter().any(|n| n.contains("picked BLOCK_SIZE=512 w4 s3")), "{:?}", out.rounds[0].notes);
+    let new = out.new_text.unwrap();
+    assert_eq!(new.matches("triton.Config(").count(), 1, "{new}");
+    assert!(new.contains("triton.Config({'BLOCK_SIZE': 512}, num_warps=4, num_stages=3)"), "{new}");
+    // The final round is checked as every other (the stage's check family), with the final pairs.
+    assert_eq!(requests[1]["args"]["runs"], 40);
+}
+
+#[tokio::test]
+async fn a_screen_without_a_pick_leaves_the_sweep_in_order() {
+    let (dir, mut req) = setup();
+    req.max_configs = 8;
+    req.budget_s = 15;
+    let stub = Stub::start(vec![
+        verdict("runtime_error", 1.0),
+        sweep(&[("accepted", 1.2), ("slower", 0.8), ("accepted", 1.1)], Some("budget: 3 of 7 candidates judged")),
+        verdict("accepted", 1.19),
+    ])
+    .await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    assert!(out.rounds[0].notes.iter().any(|n| n.contains("no pick from the screen")), "{:?}", out.rounds[0].notes);
+    let requests = stub.requests.lock().unwrap().clone();
+    assert_eq!(requests[1]["command"], "sweep");
+    assert_eq!(requests[1]["args"]["min_candidates"], 3);
+}

@@ -141,3 +141,36 @@ fn a_request_racing_the_first_parse_never_leaves_a_stale_tree() {
         assert_eq!(c.shutdown_and_exit(), Some(0));
     }
 }
+
+/// A large document left idle lets its tree and reuse data go (most of the server's memory); what
+/// follows — a code action that needs a tree, an edit — works from a fresh parse, and the next
+/// diagnostics are a fresh check's.
+#[test]
+fn a_large_idle_document_lets_its_tree_go_and_the_next_edit_is_right() {
+    let mut big = String::from(KERNEL);
+    for i in 0..30_000 {
+        big.push_str(&format!("value_{i} = {i}\n"));
+    }
+    let mut c = Client::spawn();
+    c.initialize(capabilities(&["utf-16"]), json!({"debug": true, "lint": {"idleReleaseMs": 200}}));
+    c.open(URI, &big, 1);
+    c.diagnostics_where(URI, |p| p["version"] == 1);
+    let mut slim = false;
+    for _ in 0..50 {
+        std::thread::sleep(Duration::from_millis(100));
+        let dbg = c.request("xeforge/debugDocument", json!({"textDocument": {"uri": URI}}));
+        if dbg["slim"] == true {
+            slim = true;
+            break;
+        }
+    }
+    assert!(slim, "the idle large document kept its tree");
+    let range = json!({"start": {"line": 9, "character": 0}, "end": {"line": 9, "character": 40}});
+    let actions = c.request("textDocument/codeAction", json!({"textDocument": {"uri": URI}, "range": range, "context": {"diagnostics": []}}));
+    assert!(actions.as_array().is_some_and(|a| !a.is_empty()), "code actions from a slim result: {actions}");
+    let edit = "import os\n";
+    c.change(URI, 2, json!([{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": edit}]));
+    let p = c.diagnostics_where(URI, |p| p["version"] == 2);
+    assert_eq!(published_codes(&p), fresh_codes(&format!("{edit}{big}")));
+    assert_eq!(c.shutdown_and_exit(), Some(0));
+}

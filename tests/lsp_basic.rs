@@ -57,7 +57,7 @@ fn column(line: &str, needle: &str, utf8: bool) -> u32 {
 
 fn diagnostics_move_with_edits_and_clear(encodings: &[&str]) {
     let utf8 = encodings.contains(&"utf-8");
-    let mut c = start(encodings, json!({}));
+    let c = start(encodings, json!({}));
     c.open(URI, KERNEL, 1);
     let v1 = c.diagnostics_for_version(URI, 1);
     let xf101 = with_code(&v1, "XF101");
@@ -256,7 +256,7 @@ fn pull_diagnostics_when_the_client_supports_them() {
 
 #[test]
 fn on_save_mode_lints_on_save_and_never_shows_misplaced_diagnostics() {
-    let mut c = start(&["utf-16"], json!({"lint": {"run": "onSave"}}));
+    let c = start(&["utf-16"], json!({"lint": {"run": "onSave"}}));
     c.open(URI, KERNEL, 1);
     assert_eq!(with_code(&c.diagnostics_for_version(URI, 1), "XF101").len(), 1);
     // Typing above the launch: its diagnostics would be misplaced, so they are withdrawn until save.

@@ -6,10 +6,15 @@
 //!    (`autotune::derive`), timing on the requested (large) family's largest variant;
 //! 3. readings: when the code leaves a grid factor open, each reading is checked with configs that set
 //!    the candidate names apart; the first that is correct is used;
-//! 4. sweep: configs in order, in batches of one harness `sweep` request each (the original set up once
+//! 4. screen: when the budget cannot measure the whole space one config at a time, the whole space
+//!    goes into one `@triton.autotune` list, judged once: Triton's autotuner times every config on the
+//!    device during the harness's warm-up, and its pick for the timed variant is the first config the
+//!    sweep takes (its own measurement is that evaluation). The autotuner's timing runs in the
+//!    candidate's process, so it only orders the search; what is kept is judged by the harness;
+//! 5. sweep: configs in order, in batches of one harness `sweep` request each (the original set up once
 //!    per batch), each timed with few pairs, until the budget says stop; compile metadata (spills)
 //!    prunes configs that can only spill more;
-//! 5. final: the best config and those the sweep could not tell from it, timed in full; the autotuner's
+//! 6. final: the best config and those the sweep could not tell from it, timed in full; the autotuner's
 //!    search among them happens in the harness's warm-up and its picks are recorded.
 
 use super::autotune::{self, budget, derive, space};
@@ -223,13 +228,50 @@ impl StageRunner {
             rounds.push(rec);
         }
         // The sweep: the start config is the original itself (speedup 1 by definition), so it is not timed.
-        let sweep: Vec<space::TuneConfig> = configs.iter().skip(1).cloned().collect();
+        let mut sweep: Vec<space::TuneConfig> = configs.iter().skip(1).cloned().collect();
         let (planned, expected) = budget::plan(&knobs, budget_s, clock.elapsed().as_secs_f64(), eval_s, 0, sweep.len());
+        let screen = planned < sweep.len();
+        let expected = if screen { expected + eval_s * knobs.budget.screen_factor } else { expected };
         progress(Progress::Planned { configs: planned, expected_s: expected.round() as u64 });
         let mut measured: Vec<(space::TuneConfig, f64, [f64; 2])> = Vec::new();
         let mut spilled: Vec<space::TuneConfig> = Vec::new();
         let mut tried = 0usize;
         let mut stopped = None;
+        if screen {
+            round += 1;
+            let mut rec = RoundRecord::new(round, "autotune", format!("screen: all {} configs in one @triton.autotune list", configs.len()));
+            rec.notes = reading_notes.clone();
+            let cand = plan.render_as(text, &configs, &chosen_reading)?;
+            // Checked and timed on the timed family alone: the final round checks the pick on the check family.
+            let opts = EvalOpts {
+                family: fam.opts.timing_family.clone().or_else(|| fam.opts.family.clone()),
+                timing_family: None,
+                runs: Some(knobs.budget.sweep_runs),
+                ..fam.opts.clone()
+            };
+            let t = Instant::now();
+            let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&opts)).await?;
+            let took = t.elapsed().as_secs_f64();
+            match e.as_ref().and_then(|e| Some((e, screen_pick(e, &configs)?))) {
+                Some((e, pick)) => {
+                    rec.notes.push(format!("Triton's autotuner picked {} for the timed variant", configs[pick].label()));
+                    if pick > 0 {
+                        let c = sweep.remove(pick - 1);
+                        if let (true, Some(s), Some(ci)) = (e.verdict.is_correct(), e.speedup(), e.speedup_interval()) {
+                            // The list ran as its pick at the timed size: that is the pick's measurement.
+                            measured.push((c, s, ci));
+                        } else {
+                            sweep.insert(0, c);
+                        }
+                    }
+                    // Every config was timed: the sweep's minimum is met; it goes on while the budget allows.
+                    tried = knobs.budget.min_configs;
+                }
+                None => rec.notes.push("no pick from the screen (the list failed, or the autotuner's choice was not reported): the sweep goes in order".into()),
+            }
+            rec.notes.push(format!("screen: {took:.0} s"));
+            rounds.push(rec);
+        }
         // A config whose interval falls below the best one's lower end could not join the final list:
         // the harness stops timing it there (sequential stopping; within a batch the harness itself
         // moves that floor up as faster configs come in).
@@ -390,6 +432,15 @@ impl StageRunner {
             None => Ok(None),
         }
     }
+}
+
+/// The index in `configs` of what the screen's autotuner picked for the timed variant: the pick whose
+/// key has the largest product of its numbers (the timed variant is the largest one).
+fn screen_pick(e: &Evaluation, configs: &[space::TuneConfig]) -> Option<usize> {
+    let picks = &e.compile.as_ref()?.autotune_picks;
+    let size = |key: &[String]| key.iter().filter_map(|k| k.parse::<f64>().ok()).map(f64::abs).filter(|v| *v >= 1.0).product::<f64>();
+    let pick = picks.iter().max_by(|a, b| size(&a.key).total_cmp(&size(&b.key)))?;
+    configs.iter().position(|c| c.matches(&pick.config))
 }
 
 fn mean(v: &[f64]) -> Option<f64> {

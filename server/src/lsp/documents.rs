@@ -86,6 +86,12 @@ impl Document {
         self.dirty_from = None;
     }
 
+    /// Forget the tree (a large idle document, see `worker::slim_when_idle`): the next parse starts
+    /// from scratch. Logged edits stay for parses in flight.
+    pub fn drop_tree(&mut self) {
+        self.tree = None;
+    }
+
     /// Whether the tree was parsed from exactly the current text.
     pub fn tree_current(&self) -> bool {
         self.tree.is_some() && self.parsed_gen == self.text_gen

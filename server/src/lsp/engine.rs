@@ -3,7 +3,7 @@
 
 use ropey::Rope;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use tower_lsp::lsp_types::{self as lsp, Url};
 use tree_sitter::Tree;
 
@@ -22,13 +22,14 @@ pub struct Computed {
     pub config_gen: u64,
     pub rope: Rope,
     pub text: String,
-    pub tree: Tree,
+    /// The tree the result was built from; `None` once [`Computed::slim`] let it go.
+    tree: Mutex<Option<Tree>>,
     /// `tree` is certainly what a fresh parse gives (see `documents::SnapshotTree`); when not, the
     /// worker checks it once the document is idle, and a handler before it answers ([`reverified`]).
     tree_trusted: AtomicBool,
     pub model: FileModel,
-    /// What the next version's build reuses (the flat copy of `tree`, the kernels).
-    pub reuse: Option<Reuse>,
+    /// What the next version's build reuses (the flat copy of `tree`, the kernels); `None` once slim.
+    reuse: Mutex<Option<Reuse>>,
     pub diagnostics: Vec<Diagnostic>,
     /// `diagnostics` in LSP form, converted on first use (publishing writes JSON directly).
     lsp: OnceLock<Vec<lsp::Diagnostic>>,
@@ -56,21 +57,23 @@ pub struct Inputs<'a> {
 
 pub fn compute(inp: Inputs<'_>) -> Computed {
     let text = inp.rope.to_string();
-    let prev = inp.prev.as_deref().and_then(|p| Some((p.reuse.as_ref()?, p.text.as_str())));
+    let held = inp.prev.as_deref().map(|p| (p.reuse.lock().unwrap_or_else(|e| e.into_inner()), p.text.as_str()));
+    let prev = held.as_ref().and_then(|(reuse, text)| Some((reuse.as_ref()?, *text)));
     let (model, reuse, diagnostics, error) =
         match crate::analysis::analyze_reusing(&text, &inp.tree, prev, &inp.kb, &inp.options) {
             Ok((a, reuse)) => (a.model, reuse, a.diagnostics, None),
             Err(e) => (FileModel::default(), None, Vec::new(), Some(e.to_string())),
         };
+    drop(held);
     Computed {
         version: inp.version,
         config_gen: inp.config_gen,
         rope: inp.rope,
         text,
-        tree: inp.tree,
+        tree: Mutex::new(Some(inp.tree)),
         tree_trusted: AtomicBool::new(inp.tree_trusted),
         model,
-        reuse,
+        reuse: Mutex::new(reuse),
         diagnostics,
         lsp: OnceLock::new(),
         uri: inp.uri.clone(),
@@ -82,6 +85,24 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
 }
 
 impl Computed {
+    /// The tree this result was built from (a cheap shared copy), unless [`Computed::slim`] dropped it.
+    pub fn tree(&self) -> Option<Tree> {
+        self.tree.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The tree, or a fresh parse of the text when the result is slim.
+    pub fn tree_or_parse(&self) -> Tree {
+        self.tree().unwrap_or_else(|| crate::syntax::parse(&self.text))
+    }
+
+    /// Let go of what only the next edit's incremental work needs (the tree and the reuse data):
+    /// for a large document left idle, most of the server's memory. Diagnostics, model and text
+    /// stay; the next version is parsed and analysed from scratch.
+    pub fn slim(&self) {
+        self.tree.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.reuse.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
     pub fn tree_trusted(&self) -> bool {
         self.tree_trusted.load(Ordering::SeqCst)
     }
@@ -110,8 +131,10 @@ impl Computed {
 /// `c` again from a fresh parse of its text, when its tree turns out not to be that parse; None
 /// when it is (or when `cancelled` stops the parse). The result reuses nothing from `c`.
 pub fn reverified(c: &Computed, cancelled: &dyn Fn() -> bool) -> Option<Computed> {
+    // A slim result was confirmed before it let its tree go.
+    let tree = c.tree()?;
     let fresh = super::documents::parse_rope(&c.rope, None, cancelled)?;
-    if crate::syntax::same_shape(&fresh, &c.tree) {
+    if crate::syntax::same_shape(&fresh, &tree) {
         return None;
     }
     Some(compute(Inputs {

@@ -63,7 +63,7 @@ impl Backend {
         let Some(c) = handlers::current(&self.session, &p.text_document.uri).await else {
             return Err(Error::invalid_params(format!("document not open: {}", p.text_document.uri)));
         };
-        Ok(DebugDocument { version: c.version, text: c.text.clone(), diagnostics: c.lsp().to_vec() })
+        Ok(DebugDocument { version: c.version, text: c.text.clone(), diagnostics: c.lsp().to_vec(), slim: c.tree().is_none() })
     }
 }
 
@@ -78,6 +78,9 @@ pub struct DebugDocument {
     pub version: i32,
     pub text: String,
     pub diagnostics: Vec<Diagnostic>,
+    /// The result let its tree and reuse data go (a large idle document, `worker::slim_when_idle`).
+    #[serde(default)]
+    pub slim: bool,
 }
 
 /// The non-settings part of initializationOptions.
@@ -92,6 +95,7 @@ struct InitExtras {
 #[serde(rename_all = "camelCase", default)]
 struct InitLint {
     debounce_ms: Option<u64>,
+    idle_release_ms: Option<u64>,
 }
 
 #[tower_lsp::async_trait]
@@ -111,6 +115,7 @@ impl LanguageServer for Backend {
             s.update_editor(|e| {
                 e.init = init;
                 e.debounce_ms = extras.lint.debounce_ms.unwrap_or(0).min(2_000);
+                e.idle_release_ms = extras.lint.idle_release_ms;
             });
         }
         let mut folders: Vec<PathBuf> = params

@@ -88,6 +88,9 @@ pub struct EditorConfig {
     pub overrides: Settings,
     /// Debounce before linting on type, milliseconds (initializationOptions `lint.debounceMs`).
     pub debounce_ms: u64,
+    /// A large document idle this long lets its incremental state go (`lint.idleReleaseMs`; 0: never;
+    /// unset: `worker::IDLE_RELEASE`).
+    pub idle_release_ms: Option<u64>,
 }
 
 /// One open document and its worker's mailbox.

@@ -76,6 +76,55 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
         if !c.tree_trusted() {
             verify_when_idle(&session, &entry, c).await;
         }
+        slim_when_idle(&session, &entry).await;
+    }
+}
+
+/// How long a large document must stay unchanged before its incremental state is let go, unless
+/// `lint.idleReleaseMs` says otherwise.
+pub const IDLE_RELEASE: Duration = Duration::from_secs(30);
+/// Documents from this size on (about 8k lines of Triton code) are made slim when idle: their
+/// tree and reuse data are most of the server's memory (a 20k-line file: about 40 of 65 MiB of
+/// heap), while a fresh parse and analysis of one costs a few hundred milliseconds, once.
+const SLIM_BYTES: usize = 256 << 10;
+
+/// Once a large document has been idle for [`IDLE_RELEASE`], drop its tree and the result's reuse
+/// data and hand the freed memory back to the system. A change meanwhile cancels this.
+async fn slim_when_idle(session: &Session, entry: &Arc<DocEntry>) {
+    let idle = session.editor().idle_release_ms.map_or(IDLE_RELEASE, Duration::from_millis);
+    if idle.is_zero() || entry.current().is_none_or(|c| c.text.len() < SLIM_BYTES) {
+        return;
+    }
+    tokio::select! {
+        _ = entry.wake.notified() => {
+            entry.wake.notify_one();
+            return;
+        }
+        _ = tokio::time::sleep(idle) => {}
+    }
+    let Some(c) = entry.current() else { return };
+    let mut doc = lock(&entry.doc);
+    // Only a result of the current text that a fresh parse has confirmed.
+    if !c.tree_trusted() || doc.version() != c.version {
+        return;
+    }
+    c.slim();
+    doc.drop_tree();
+    drop(doc);
+    tokio::task::spawn_blocking(trim_heap);
+}
+
+/// Return freed heap pages to the system (glibc keeps them otherwise).
+fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        unsafe extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: malloc_trim only releases free memory of glibc's own heap.
+        unsafe {
+            malloc_trim(0);
+        }
     }
 }
 
@@ -186,7 +235,9 @@ fn verified(session: &Session, entry: &DocEntry, c: Arc<Computed>, cancelled: &d
     let fixed = Arc::new(fixed);
     if snap.version == c.version {
         // Later incremental parses start from the fresh tree.
-        lock(&entry.doc).install_tree(&snap, fixed.tree.clone());
+        if let Some(tree) = fixed.tree() {
+            lock(&entry.doc).install_tree(&snap, tree);
+        }
     }
     entry.result.send_if_modified(|cur| {
         let same = cur.as_ref().is_some_and(|old| Arc::ptr_eq(old, &c));

@@ -26,6 +26,9 @@ pub struct Budget {
     /// Configs judged in one `sweep` request (one trusted-side setup); spills prune between batches.
     #[serde(default = "default_sweep_batch")]
     pub sweep_batch: usize,
+    /// The screen (the whole space as one autotune list) in evaluations: its compiles and searches.
+    #[serde(default = "default_screen_factor")]
+    pub screen_factor: f64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -39,6 +42,10 @@ fn default_final_runs() -> u32 {
     40
 }
 
+fn default_screen_factor() -> f64 {
+    2.0
+}
+
 fn default_sweep_batch() -> usize {
     8
 }
@@ -47,7 +54,7 @@ impl Knobs {
     /// The embedded file (covered by a unit test); defaults if it were ever unreadable, never a panic.
     pub fn embedded() -> Knobs {
         serde_json::from_str(STAGE).unwrap_or(Knobs {
-            budget: Budget { stage_s: 60.0, eval_s: Default::default(), final_factor: 1.6, final_runs: 40, sweep_runs: 20, min_configs: 3, sweep_batch: 8 },
+            budget: Budget { stage_s: 60.0, eval_s: Default::default(), final_factor: 1.6, final_runs: 40, sweep_runs: 20, min_configs: 3, sweep_batch: 8, screen_factor: 2.0 },
             elementwise: Elementwise { min_elems_per_thread: 1.0, max_elems_per_thread: 16.0, preferred_bytes_per_thread: 16.0 },
         })
     }

@@ -60,6 +60,15 @@ impl TuneConfig {
     }
 
     /// Short form for evidence and progress: `BLOCK_M=128 BLOCK_N=64 w8 s3`.
+    /// Whether a config as the harness reports it (an autotuner's pick: kwargs, `num_warps`,
+    /// `num_stages` in one map) is this one.
+    pub fn matches(&self, reported: &serde_json::Map<String, serde_json::Value>) -> bool {
+        let int = |k: &str| reported.get(k).and_then(serde_json::Value::as_i64);
+        int("num_warps") == Some(self.num_warps as i64)
+            && int("num_stages") == Some(self.num_stages as i64)
+            && self.kwargs.iter().all(|(k, v)| reported.get(k).and_then(ConfigValue::from_json).as_ref() == Some(v))
+    }
+
     pub fn label(&self) -> String {
         let mut s: Vec<String> = self.kwargs.iter().map(|(k, v)| format!("{k}={}", v.render().trim_matches('\''))).collect();
         s.push(format!("w{}", self.num_warps));

@@ -138,7 +138,8 @@ fn ends_inside_string(c: &Computed, line_end: usize) -> bool {
     if line_end == 0 {
         return false;
     }
-    let Some(mut node) = c.tree.root_node().descendant_for_byte_range(line_end - 1, line_end) else {
+    let tree = c.tree_or_parse();
+    let Some(mut node) = tree.root_node().descendant_for_byte_range(line_end - 1, line_end) else {
         return false;
     };
     loop {
