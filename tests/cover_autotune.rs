@@ -241,41 +241,78 @@ async fn an_original_that_fails_on_the_device_is_reported_with_the_checkers_erro
 }
 
 /// A screen's answer: a judged evaluation of the whole space as one autotune list, with what the
-/// autotuner picked per key.
-fn screened(speedup: f64, picks: serde_json::Value) -> Reply {
-    let Reply::Raw(_, body) = verdict("accepted", speedup) else { unreachable!() };
+/// autotuner measured of each config (and picked per key).
+fn screened(verdict_: &str, timings: serde_json::Value, picks: serde_json::Value) -> Reply {
+    let Reply::Raw(_, body) = verdict(verdict_, 1.4) else { unreachable!() };
     let mut r: serde_json::Value = serde_json::from_str(&body).unwrap();
-    r["compile"] = serde_json::json!({"ok": true, "configs": [], "metadata_available": true, "autotune_picks": picks});
+    r["compile"] = serde_json::json!({"ok": true, "configs": [], "metadata_available": true, "autotune_picks": picks, "autotune_timings": timings});
     Reply::Raw(200, r.to_string())
 }
 
+fn cfg(block: i64, warps: i64) -> serde_json::Value {
+    serde_json::json!({"BLOCK_SIZE": block, "num_warps": warps, "num_stages": 3})
+}
+
+/// The space of 8 does not fit a 15 s budget: the whole space is screened as one autotune list, the
+/// sweep takes configs in the order of the autotuner's timings (and needs one correct one), the
+/// final list is verified as always.
 #[tokio::test]
-async fn a_space_the_budget_cannot_sweep_is_screened_by_the_autotuner_and_its_pick_verified() {
+async fn a_space_the_budget_cannot_sweep_is_screened_and_swept_in_the_autotuners_order() {
     let (dir, mut req) = setup();
     req.max_configs = 8;
     req.budget_s = 15;
-    // The pick for the largest key is the timed variant's (the small key's pick is another config).
-    let picks = serde_json::json!([
-        {"kernel": "scale_kernel", "key": ["1000"], "config": {"BLOCK_SIZE": 2048, "num_warps": 16, "num_stages": 3}},
-        {"kernel": "scale_kernel", "key": ["16777216"], "config": {"BLOCK_SIZE": 512, "num_warps": 4, "num_stages": 3}},
+    let timings = serde_json::json!([
+        {"kernel": "scale_kernel", "config": cfg(2048, 16), "ms": 0.30},
+        {"kernel": "scale_kernel", "config": cfg(512, 4), "ms": 0.11},
+        {"kernel": "scale_kernel", "config": cfg(256, 4), "ms": 0.40},
+        {"kernel": "scale_kernel", "config": cfg(1024, 8), "ms": 0.12},
     ]);
-    let stub = Stub::start(vec![screened(1.4, picks), verdict("accepted", 1.38)]).await;
+    // The list itself may be wrong (a kernel that accumulates): the order is used all the same.
+    let stub = Stub::start(vec![
+        screened("incorrect", timings, serde_json::json!([])),
+        sweep(&[("accepted", 1.39)], Some("budget: 1 of 7 candidates judged")),
+        verdict("accepted", 1.38),
+    ])
+    .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
     let requests = stub.requests.lock().unwrap().clone();
     let commands: Vec<_> = requests.iter().map(|r| r["command"].as_str().unwrap().to_string()).collect();
-    assert_eq!(commands, ["evaluate", "evaluate"], "the screen, then the final list: the screen met the sweep's minimum");
+    assert_eq!(commands, ["evaluate", "sweep", "evaluate"]);
     assert!(out.rounds[0].detail.starts_with("screen: all 8 configs"), "{}", out.rounds[0].detail);
-    assert!(out.rounds[0].notes.iter().any(|n| n.contains("picked BLOCK_SIZE=512 w4 s3")), "{:?}", out.rounds[0].notes);
+    let screen_file = requests[0]["args"]["candidate"].as_str().unwrap().to_string();
+    assert!(requests[0]["args"].get("timing_family").is_none());
+    assert!(
+        out.rounds[0].notes.iter().any(|n| n.contains("ranked first: BLOCK_SIZE=512 w4 s3, BLOCK_SIZE=1024 w8 s3, BLOCK_SIZE=2048 w16 s3")),
+        "{:?} ({screen_file})",
+        out.rounds[0].notes
+    );
+    let args = &requests[1]["args"];
+    assert_eq!(args["min_candidates"], 1, "after a screen one correct config is enough");
+    assert!(out.rounds[1].detail.starts_with("BLOCK_SIZE=512 w4 s3"), "{}", out.rounds[1].detail);
     let new = out.new_text.unwrap();
     assert_eq!(new.matches("triton.Config(").count(), 1, "{new}");
     assert!(new.contains("triton.Config({'BLOCK_SIZE': 512}, num_warps=4, num_stages=3)"), "{new}");
-    // The final round is checked as every other (the stage's check family), with the final pairs.
-    assert_eq!(requests[1]["args"]["runs"], 40);
+    assert_eq!(requests[2]["args"]["runs"], 40);
 }
 
 #[tokio::test]
-async fn a_screen_without_a_pick_leaves_the_sweep_in_order() {
+async fn without_timings_the_screen_puts_the_pick_for_the_largest_key_first() {
+    let (dir, mut req) = setup();
+    req.max_configs = 8;
+    req.budget_s = 15;
+    let picks = serde_json::json!([
+        {"kernel": "scale_kernel", "key": ["1000", "torch.float32"], "config": cfg(2048, 16)},
+        {"kernel": "scale_kernel", "key": ["16777216", "torch.float32"], "config": cfg(1024, 8)},
+    ]);
+    let stub = Stub::start(vec![screened("accepted", serde_json::json!([]), picks), sweep(&[("accepted", 1.3)], Some("budget")), verdict("accepted", 1.3)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    assert!(out.rounds[1].detail.starts_with("BLOCK_SIZE=1024 w8 s3"), "{}", out.rounds[1].detail);
+}
+
+#[tokio::test]
+async fn a_screen_without_an_order_leaves_the_sweep_as_it_was() {
     let (dir, mut req) = setup();
     req.max_configs = 8;
     req.budget_s = 15;
@@ -287,7 +324,7 @@ async fn a_screen_without_a_pick_leaves_the_sweep_in_order() {
     .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
-    assert!(out.rounds[0].notes.iter().any(|n| n.contains("no pick from the screen")), "{:?}", out.rounds[0].notes);
+    assert!(out.rounds[0].notes.iter().any(|n| n.contains("no order from the screen")), "{:?}", out.rounds[0].notes);
     let requests = stub.requests.lock().unwrap().clone();
     assert_eq!(requests[1]["command"], "sweep");
     assert_eq!(requests[1]["args"]["min_candidates"], 3);

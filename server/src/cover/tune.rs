@@ -7,10 +7,10 @@
 //! 3. readings: when the code leaves a grid factor open, each reading is checked with configs that set
 //!    the candidate names apart; the first that is correct is used;
 //! 4. screen: when the budget cannot measure the whole space one config at a time, the whole space
-//!    goes into one `@triton.autotune` list, judged once: Triton's autotuner times every config on the
-//!    device during the harness's warm-up, and its pick for the timed variant is the first config the
-//!    sweep takes (its own measurement is that evaluation). The autotuner's timing runs in the
-//!    candidate's process, so it only orders the search; what is kept is judged by the harness;
+//!    goes into one `@triton.autotune` list, judged once on the timed family: Triton's autotuner times
+//!    every config on the device during the harness's warm-up, and its timings order the sweep. They
+//!    are measured in the candidate's process, so they only order the search: every config kept is
+//!    judged by the harness on the check family, and after a screen one correct config is enough;
 //! 5. sweep: configs in order, in batches of one harness `sweep` request each (the original set up once
 //!    per batch), each timed with few pairs, until the budget says stop; compile metadata (spills)
 //!    prunes configs that can only spill more;
@@ -237,12 +237,14 @@ impl StageRunner {
         let mut spilled: Vec<space::TuneConfig> = Vec::new();
         let mut tried = 0usize;
         let mut stopped = None;
+        let mut screened = false;
         if screen {
             round += 1;
             let mut rec = RoundRecord::new(round, "autotune", format!("screen: all {} configs in one @triton.autotune list", configs.len()));
             rec.notes = reading_notes.clone();
             let cand = plan.render_as(text, &configs, &chosen_reading)?;
-            // Checked and timed on the timed family alone: the final round checks the pick on the check family.
+            // Checked and timed on the timed family alone: every config the screen puts first is then
+            // judged in the sweep as any other, on the check family.
             let opts = EvalOpts {
                 family: fam.opts.timing_family.clone().or_else(|| fam.opts.family.clone()),
                 timing_family: None,
@@ -251,25 +253,21 @@ impl StageRunner {
             };
             let t = Instant::now();
             let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&opts)).await?;
-            let took = t.elapsed().as_secs_f64();
-            match e.as_ref().and_then(|e| Some((e, screen_pick(e, &configs)?))) {
-                Some((e, pick)) => {
-                    rec.notes.push(format!("Triton's autotuner picked {} for the timed variant", configs[pick].label()));
-                    if pick > 0 {
-                        let c = sweep.remove(pick - 1);
-                        if let (true, Some(s), Some(ci)) = (e.verdict.is_correct(), e.speedup(), e.speedup_interval()) {
-                            // The list ran as its pick at the timed size: that is the pick's measurement.
-                            measured.push((c, s, ci));
-                        } else {
-                            sweep.insert(0, c);
-                        }
-                    }
-                    // Every config was timed: the sweep's minimum is met; it goes on while the budget allows.
-                    tried = knobs.budget.min_configs;
+            // The order holds whatever the list's own verdict (a kernel that accumulates into its
+            // output is wrong after a search's repeated runs, but its configs were timed all the same).
+            match e.as_ref().map(|e| screen_order(e, &sweep)) {
+                Some(order) if !order.is_empty() => {
+                    let first: Vec<String> = order.iter().take(3).map(|&i| sweep[i].label()).collect();
+                    rec.notes.push(format!("Triton's autotuner ranked first: {}", first.join(", ")));
+                    let mut rest: Vec<Option<space::TuneConfig>> = sweep.drain(..).map(Some).collect();
+                    let mut ordered: Vec<space::TuneConfig> = order.iter().filter_map(|&i| rest[i].take()).collect();
+                    ordered.extend(rest.into_iter().flatten());
+                    sweep = ordered;
+                    screened = true;
                 }
-                None => rec.notes.push("no pick from the screen (the list failed, or the autotuner's choice was not reported): the sweep goes in order".into()),
+                _ => rec.notes.push("no order from the screen (the list did not run, or the autotuner's search was not reported): the sweep goes in order".into()),
             }
-            rec.notes.push(format!("screen: {took:.0} s"));
+            rec.notes.push(format!("screen: {:.0} s", t.elapsed().as_secs_f64()));
             rounds.push(rec);
         }
         // A config whose interval falls below the best one's lower end could not join the final list:
@@ -293,7 +291,9 @@ impl StageRunner {
             }
             let elapsed = clock.elapsed().as_secs_f64();
             let final_s = eval_s * knobs.budget.final_factor;
-            if tried >= knobs.budget.min_configs && elapsed + eval_s + final_s > budget_s {
+            // After a screen the sweep goes in the autotuner's order: one config judged correct is enough.
+            let enough = if screened { !measured.is_empty() || tried >= knobs.budget.min_configs } else { tried >= knobs.budget.min_configs };
+            if enough && elapsed + eval_s + final_s > budget_s {
                 stopped = Some(format!("budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)", tried, sweep.len()));
                 break;
             }
@@ -328,7 +328,7 @@ impl StageRunner {
             let t = Instant::now();
             let (results, why) = if batch > 1 {
                 let paths = items.iter().map(|i| i.3.clone()).collect();
-                let least = knobs.budget.min_configs.saturating_sub(tried).max(1) as u32;
+                let least = if screened { 1 } else { knobs.budget.min_configs.saturating_sub(tried).max(1) as u32 };
                 // The harness's budget counts from its own start: what is left once the final round is set aside.
                 let room = (budget_s - elapsed - final_s).max(0.001);
                 match self.sweep_raw(ctx, paths, &opts, Some(room), least).await {
@@ -434,13 +434,25 @@ impl StageRunner {
     }
 }
 
-/// The index in `configs` of what the screen's autotuner picked for the timed variant: the pick whose
-/// key has the largest product of its numbers (the timed variant is the largest one).
-fn screen_pick(e: &Evaluation, configs: &[space::TuneConfig]) -> Option<usize> {
-    let picks = &e.compile.as_ref()?.autotune_picks;
+/// The screen's order of `sweep` (indices, fastest first): the autotuner's timings of its last
+/// search when reported, else its pick for the timed variant alone (the pick whose key has the largest
+/// product of its numbers: the timed variant is the largest one).
+fn screen_order(e: &Evaluation, sweep: &[space::TuneConfig]) -> Vec<usize> {
+    let Some(report) = e.compile.as_ref() else { return Vec::new() };
+    let mut timed: Vec<(f64, usize)> = report
+        .autotune_timings
+        .iter()
+        .filter(|t| t.ms.is_finite() && t.ms > 0.0)
+        .filter_map(|t| Some((t.ms, sweep.iter().position(|c| c.matches(&t.config))?)))
+        .collect();
+    if !timed.is_empty() {
+        timed.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut seen = vec![false; sweep.len()];
+        return timed.into_iter().filter(|(_, i)| !std::mem::replace(&mut seen[*i], true)).map(|(_, i)| i).collect();
+    }
     let size = |key: &[String]| key.iter().filter_map(|k| k.parse::<f64>().ok()).map(f64::abs).filter(|v| *v >= 1.0).product::<f64>();
-    let pick = picks.iter().max_by(|a, b| size(&a.key).total_cmp(&size(&b.key)))?;
-    configs.iter().position(|c| c.matches(&pick.config))
+    let pick = report.autotune_picks.iter().max_by(|a, b| size(&a.key).total_cmp(&size(&b.key)));
+    pick.and_then(|p| sweep.iter().position(|c| c.matches(&p.config))).into_iter().collect()
 }
 
 fn mean(v: &[f64]) -> Option<f64> {

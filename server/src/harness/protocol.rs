@@ -215,6 +215,21 @@ pub struct CompileReport {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub autotune_picks: Vec<AutotunePick>,
+    /// Each autotuner's last search, config by config (measured in the candidate's process: an order
+    /// for a search, never a result).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub autotune_timings: Vec<AutotuneTiming>,
+}
+
+/// One config of an autotuner's search and the median milliseconds its benchmark measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AutotuneTiming {
+    #[serde(default)]
+    pub kernel: String,
+    #[serde(default)]
+    pub config: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    pub ms: f64,
 }
 
 /// What a `triton.autotune` of the candidate chose for one key (after the timed warm-up).

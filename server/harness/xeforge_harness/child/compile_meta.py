@@ -63,6 +63,38 @@ def collect(module: ModuleType) -> list[dict]:
     return configs
 
 
+def _config(cfg) -> dict | None:
+    kwargs = getattr(cfg, "kwargs", None)
+    if not isinstance(kwargs, dict):
+        return None
+    config = {k: v for k, v in kwargs.items() if isinstance(v, (bool, int, float, str))}
+    for opt in ("num_warps", "num_stages"):
+        v = getattr(cfg, opt, None)
+        if isinstance(v, int):
+            config[opt] = v
+    return config
+
+
+def timings(module: ModuleType) -> list[dict]:
+    """Each `triton.autotune`'s last search: every config with its median time in ms (the autotuner's
+    `configs_timings`; a config that failed to compile or ran out of resources is reported as inf,
+    left out here). Measured in the candidate's own process: good for ordering a search, never a result."""
+    out = []
+    for value in list(vars(module).values()):
+        table = getattr(value, "configs_timings", None)
+        if not isinstance(table, dict) or not hasattr(value, "configs"):
+            continue
+        fn = getattr(value, "fn", None)
+        name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "?")
+        for cfg, t in list(table.items()):
+            config = _config(cfg)
+            ms = t[0] if isinstance(t, (list, tuple)) and t else t
+            if config is None or not isinstance(ms, (int, float)) or ms != ms or ms == float("inf"):
+                continue
+            out.append({"kernel": name, "config": config, "ms": float(ms)})
+    return out
+
+
 def picks(module: ModuleType) -> list[dict]:
     """What each `triton.autotune` of the module chose, per key it was called with (its `cache`)."""
     out = []
@@ -73,13 +105,8 @@ def picks(module: ModuleType) -> list[dict]:
         fn = getattr(value, "fn", None)
         name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "?")
         for key, cfg in list(cache.items()):
-            kwargs = getattr(cfg, "kwargs", None)
-            if not isinstance(kwargs, dict):
+            config = _config(cfg)
+            if config is None:
                 continue
-            config = {k: v for k, v in kwargs.items() if isinstance(v, (bool, int, float, str))}
-            for opt in ("num_warps", "num_stages"):
-                v = getattr(cfg, opt, None)
-                if isinstance(v, int):
-                    config[opt] = v
             out.append({"kernel": name, "key": [str(k) for k in (key if isinstance(key, tuple) else (key,))], "config": config})
     return out

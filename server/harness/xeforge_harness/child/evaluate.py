@@ -278,7 +278,9 @@ class Judge:
                 raise Stop(P.INCORRECT, result["timing"].pop("incorrect"))
             if result["compile"].get("metadata_available"):
                 # The autotuner searched the timed variant's key during warm-up: record what it picked.
-                result["compile"]["autotune_picks"] = self._compile_report().get("autotune_picks", [])
+                report = self._compile_report()
+                result["compile"]["autotune_picks"] = report.get("autotune_picks", [])
+                result["compile"]["autotune_timings"] = report.get("autotune_timings", [])
             if self.kind == "cpu":
                 checked = result["timing"]
                 result["timing"] = timing.not_meaningful(
@@ -420,8 +422,9 @@ class Judge:
                 raise ValueError("no list")
         except Exception as e:  # noqa: BLE001  (metadata is a report, never a reason to fail a candidate)
             return {"ok": True, "configs": [], "metadata_available": False, "note": f"could not read Triton's kernel cache: {e}"}
-        picks = reply.get("autotune_picks")
-        return {"ok": True, "configs": configs, "metadata_available": True, "autotune_picks": picks if isinstance(picks, list) else []}
+        picks, table = reply.get("autotune_picks"), reply.get("autotune_timings")
+        return {"ok": True, "configs": configs, "metadata_available": True, "autotune_picks": picks if isinstance(picks, list) else [],
+                "autotune_timings": table if isinstance(table, list) else []}
 
     def _guard(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> None:
         new_ops = guard.new_compute_ops(cand_ops, problem.original_ops)

@@ -298,7 +298,8 @@ class Worker:
         if self.kind == "cpu":
             return {"configs": None}, []
         module = self.modules.get("candidate") or self.modules.get("original")
-        return {"configs": compile_meta.collect(module), "autotune_picks": compile_meta.picks(module)}, []
+        return {"configs": compile_meta.collect(module), "autotune_picks": compile_meta.picks(module),
+                "autotune_timings": compile_meta.timings(module)}, []
 
     # --- timed calls ---------------------------------------------------------------------------
 
