@@ -329,3 +329,29 @@ async fn a_screen_without_an_order_leaves_the_sweep_as_it_was() {
     assert_eq!(requests[1]["command"], "sweep");
     assert_eq!(requests[1]["args"]["min_candidates"], 3);
 }
+
+/// The autotuner's first pick is wrong on the check family (a tile larger than the check's dims):
+/// the sweep goes on to the next in the screen's order, past its budget, until one is correct.
+#[tokio::test]
+async fn after_a_screen_the_sweep_goes_on_until_one_config_is_correct() {
+    let (dir, mut req) = setup();
+    req.max_configs = 8;
+    req.budget_s = 15;
+    let timings = serde_json::json!([
+        {"kernel": "scale_kernel", "config": cfg(2048, 16), "ms": 0.10},
+        {"kernel": "scale_kernel", "config": cfg(1024, 8), "ms": 0.11},
+    ]);
+    let stub = Stub::start(vec![
+        screened("accepted", timings, serde_json::json!([])),
+        sweep(&[("incorrect", 1.0)], Some("budget: 1 of 7 candidates judged")),
+        sweep(&[("accepted", 1.5)], Some("budget: 1 of 6 candidates judged")),
+        verdict("accepted", 1.49),
+    ])
+    .await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    let details: Vec<_> = out.rounds.iter().map(|r| r.detail.clone()).collect();
+    assert!(details[1].starts_with("BLOCK_SIZE=2048 w16 s3") && details[2].starts_with("BLOCK_SIZE=1024 w8 s3"), "{details:?}");
+    let new = out.new_text.unwrap();
+    assert!(new.contains("triton.Config({'BLOCK_SIZE': 1024}, num_warps=8, num_stages=3)"), "{new}");
+}

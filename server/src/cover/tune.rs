@@ -390,8 +390,11 @@ impl StageRunner {
             refused.retain(|r| unjudged.is_none_or(|(_, u)| r.round < u));
             rounds.append(&mut refused);
             rounds[first_len..].sort_by_key(|r| r.round);
+            // After a screen the sweep goes on past its budget until one config is judged correct (the
+            // autotuner's first picks can be wrong on the check family: tiles larger than its dims).
+            let enough = !screened || !measured.is_empty() || tried >= knobs.budget.min_configs;
             match (unjudged, why) {
-                (Some((_, r)), Some(w)) if w.starts_with("budget") => {
+                (Some((_, r)), Some(w)) if w.starts_with("budget") && enough => {
                     stopped = Some(format!("{w}; {tried} of {} configs measured in all", sweep.len()));
                     round = r - 1; // the final round follows the last one judged
                     break;
