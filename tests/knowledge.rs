@@ -1,4 +1,4 @@
-//! The knowledge base against its contract (rules.md), overlays, target resolution, stage
+//! The knowledge base against its contract (docs/rules.md), overlays, target resolution, stage
 //! ordering, and the `rules` / `explain` / `devices` / `stages` subcommands.
 
 use std::collections::BTreeMap;
@@ -6,10 +6,10 @@ use std::path::Path;
 use std::process::Command;
 use xeforge::knowledge::{Knowledge, Severity, Target, TargetKind};
 
-/// The rule table of the contract (`tests/fixtures/rules.md`, in the repository): code -> (name,
+/// The rule table of the contract (`docs/rules.md`): code -> (name,
 /// severity letter). A missing file fails the test.
 fn contract_rules() -> BTreeMap<String, (String, char)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut rules = BTreeMap::new();
     for line in text.lines() {
@@ -20,7 +20,7 @@ fn contract_rules() -> BTreeMap<String, (String, char)> {
         }
         let severity = cells[4].chars().next().unwrap_or('?');
         let previous = rules.insert(cells[1].to_string(), (cells[2].to_string(), severity));
-        assert!(previous.is_none(), "rules.md lists {} twice", cells[1]);
+        assert!(previous.is_none(), "docs/rules.md lists {} twice", cells[1]);
     }
     assert!(rules.len() >= 20, "parsed only {} rules from {}", rules.len(), path.display());
     rules
@@ -48,7 +48,7 @@ fn every_contract_rule_is_in_the_knowledge_base_exactly_once() {
         assert_eq!(&matching[0].name, name, "{code} has the wrong name");
     }
     let extra: Vec<_> = kb.rules.iter().filter(|r| !contract.contains_key(&r.code)).map(|r| &r.code).collect();
-    assert!(extra.is_empty(), "rules not in rules.md: {extra:?}");
+    assert!(extra.is_empty(), "rules not in docs/rules.md: {extra:?}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Model builder tests: one fixture per real-code edge case of corpus.md §4 (`e01`–`e17`) and one
-//! per supported form. Each test states the model facts that matter for the rules; the larger
+//! Model builder tests: one fixture per edge case found in real Triton code (`e01`–`e17`: forms
+//! seen in open-source kernel libraries) and one per supported form. Each test states the model facts that matter for the rules; the larger
 //! models are also pinned by a compact snapshot (`tests/fixtures/model/snapshots`).
 
 use serde_json::{Value as Json, json};

@@ -230,10 +230,10 @@ fn every_rule_is_in_the_knowledge_base_with_the_same_name() {
     assert_eq!(kb.rules.len(), xeforge::lint::RULES.len(), "knowledge base and registry list different rules");
 }
 
-/// The registry matches the contract table (`tests/fixtures/rules.md`, in the repository).
+/// The registry matches the contract table (`docs/rules.md`).
 #[test]
 fn registry_matches_rules_md() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules.md");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules.md");
     let md = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut table = Vec::new();
     for line in md.lines() {

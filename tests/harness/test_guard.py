@@ -6,7 +6,7 @@ from xeforge_harness.child.guard import NON_COMPUTE, OpRecorder, is_compute, new
 
 
 def _reflected_conv2d(x, weight, bias):
-    # the evasion pattern from rules.md (XF901), verbatim apart from the wrapper
+    # the evasion pattern from docs/rules.md (XF901), verbatim apart from the wrapper
     _nn = __import__('torch').nn
     _fn = getattr(_nn, ''.join(['fu', 'nctional']))
     conv2d = getattr(_fn, ''.join(['con', 'v2d']))

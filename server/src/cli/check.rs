@@ -1,6 +1,6 @@
 //! `xeforge check PATH...`: discover files, resolve each one's config, analyse in parallel, print.
 //!
-//! Exit status (rules.md): 0 no error-severity diagnostic, 1 some, 2 usage or I/O error (I/O wins).
+//! Exit status (docs/rules.md): 0 no error-severity diagnostic, 1 some, 2 usage or I/O error (I/O wins).
 
 use crate::analysis;
 use crate::config::{ConfigFile, ConfigResolver, Settings};

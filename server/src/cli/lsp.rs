@@ -27,6 +27,8 @@ pub fn run(args: LspArgs) -> u8 {
         eprintln!("error: {e}");
         return 2;
     }
+    // Before any thread of the runtime allocates (see lsp::heap).
+    crate::lsp::heap::limit_arenas(2);
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

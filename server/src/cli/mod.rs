@@ -50,7 +50,7 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            // clap uses 0 for --help/--version and 2 for usage errors, as rules.md wants.
+            // clap uses 0 for --help/--version and 2 for usage errors, as docs/rules.md wants.
             return ExitCode::from(e.exit_code() as u8);
         }
     };

@@ -84,7 +84,7 @@ impl DeviceKind {
     }
 }
 
-/// Arguments of `evaluate` (the command-line flags of harness.md, as JSON).
+/// Arguments of `evaluate` (the command-line flags of server/harness/README.md, as JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluateArgs {
     pub kernel: PathBuf,

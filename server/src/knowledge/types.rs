@@ -185,9 +185,10 @@ pub struct RuleInfo {
     pub name: String,
     /// One-line summary for `xeforge rules`.
     pub summary: String,
-    /// Default severity; rules lower or raise it per target in code, as rules.md describes.
+    /// Default severity; rules lower or raise it per target in code, as docs/rules.md describes.
     pub severity: Severity,
-    /// Research id from intel-kb.md (XPU-E001 ...).
+    /// Identifier of the underlying fact in the project's research (`XPU-E001`, ...), kept for
+    /// traceability only; the public sources for the fact are listed in `sources`.
     pub research_id: String,
     /// The optimisation stage that addresses it, if any ("autotune", "device-tuning", ...).
     pub fix_stage: Option<String>,

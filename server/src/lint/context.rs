@@ -55,7 +55,7 @@ pub struct Known<'a, T> {
 }
 
 impl<T> Known<'_, T> {
-    /// Errors resting on an unverified fact are reported as warnings (rules.md).
+    /// Errors resting on an unverified fact are reported as warnings (docs/rules.md).
     pub fn severity(&self, wanted: Severity) -> Severity {
         if !self.verified && wanted == Severity::Error { Severity::Warning } else { wanted }
     }
@@ -229,7 +229,7 @@ impl<'a> Ctx<'a> {
         self.model.kernels.get(kernel).map_or("", |k| k.name.as_str())
     }
 
-    /// A kernel parameter with this name: the launch keyword binds to it (corpus.md §4.14).
+    /// A kernel parameter with this name: the launch keyword binds to it: Triton binds a launch keyword to the kernel parameter of that name before treating it as a compile option (triton/runtime/jit.py, `JITFunction.run`).
     pub fn is_param(&self, kernel: usize, name: &str) -> bool {
         self.model.kernels.get(kernel).is_some_and(|k| k.param(name).is_some())
     }
@@ -256,7 +256,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Sub-group size in effect for a binding set, and why (XF102's definition in rules.md):
+    /// Sub-group size in effect for a binding set, and why (XF102's definition in docs/rules.md):
     /// an explicit `warp_size`/`threads_per_warp`, else 16 for a `tl.dot` kernel on a DPAS device, else 32.
     pub fn sub_group(&self, kernel: usize, set: &BindingSet) -> Option<(i64, String)> {
         for name in ["warp_size", "threads_per_warp"] {

@@ -1,7 +1,7 @@
 //! XF104–XF107, XF109: backend options given to a kernel (launch keywords, `triton.Config` keywords
 //! and kwargs-dict entries) that the toolchain rejects, ignores or that collide with autotuning.
 //!
-//! A keyword that names a kernel parameter binds to that parameter (corpus.md §4.14), so the
+//! A keyword that names a kernel parameter binds to that parameter (Triton binds launch keywords to parameters first: triton/runtime/jit.py), so the
 //! name checks (XF105, XF107) leave it alone.
 
 use super::context::{Ctx, OptionSite, grf_text, join, known};

@@ -2,7 +2,9 @@
 //!
 //! The backend checks, in order: `num_warps` is a power of two (`XPUOptions.__post_init__`), the
 //! work-group `num_warps × sub-group size` fits the device (`OutOfResources(..., "threads")`), and
-//! 256/large GRF is not combined with more than 32 warps (`make_spv`). See intel-kb.md XPU-E001..E003.
+//! 256/large GRF is not combined with more than 32 warps (`make_spv`). Source:
+//! `third_party/intel/backend/compiler.py` and `python/triton/compiler/compiler.py` at tag v3.7.2 of
+//! <https://github.com/intel/intel-xpu-backend-for-triton>.
 
 use super::context::{Ctx, Origin, OptionSite, is_power_of_two, known};
 use super::edits::{fix, is_int_literal};

@@ -12,6 +12,7 @@ pub mod documents;
 pub mod encoding;
 pub mod engine;
 pub mod handlers;
+pub mod heap;
 mod ingress;
 pub mod run_stage;
 pub mod server;

@@ -1,4 +1,4 @@
-//! The hook through which the CoVeR stages (helper H's `cover` module) appear in the editor: as code
+//! The hook through which the CoVeR stages (the `cover` module) appear in the editor: as code
 //! actions on a kernel, as commands in its code lens, and as the long-running `xeforge.runStage`
 //! command whose result comes back as a versioned `workspace/applyEdit`.
 //!

@@ -1,4 +1,4 @@
-//! Every workaround for tower-lsp 0.20 lives here (see lsp-anchors.md §1), so that moving to
+//! Every workaround for tower-lsp 0.20 lives here (its issue tracker: github.com/ebkalderon/tower-lsp), so that moving to
 //! tower-lsp-server later touches one file.
 //!
 //! 1. **Ordering.** `Server` polls up to four handler futures at once, so an `.await` in `did_change`

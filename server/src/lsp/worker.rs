@@ -35,6 +35,7 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
             if !session.caps().pull_diagnostics && !reopened {
                 publish(&session, &entry, Vec::new(), None);
             }
+            super::heap::trim_soon();
             break;
         }
         let debounce = session.editor().debounce_ms;
@@ -111,21 +112,7 @@ async fn slim_when_idle(session: &Session, entry: &Arc<DocEntry>) {
     c.slim();
     doc.drop_tree();
     drop(doc);
-    tokio::task::spawn_blocking(trim_heap);
-}
-
-/// Return freed heap pages to the system (glibc keeps them otherwise).
-fn trim_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        unsafe extern "C" {
-            fn malloc_trim(pad: usize) -> std::ffi::c_int;
-        }
-        // SAFETY: malloc_trim only releases free memory of glibc's own heap.
-        unsafe {
-            malloc_trim(0);
-        }
-    }
+    tokio::task::spawn_blocking(super::heap::trim);
 }
 
 /// How long a document must stay unchanged before a broken incremental tree is checked.

@@ -1,4 +1,4 @@
-//! `--format json`: exactly the array of rules.md (1-based rows/columns, columns in chars, end exclusive).
+//! `--format json`: exactly the array of docs/rules.md (1-based rows/columns, columns in chars, end exclusive).
 
 use super::FileResult;
 use crate::lint::Applicability;

@@ -1,4 +1,4 @@
-//! Rendering diagnostics for `xeforge check`: human text with code frames, the JSON of rules.md,
+//! Rendering diagnostics for `xeforge check`: human text with code frames, the JSON of docs/rules.md,
 //! SARIF 2.1.0 for code scanning, and GitHub Actions workflow commands.
 
 pub mod github;

@@ -42,7 +42,7 @@ impl<'a> Site<'a> {
     }
 }
 
-/// Sub-group size in effect and why (rules.md XF102): the explicit option, else 16 for a `tl.dot`
+/// Sub-group size in effect and why (docs/rules.md, XF102): the explicit option, else 16 for a `tl.dot`
 /// kernel on a DPAS device, else 32. `None` when the option is given but not statically known.
 pub fn sub_group(t: &Target<'_>, kernel: &Kernel, site: Site<'_>) -> Option<(i64, &'static str)> {
     for name in ["warp_size", "threads_per_warp"] {
