@@ -56,9 +56,15 @@ fn every_kernel_of_the_suite_has_its_grid_read_and_a_shape_only_key() {
     assert_eq!(on_disk, listed, "every kernel of the suite is listed here");
     for (name, reading, by_code, key) in EXPECTED {
         let (text, p) = plan(name);
-        assert_eq!(p.readings.first().map(|r| r.as_slice()).unwrap_or(&[]), reading.iter().map(|s| s.to_string()).collect::<Vec<_>>().as_slice(), "{name}: {:?}", p.grid);
+        assert_eq!(
+            p.readings.first().map(|r| r.as_slice()).unwrap_or(&[]),
+            reading.iter().map(|s| s.to_string()).collect::<Vec<_>>().as_slice(),
+            "{name}: {:?}",
+            p.grid
+        );
         assert_eq!(p.readings.len(), 1, "{name}: the kernel settles every factor");
-        let settled = p.grid.factors.iter().filter(|f| matches!(f.basis, autotune::grid::Basis::Dim(_) | autotune::grid::Basis::Axis(_))).count();
+        let settled =
+            p.grid.factors.iter().filter(|f| matches!(f.basis, autotune::grid::Basis::Dim(_) | autotune::grid::Basis::Axis(_))).count();
         assert_eq!(settled, *by_code, "{name}: {:?}", p.grid.factors);
         assert_eq!(p.key, key.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{name}");
         // GEMM-shaped kernels get the GEMM space whatever their tiles are called (BM, BLOCK_SIZE_M, ...).
@@ -66,12 +72,15 @@ fn every_kernel_of_the_suite_has_its_grid_read_and_a_shape_only_key() {
             assert_eq!(p.input.kind, autotune::space::KernelKind::Gemm, "{name}");
         }
         // The rewrite leaves no tuned literal in any grid, and it still parses.
-        let out = p.render(&text, &[p.input.start.clone()]).unwrap();
+        let out = p.render(&text, std::slice::from_ref(&p.input.start)).unwrap();
         let o = Outline::build(&out);
         assert!(o.syntax_errors.is_empty(), "{name}:\n{out}");
         for f in &p.grid.factors {
             let src = &p.grid.sources[f.source];
-            assert!(out.contains(&format!("['{}']", reading[p.grid.factors.iter().position(|g| g == f).unwrap()])), "{name}: {src:?}\n{out}");
+            assert!(
+                out.contains(&format!("['{}']", reading[p.grid.factors.iter().position(|g| g == f).unwrap()])),
+                "{name}: {src:?}\n{out}"
+            );
         }
     }
 }
@@ -79,13 +88,13 @@ fn every_kernel_of_the_suite_has_its_grid_read_and_a_shape_only_key() {
 #[test]
 fn grids_in_helpers_and_local_functions_read_meta() {
     let (text, p) = plan("gemm_nt_helper");
-    let out = p.render(&text, &[p.input.start.clone()]).unwrap();
+    let out = p.render(&text, std::slice::from_ref(&p.input.start)).unwrap();
     assert!(out.contains("linear_kernel[lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']))]"), "{out}");
     let (text, p) = plan("transpose");
-    let out = p.render(&text, &[p.input.start.clone()]).unwrap();
+    let out = p.render(&text, std::slice::from_ref(&p.input.start)).unwrap();
     assert!(out.contains("return (triton.cdiv(M, meta['BLOCK_M']), triton.cdiv(N, meta['BLOCK_N']))"), "{out}");
     let (text, p) = plan("bias_gelu_chain");
-    let out = p.render(&text, &[p.input.start.clone()]).unwrap();
+    let out = p.render(&text, std::slice::from_ref(&p.input.start)).unwrap();
     assert_eq!(out.matches("bias_gelu_kernel[lambda META: ((n + (META['BLOCK'] - 1)) // META['BLOCK'],)]").count(), 2, "{out}");
 }
 

@@ -100,7 +100,7 @@ async fn a_wrong_grid_reading_fails_on_the_derived_variants() {
     for kernel in ["gemm_grouped_fp16", "gemm_bf16_2d", "transpose", "gemm_nt_helper"] {
         let o = check(&h, dir.path(), kernel, true).await;
         assert!(o.right.iter().all(|v| v.is_correct()), "{kernel}: the right reading: {:?}", o.right);
-        assert!(o.wrong.iter().any(|v| *v == Verdict::Incorrect), "{kernel}: a wrong reading passed: {:?}", o.wrong);
+        assert!(o.wrong.contains(&Verdict::Incorrect), "{kernel}: a wrong reading passed: {:?}", o.wrong);
     }
     // With the spec's square dims alone, swapping the factors of `cdiv(M, BM) * cdiv(N, BN)` launches the
     // same number of programs: nothing fails, so the stage must not rely on those dims.

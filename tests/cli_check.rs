@@ -54,7 +54,8 @@ fn write(root: &Path, rel: &str, text: &str) {
     fs::write(p, text).unwrap();
 }
 
-const BAD_WARPS: &str = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x):\n    pass\n\ndef go(x):\n    k[(1,)](x, num_warps=6)\n";
+const BAD_WARPS: &str =
+    "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x):\n    pass\n\ndef go(x):\n    k[(1,)](x, num_warps=6)\n";
 
 // ---------------------------------------------------------------- output formats
 
@@ -72,10 +73,8 @@ fn json_output_follows_rules_md() {
     let diags = json(&o);
     for d in &diags {
         let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
-        let mut expected = vec![
-            "code", "device", "end_location", "filename", "fix", "kernel", "location", "message", "name", "severity",
-            "toolchain",
-        ];
+        let mut expected =
+            vec!["code", "device", "end_location", "filename", "fix", "kernel", "location", "message", "name", "severity", "toolchain"];
         expected.sort();
         assert_eq!(keys, expected);
         if let Some(fix) = d["fix"].as_object() {
@@ -105,8 +104,7 @@ fn sarif_output_is_valid_sarif_2_1_0() {
     assert_eq!(code(&o), 1);
     let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
 
-    let schema: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(fixtures().join("sarif-schema-2.1.0.json")).unwrap()).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&fs::read_to_string(fixtures().join("sarif-schema-2.1.0.json")).unwrap()).unwrap();
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
     let loc = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
@@ -145,10 +143,7 @@ fn github_output_is_workflow_commands() {
     let o = check(&fixtures(), &["multi.py", "--format", "github"]);
     assert_eq!(code(&o), 1);
     for line in stdout(&o).lines() {
-        assert!(
-            line.starts_with("::error file=") || line.starts_with("::warning file=") || line.starts_with("::notice file="),
-            "{line}"
-        );
+        assert!(line.starts_with("::error file=") || line.starts_with("::warning file=") || line.starts_with("::notice file="), "{line}");
     }
     insta::assert_snapshot!("github", stdout(&o));
 }

@@ -34,7 +34,11 @@ fn result(v: &str, speedup: f64) -> serde_json::Value {
 /// A `sweep` answer: one result per (verdict, speedup), then why it stopped short, if it did.
 fn sweep(results: &[(&str, f64)], stopped: Option<&str>) -> Reply {
     let results: Vec<_> = results.iter().map(|(v, s)| result(v, *s)).collect();
-    Reply::Raw(200, serde_json::json!({"id": 0, "kind": "sweep", "device": {"kind": "cuda"}, "results": results, "stopped": stopped, "setup_s": 3.0}).to_string())
+    Reply::Raw(
+        200,
+        serde_json::json!({"id": 0, "kind": "sweep", "device": {"kind": "cuda"}, "results": results, "stopped": stopped, "setup_s": 3.0})
+            .to_string(),
+    )
 }
 
 /// What an older harness answers to a command it does not know.
@@ -122,7 +126,14 @@ async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
 #[tokio::test]
 async fn a_harness_without_sweep_gets_one_evaluate_per_config_with_sequential_stopping() {
     let (dir, req) = setup();
-    let stub = Stub::start(vec![unknown_command(), verdict("slower", 0.7), verdict("accepted", 1.59), verdict("accepted", 1.6), verdict("accepted", 1.55)]).await;
+    let stub = Stub::start(vec![
+        unknown_command(),
+        verdict("slower", 0.7),
+        verdict("accepted", 1.59),
+        verdict("accepted", 1.6),
+        verdict("accepted", 1.55),
+    ])
+    .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
     let requests = stub.requests.lock().unwrap().clone();
@@ -141,7 +152,12 @@ async fn a_sweep_whose_judge_died_goes_on_from_the_config_after_the_one_blamed()
     let (dir, req) = setup();
     // The second config killed the judge: it is blamed (crashed), the third is judged in a new sweep.
     let died = Some("the judge died while candidate 2 of 3 ran: was killed by SIGKILL");
-    let stub = Stub::start(vec![sweep(&[("accepted", 1.3), ("crashed", 1.0)], died), sweep(&[("accepted", 1.25)], None), verdict("accepted", 1.2)]).await;
+    let stub = Stub::start(vec![
+        sweep(&[("accepted", 1.3), ("crashed", 1.0)], died),
+        sweep(&[("accepted", 1.25)], None),
+        verdict("accepted", 1.2),
+    ])
+    .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     let requests = stub.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 3, "{requests:?}");
@@ -157,7 +173,11 @@ async fn a_sweep_whose_judge_died_goes_on_from_the_config_after_the_one_blamed()
 #[tokio::test]
 async fn a_sweep_stopped_by_its_budget_ends_the_sweep() {
     let (dir, req) = setup();
-    let stub = Stub::start(vec![sweep(&[("accepted", 1.3)], Some("budget: 1 of 3 candidates judged in 40 s (budget 41 s)")), verdict("accepted", 1.29)]).await;
+    let stub = Stub::start(vec![
+        sweep(&[("accepted", 1.3)], Some("budget: 1 of 3 candidates judged in 40 s (budget 41 s)")),
+        verdict("accepted", 1.29),
+    ])
+    .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(stub.requests.lock().unwrap().len(), 2, "no second sweep after the budget stop");
     assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
@@ -245,7 +265,8 @@ async fn an_original_that_fails_on_the_device_is_reported_with_the_checkers_erro
 fn screened(verdict_: &str, timings: serde_json::Value, picks: serde_json::Value) -> Reply {
     let Reply::Raw(_, body) = verdict(verdict_, 1.4) else { unreachable!() };
     let mut r: serde_json::Value = serde_json::from_str(&body).unwrap();
-    r["compile"] = serde_json::json!({"ok": true, "configs": [], "metadata_available": true, "autotune_picks": picks, "autotune_timings": timings});
+    r["compile"] =
+        serde_json::json!({"ok": true, "configs": [], "metadata_available": true, "autotune_picks": picks, "autotune_timings": timings});
     Reply::Raw(200, r.to_string())
 }
 
@@ -305,7 +326,12 @@ async fn without_timings_the_screen_puts_the_pick_for_the_largest_key_first() {
         {"kernel": "scale_kernel", "key": ["1000", "torch.float32"], "config": cfg(2048, 16)},
         {"kernel": "scale_kernel", "key": ["16777216", "torch.float32"], "config": cfg(1024, 8)},
     ]);
-    let stub = Stub::start(vec![screened("accepted", serde_json::json!([]), picks), sweep(&[("accepted", 1.3)], Some("budget")), verdict("accepted", 1.3)]).await;
+    let stub = Stub::start(vec![
+        screened("accepted", serde_json::json!([]), picks),
+        sweep(&[("accepted", 1.3)], Some("budget")),
+        verdict("accepted", 1.3),
+    ])
+    .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
     assert!(out.rounds[1].detail.starts_with("BLOCK_SIZE=1024 w8 s3"), "{}", out.rounds[1].detail);

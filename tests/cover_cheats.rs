@@ -53,16 +53,31 @@ async fn no_cheat_proposed_by_a_model_reaches_the_users_file() {
     let file = dir.path().join("kernel.py");
     let rounds = cheats.len().to_string();
     let args: Vec<String> = [
-        "stage", "fusion", file.to_str().unwrap(), "--apply", "--device", "cpu", "--format", "json", "--timeout", "20",
-        "--rounds", &rounds, "--llm-url", &stub.url, "--llm-model", "stub", "--python", py.to_str().unwrap(),
+        "stage",
+        "fusion",
+        file.to_str().unwrap(),
+        "--apply",
+        "--device",
+        "cpu",
+        "--format",
+        "json",
+        "--timeout",
+        "20",
+        "--rounds",
+        &rounds,
+        "--llm-url",
+        &stub.url,
+        "--llm-model",
+        "stub",
+        "--python",
+        py.to_str().unwrap(),
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
     let cwd = dir.path().to_path_buf();
-    let out = tokio::task::spawn_blocking(move || Command::new(bin).args(&args).current_dir(cwd).output().expect("run xeforge"))
-        .await
-        .unwrap();
+    let out =
+        tokio::task::spawn_blocking(move || Command::new(bin).args(&args).current_dir(cwd).output().expect("run xeforge")).await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
 
@@ -74,14 +89,8 @@ async fn no_cheat_proposed_by_a_model_reaches_the_users_file() {
     for (r, (name, _)) in rounds.iter().zip(&cheats) {
         let by_guard = !r["rejected"].is_null();
         let verdict = r["verdict"].as_str().unwrap_or("");
-        assert!(
-            by_guard || !verdict.is_empty(),
-            "{name}: the round names no layer that stopped it: {r}"
-        );
-        assert!(
-            !["correct", "accepted", "slower"].contains(&verdict),
-            "{name}: the harness passed a cheat ({verdict}): {r}"
-        );
+        assert!(by_guard || !verdict.is_empty(), "{name}: the round names no layer that stopped it: {r}");
+        assert!(!["correct", "accepted", "slower"].contains(&verdict), "{name}: the harness passed a cheat ({verdict}): {r}");
         if !by_guard {
             assert!(r["message"].as_str().is_some_and(|m| !m.is_empty()), "{name}: a harness verdict without its reason: {r}");
         }

@@ -56,9 +56,14 @@ fn runner(s: &Setup, llm_url: &str, tweak: impl FnOnce(&mut LlmSettings)) -> Sta
         ..Default::default()
     };
     let harness = Harness::new(&hs, s.dir.path()).unwrap();
-    let mut ls = LlmSettings { url: format!("{llm_url}/v1"), model: "stub-model".into(), backoff: Duration::from_millis(10), ..Default::default() };
+    let mut ls =
+        LlmSettings { url: format!("{llm_url}/v1"), model: "stub-model".into(), backoff: Duration::from_millis(10), ..Default::default() };
     tweak(&mut ls);
-    StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(harness), llm: Some(Arc::new(LlmClient::new(ls).unwrap())) }
+    StageRunner {
+        kb: Arc::new(Knowledge::embedded().clone()),
+        harness: Arc::new(harness),
+        llm: Some(Arc::new(LlmClient::new(ls).unwrap())),
+    }
 }
 
 fn request(s: &Setup, stage: &str, rounds: u32) -> StageRequest {
@@ -121,7 +126,8 @@ async fn wrong_then_fixed_feeds_the_harness_error_back() {
 #[tokio::test]
 async fn reflection_and_constructor_edits_are_rejected_before_the_harness() {
     let s = setup();
-    let reflect = candidate("accepted speedup=9").replace("        out = torch.empty_like(x)\n", "        _nn = __import__('torch').nn\n        out = torch.empty_like(x)\n");
+    let reflect = candidate("accepted speedup=9")
+        .replace("        out = torch.empty_like(x)\n", "        _nn = __import__('torch').nn\n        out = torch.empty_like(x)\n");
     let ctor = candidate("accepted speedup=9").replace("def __init__(self):", "def __init__(self, scale=2.0):");
     let stub = Stub::start(vec![Reply::Chat(fenced(&reflect)), Reply::Chat(fenced(&ctor))]).await;
     let r = runner(&s, &stub.url, |_| {});
@@ -149,7 +155,8 @@ async fn a_slower_candidate_is_kept_out() {
 #[tokio::test]
 async fn a_reply_without_code_is_a_refinement_round() {
     let s = setup();
-    let stub = Stub::start(vec![Reply::Chat("I would use a larger block.".into()), Reply::Chat(fenced(&candidate("accepted speedup=1.3")))]).await;
+    let stub =
+        Stub::start(vec![Reply::Chat("I would use a larger block.".into()), Reply::Chat(fenced(&candidate("accepted speedup=1.3")))]).await;
     let r = runner(&s, &stub.url, |_| {});
     let out = run(&s, &r, request(&s, "memory-access", 3)).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::Accepted);

@@ -20,7 +20,9 @@ macro_rules! need_python {
         match pyenv::harness() {
             Some(p) => p,
             None => {
-                eprintln!("skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python); run tests/harness/install_deps.sh");
+                eprintln!(
+                    "skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python); run tests/harness/install_deps.sh"
+                );
                 return;
             }
         }
@@ -88,7 +90,12 @@ async fn the_real_harness_sweeps_candidates_in_order() {
     let mut base = xeforge::harness::EvaluateArgs::new(root.join("problems/vector_add.py"), legit.clone());
     base.device = DeviceKind::Cpu;
     base.family = Some("ci".into());
-    let args = xeforge::harness::SweepArgs { base, candidates: vec![legit.clone(), root.join("adversarial/add_zero_inputs.py"), legit], budget_s: None, min_candidates: 1 };
+    let args = xeforge::harness::SweepArgs {
+        base,
+        candidates: vec![legit.clone(), root.join("adversarial/add_zero_inputs.py"), legit],
+        budget_s: None,
+        min_candidates: 1,
+    };
     let sweep = h.sweep(&args).await.unwrap().unwrap();
     h.shutdown().await;
     let verdicts: Vec<&str> = sweep.results.iter().map(|e| e.verdict.as_str()).collect();

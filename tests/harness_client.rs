@@ -103,7 +103,11 @@ async fn a_missing_interpreter_is_a_spawn_error() {
 async fn the_http_harness_speaks_the_same_json() {
     let body = r#"{"id": 1, "verdict": "slower", "device": {"kind": "xpu", "name": "Intel Arc Pro B70"},
       "timing": {"meaningful": true, "speedup": 0.91, "speedup_ci95": [0.88, 0.95], "runs": 100}, "log": ""}"#;
-    let stub = Stub::start(vec![Reply::Raw(200, body.into()), Reply::Raw(400, r#"{"verdict": "error", "error": "bad spec", "message": "bad spec"}"#.into())]).await;
+    let stub = Stub::start(vec![
+        Reply::Raw(200, body.into()),
+        Reply::Raw(400, r#"{"verdict": "error", "error": "bad spec", "message": "bad spec"}"#.into()),
+    ])
+    .await;
     let h = Harness::new(&HarnessSettings { url: Some(stub.url.clone()), ..Default::default() }, &fixtures()).unwrap();
     let args = EvaluateArgs::new("/k.py".into(), "/c.py".into());
     let e = h.evaluate(&args).await.unwrap();

@@ -117,10 +117,8 @@ fn unverified_values_always_name_a_source() {
 
 #[test]
 fn overlay_overrides_only_the_keys_it_writes() {
-    let dir = overlay(&[(
-        "devices/arc-pro-b70.toml",
-        "slm_bytes = { value = 65536, verified = true, source = \"measured on our B70\" }\n",
-    )]);
+    let dir =
+        overlay(&[("devices/arc-pro-b70.toml", "slm_bytes = { value = 65536, verified = true, source = \"measured on our B70\" }\n")]);
     let kb = Knowledge::embedded().with_overlay(dir.path()).expect("valid overlay");
     let b70 = kb.device("arc-pro-b70").expect("still there");
     assert_eq!(b70.slm_bytes.get(), Some(&65536));
@@ -158,10 +156,7 @@ fn overlay_rule_docs_show_in_explain() {
 
 #[test]
 fn malformed_overlay_names_file_line_and_field() {
-    let dir = overlay(&[(
-        "toolchains/xpu-3.7.toml",
-        "# local build\nreleased = \"ours\"\ndot_min_m = \"eight\"\n",
-    )]);
+    let dir = overlay(&[("toolchains/xpu-3.7.toml", "# local build\nreleased = \"ours\"\ndot_min_m = \"eight\"\n")]);
     let err = Knowledge::embedded().with_overlay(dir.path()).expect_err("a string is not a number");
     assert!(err.file.ends_with("toolchains/xpu-3.7.toml"), "{err}");
     assert_eq!(err.line, 3, "{err}");
@@ -171,7 +166,10 @@ fn malformed_overlay_names_file_line_and_field() {
 
 #[test]
 fn new_entry_missing_a_required_field_names_it() {
-    let dir = overlay(&[("stages/vectorise.toml", "title = \"Vectorise\"\nsummary = \"s\"\ninstructions = \"i\"\nrules = []\nafter = []\ncorrectness_only = false\n")]);
+    let dir = overlay(&[(
+        "stages/vectorise.toml",
+        "title = \"Vectorise\"\nsummary = \"s\"\ninstructions = \"i\"\nrules = []\nafter = []\ncorrectness_only = false\n",
+    )]);
     let err = Knowledge::embedded().with_overlay(dir.path()).expect_err("scope is required");
     assert_eq!(err.field, "scope", "{err}");
     assert!(err.file.ends_with("stages/vectorise.toml"), "{err}");
@@ -296,7 +294,18 @@ fn full_stage_order_is_the_xe_forge_pipeline() {
     let order: Vec<&str> = kb.stage_order(&all).iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         order,
-        ["analysis", "algorithmic", "discovery", "dtype", "fusion", "memory-access", "block-pointers", "persistent", "device-tuning", "autotune"]
+        [
+            "analysis",
+            "algorithmic",
+            "discovery",
+            "dtype",
+            "fusion",
+            "memory-access",
+            "block-pointers",
+            "persistent",
+            "device-tuning",
+            "autotune"
+        ]
     );
 }
 

@@ -88,10 +88,7 @@ fn dollar_requests_with_an_id_get_method_not_found() {
 fn text_sync_before_initialize_is_dropped_and_nothing_is_sent() {
     let mut c = Client::spawn();
     c.open(URI, KERNEL, 1);
-    assert!(
-        c.take_within(Duration::from_millis(1500), |_| true).is_none(),
-        "the server sent something before it was initialized"
-    );
+    assert!(c.take_within(Duration::from_millis(1500), |_| true).is_none(), "the server sent something before it was initialized");
     c.initialize(capabilities(&["utf-16"]), json!({"debug": true}));
     let id = c.request_async("xeforge/debugDocument", json!({"textDocument": {"uri": URI}}));
     assert!(c.response(id).get("error").is_some(), "a document opened before initialize is not kept");
@@ -166,7 +163,8 @@ fn a_large_idle_document_lets_its_tree_go_and_the_next_edit_is_right() {
     }
     assert!(slim, "the idle large document kept its tree");
     let range = json!({"start": {"line": 9, "character": 0}, "end": {"line": 9, "character": 40}});
-    let actions = c.request("textDocument/codeAction", json!({"textDocument": {"uri": URI}, "range": range, "context": {"diagnostics": []}}));
+    let actions =
+        c.request("textDocument/codeAction", json!({"textDocument": {"uri": URI}, "range": range, "context": {"diagnostics": []}}));
     assert!(actions.as_array().is_some_and(|a| !a.is_empty()), "code actions from a slim result: {actions}");
     let edit = "import os\n";
     c.change(URI, 2, json!([{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": edit}]));

@@ -72,10 +72,14 @@ fn diagnostics_move_with_edits_and_clear(encodings: &[&str]) {
     // line above it: the diagnostic must follow, counted in the negotiated encoding.
     let x_col = column(launch, "(x, y", utf8) + 1;
     let inserted = "\"🚀𝔘é\", ";
-    c.change(URI, 2, json!([
-        {"range": range(LAUNCH_LINE, x_col, LAUNCH_LINE, x_col), "text": inserted},
-        {"range": range(0, 0, 0, 0), "text": "# héllo 🚀\n"},
-    ]));
+    c.change(
+        URI,
+        2,
+        json!([
+            {"range": range(LAUNCH_LINE, x_col, LAUNCH_LINE, x_col), "text": inserted},
+            {"range": range(0, 0, 0, 0), "text": "# héllo 🚀\n"},
+        ]),
+    );
     let v2 = c.diagnostics_for_version(URI, 2);
     let moved = with_code(&v2, "XF101");
     assert_eq!(moved.len(), 1);
@@ -162,7 +166,10 @@ fn preferred_quick_fix_round_trips_and_fix_all_and_ignore_are_offered() {
         json!({"textDocument": {"uri": URI}, "range": xf101["range"], "context": {"diagnostics": [xf101], "only": ["quickfix"]}}),
     );
     let actions = actions.as_array().unwrap();
-    let unsafe_fix = actions.iter().find(|a| a["title"].as_str().unwrap().contains("XF101") && !a["title"].as_str().unwrap().starts_with("Ignore")).unwrap();
+    let unsafe_fix = actions
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().contains("XF101") && !a["title"].as_str().unwrap().starts_with("Ignore"))
+        .unwrap();
     assert_eq!(unsafe_fix["isPreferred"], false);
     let ignore = actions.iter().find(|a| a["title"] == "Ignore XF101 for this line").unwrap();
     for e in ignore["edit"]["documentChanges"][0]["edits"].as_array().unwrap() {
@@ -182,11 +189,17 @@ fn hover_inlay_hints_and_code_lens_describe_the_target() {
     let _ = c.diagnostics_for_version(URI, 1);
     let launch = KERNEL.lines().nth(LAUNCH_LINE as usize).unwrap();
 
-    let h = c.request("textDocument/hover", json!({"textDocument": {"uri": URI}, "position": position(LAUNCH_LINE, column(launch, "num_warps", false) + 2)}));
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": position(LAUNCH_LINE, column(launch, "num_warps", false) + 2)}),
+    );
     let md = h["contents"]["value"].as_str().unwrap();
     assert!(md.contains("num_warps") && md.contains("work-group"), "{md}");
 
-    let h = c.request("textDocument/hover", json!({"textDocument": {"uri": URI}, "position": position(LAUNCH_LINE, column(launch, "num_warps=6", false) + 10)}));
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": position(LAUNCH_LINE, column(launch, "num_warps=6", false) + 10)}),
+    );
     let md = h["contents"]["value"].as_str().unwrap();
     assert!(md.contains("XF101"), "{md}");
 
@@ -250,7 +263,10 @@ fn pull_diagnostics_when_the_client_supports_them() {
     c.change(URI, 2, json!([{"text": fixed}]));
     let r = c.request("textDocument/diagnostic", json!({"textDocument": {"uri": URI}}));
     assert!(r["items"].as_array().unwrap().iter().all(|d| d["code"] != "XF101"));
-    assert!(c.take_within(std::time::Duration::from_millis(300), |m| m["method"] == "textDocument/publishDiagnostics").is_none(), "no push to a pull client");
+    assert!(
+        c.take_within(std::time::Duration::from_millis(300), |m| m["method"] == "textDocument/publishDiagnostics").is_none(),
+        "no push to a pull client"
+    );
     assert_eq!(c.shutdown_and_exit(), Some(0));
 }
 

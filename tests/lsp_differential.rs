@@ -31,8 +31,27 @@ def run(x, y, n):
 ";
 
 const SNIPPETS: &[&str] = &[
-    "x", "6", "🚀", "é", "𝔘", "中文", "\r\n", "\n", "\r", "    ", "(", ")", ",", "num_warps=6", "'large'",
-    "grf_mode='256', ", "tl.dot(a, b)", "# 🚀 comment\n", "", "\"\"\"", "\\",
+    "x",
+    "6",
+    "🚀",
+    "é",
+    "𝔘",
+    "中文",
+    "\r\n",
+    "\n",
+    "\r",
+    "    ",
+    "(",
+    ")",
+    ",",
+    "num_warps=6",
+    "'large'",
+    "grf_mode='256', ",
+    "tl.dot(a, b)",
+    "# 🚀 comment\n",
+    "",
+    "\"\"\"",
+    "\\",
 ];
 
 /// Line starts under the LSP's line breaks: LF, CRLF, lone CR.
@@ -120,7 +139,14 @@ fn server_diagnostics(v: &Value) -> Vec<(String, (usize, usize), (usize, usize),
     v.as_array()
         .unwrap()
         .iter()
-        .map(|d| (d["code"].as_str().unwrap().to_string(), p(&d["range"]["start"]), p(&d["range"]["end"]), d["message"].as_str().unwrap().to_string()))
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                p(&d["range"]["start"]),
+                p(&d["range"]["end"]),
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 

@@ -133,9 +133,15 @@ fn bad_ids_dollar_requests_and_racing_parses_of_a_large_document() {
     let dbg = c.request("xeforge/debugDocument", json!({"textDocument": {"uri": URI}}));
     assert_eq!(dbg["version"], 59);
     assert!(dbg["text"].as_str() == Some(text.as_str()), "the server's text diverged");
-    let fresh = xeforge::analysis::analyze(&text, xeforge::knowledge::Knowledge::embedded(), &xeforge::lint::LintOptions::default()).unwrap();
+    let fresh =
+        xeforge::analysis::analyze(&text, xeforge::knowledge::Knowledge::embedded(), &xeforge::lint::LintOptions::default()).unwrap();
     let mut want: Vec<String> = fresh.diagnostics.iter().map(|d| format!("{} {:?}", d.code, d.message)).collect();
-    let mut got: Vec<String> = dbg["diagnostics"].as_array().unwrap().iter().map(|d| format!("{} {:?}", d["code"].as_str().unwrap(), d["message"].as_str().unwrap())).collect();
+    let mut got: Vec<String> = dbg["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| format!("{} {:?}", d["code"].as_str().unwrap(), d["message"].as_str().unwrap()))
+        .collect();
     want.sort();
     got.sort();
     assert!(!want.is_empty());

@@ -176,10 +176,16 @@ fn kernels_get_an_autotune_lens_and_the_picker_lists_every_stage() {
         json!({"textDocument": {"uri": s.uri}, "range": {"start": {"line": BODY_LINE, "character": 4}, "end": {"line": BODY_LINE, "character": 4}},
                "context": {"diagnostics": [], "only": ["refactor"]}}),
     );
-    let action = actions.as_array().unwrap().iter().find(|a| a["kind"] == "refactor.rewrite.xeforge.stage").expect("a stage code action in the kernel");
+    let action = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "refactor.rewrite.xeforge.stage")
+        .expect("a stage code action in the kernel");
     assert_eq!(action["command"], lens["command"], "the code action runs what the lens runs");
 
-    let picker = s.client.request("xeforge/stages", json!({"textDocument": {"uri": s.uri}, "position": {"line": BODY_LINE, "character": 4}}));
+    let picker =
+        s.client.request("xeforge/stages", json!({"textDocument": {"uri": s.uri}, "position": {"line": BODY_LINE, "character": 4}}));
     let kernels = picker["kernels"].as_array().unwrap();
     assert_eq!(kernels.len(), 1);
     assert_eq!(kernels[0]["name"], "scale_kernel");
@@ -259,7 +265,9 @@ fn an_edit_to_the_kernel_during_the_run_keeps_the_result_back_and_offers_it_agai
     assert!(kept["command"]["title"].as_str().unwrap().starts_with("Apply verified autotune result"), "{kept}");
     assert_eq!(kept["range"]["start"]["line"], KERNEL_LINE);
 
-    let r = s.client.request("workspace/executeCommand", json!({"command": "xeforge.applyStageResult", "arguments": kept["command"]["arguments"]}));
+    let r = s
+        .client
+        .request("workspace/executeCommand", json!({"command": "xeforge.applyStageResult", "arguments": kept["command"]["arguments"]}));
     assert_eq!(r["applied"], true, "{r}");
     let v2 = s.text.replacen("    mask = offs < n_elements", "    # user edit\n    mask = offs < n_elements", 1);
     let edits = s.client.applied_edits();
@@ -268,7 +276,10 @@ fn an_edit_to_the_kernel_during_the_run_keeps_the_result_back_and_offers_it_agai
     assert_eq!(version, 2);
     assert_autotuned(&new);
     assert!(!new.contains("# user edit"), "apply anyway puts the verified kernel in place of the edited one");
-    assert!(lenses(&mut s.client, &s.uri).iter().all(|l| l["command"]["command"] != "xeforge.applyStageResult"), "the lens is gone once applied");
+    assert!(
+        lenses(&mut s.client, &s.uri).iter().all(|l| l["command"]["command"] != "xeforge.applyStageResult"),
+        "the lens is gone once applied"
+    );
 }
 
 #[test]
@@ -304,7 +315,8 @@ fn a_missing_size_is_asked_once_written_above_the_entry_and_the_run_goes_on() {
     assert_eq!(with_answer.lines().nth(13), Some("# xeforge: dims alpha=2.5"));
     assert_eq!(with_answer.lines().nth(14), Some("def scale(x, alpha):"));
     // The editor applies it, as a real one does.
-    s.client.notify("textDocument/didChange", json!({"textDocument": {"uri": s.uri, "version": 2}, "contentChanges": [{"text": with_answer}]}));
+    s.client
+        .notify("textDocument/didChange", json!({"textDocument": {"uri": s.uri, "version": 2}, "contentChanges": [{"text": with_answer}]}));
 
     let (_, end) = progress_to_end(&s.client, &token);
     assert!(end.starts_with("autotune: verified"), "{end}");

@@ -78,7 +78,8 @@ fn launch_line(m: &FileModel, l: &Launch) -> String {
     let grid = l.grid.as_ref().map_or("?".to_string(), |g| shape_string(g));
     let pos: Vec<String> = l.positional_args.iter().map(|b| format!("{}={}", b.name, b.value)).collect();
     let kw: Vec<String> = l.kwargs.iter().map(|b| format!("{}={}", b.name, b.value)).collect();
-    let mut s = format!("{} grid={} pos={} [{}] kw=[{}]", m.kernels[l.kernel].qualified_name, grid, l.positional, pos.join(", "), kw.join(", "));
+    let mut s =
+        format!("{} grid={} pos={} [{}] kw=[{}]", m.kernels[l.kernel].qualified_name, grid, l.positional, pos.join(", "), kw.join(", "));
     if l.opaque_kwargs {
         s.push_str(" **opaque");
     }
@@ -151,16 +152,15 @@ fn matmul_basic_reads_configs_shapes_and_launch() {
     assert_eq!(constexprs(k), ["BLOCK_M", "BLOCK_N", "BLOCK_K"]);
     assert_eq!(
         config_lines(k),
-        [
-            "BLOCK_M=128 BLOCK_N=256 BLOCK_K=32 grf_mode='256' | num_warps=32 num_stages=3",
-            "BLOCK_M=64 BLOCK_N=64 BLOCK_K=32 | num_warps=8",
-        ]
+        ["BLOCK_M=128 BLOCK_N=256 BLOCK_K=32 grf_mode='256' | num_warps=32 num_stages=3", "BLOCK_M=64 BLOCK_N=64 BLOCK_K=32 | num_warps=8",]
     );
     assert_eq!(k.autotune.as_ref().map(|a| a.key.clone()), Some(vec!["M".into(), "N".into(), "K".into()]));
     let dot = k.ops.iter().find(|o| o.callee == "tl.dot").map(op_line);
     assert_eq!(
         dot.as_deref(),
-        Some("tl.dot a=[BLOCK_M, BLOCK_K] b=[BLOCK_K, BLOCK_N] a_dtype=? b_dtype=? precision=- acc_arg=false inplace=true acc_dtype=float32")
+        Some(
+            "tl.dot a=[BLOCK_M, BLOCK_K] b=[BLOCK_K, BLOCK_N] a_dtype=? b_dtype=? precision=- acc_arg=false inplace=true acc_dtype=float32"
+        )
     );
     assert_eq!(m.launches.len(), 1);
     assert_eq!(launches_of(&m, "matmul_kernel")[0].positional, 8);
@@ -446,12 +446,8 @@ fn dot_precision_fp64_and_int32_offsets() {
 
     let text = fixture("dot_precision_fp64.py");
     let o = kernel(&m, "offsets_kernel");
-    let flagged: Vec<&str> = o
-        .ops
-        .iter()
-        .filter(|op| matches!(op.kind, TlOpKind::Int32Offset { .. }))
-        .map(|op| &text[op.range.start..op.range.end])
-        .collect();
+    let flagged: Vec<&str> =
+        o.ops.iter().filter(|op| matches!(op.kind, TlOpKind::Int32Offset { .. })).map(|op| &text[op.range.start..op.range.end]).collect();
     assert_eq!(flagged, ["row * stride_row", "tl.program_id(1) * stride_row"]);
 }
 
@@ -552,10 +548,7 @@ fn a_launch_through_fn_skips_the_outermost_autotuner() {
     // Both configs pair with the plain launch; the `.fn` launch runs alone with its own BLOCK.
     let pairs: Vec<(Option<usize>, Option<usize>, Value)> =
         model::binding_sets(&m, 0).iter().map(|s| (s.config, s.launch, s.value("BLOCK"))).collect();
-    assert_eq!(
-        pairs,
-        [(Some(0), Some(0), Value::Int(64)), (Some(1), Some(0), Value::Int(128)), (None, Some(1), Value::Int(256))]
-    );
+    assert_eq!(pairs, [(Some(0), Some(0), Value::Int(64)), (Some(1), Some(0), Value::Int(128)), (None, Some(1), Value::Int(256))]);
 }
 
 #[test]
@@ -567,9 +560,10 @@ fn suppressions_and_obfuscated_calls() {
     assert!(m.obfuscated_calls.is_empty(), "{:?}", m.obfuscated_calls);
     // Called, the whole chain to `__import__('torch')` is reported; the literal `getattr(_fn, "relu")`
     // is ordinary code, and `eval("1 + 1")` names no torch.
-    let called = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/model/suppressions_obfuscation.py"))
-        .unwrap()
-        + "\ny = conv2d(1)\nz = relu(1)\n";
+    let called =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/model/suppressions_obfuscation.py"))
+            .unwrap()
+            + "\ny = conv2d(1)\nz = relu(1)\n";
     let m = model::build_text(&called);
     let funcs: Vec<&str> = m.obfuscated_calls.iter().map(|c| c.func.as_str()).collect();
     assert_eq!(funcs, ["__import__", "getattr", "getattr"]);
@@ -611,7 +605,15 @@ fn bad_input_never_panics() {
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
     text.push_str("\ntriton\n@triton.jit\ndef k(\x00");
     let _ = model::build_text(&text);
-    for s in ["triton", "@triton.jit", "@triton.jit\ndef", "k[", "triton.Config(", "@triton.autotune(configs=[x for x in", "\u{feff}triton\r\r\n"] {
+    for s in [
+        "triton",
+        "@triton.jit",
+        "@triton.jit\ndef",
+        "k[",
+        "triton.Config(",
+        "@triton.autotune(configs=[x for x in",
+        "\u{feff}triton\r\r\n",
+    ] {
         let _ = model::build_text(s);
     }
 }
@@ -619,7 +621,13 @@ fn bad_input_never_panics() {
 #[test]
 fn random_truncations_of_fixtures_never_panic() {
     let mut rng = fastrand::Rng::with_seed(7);
-    for name in ["matmul_basic.py", "e01_stacked_heuristics_comprehension.py", "persistent_descriptors.py", "comprehension_forms.py", "dot_precision_fp64.py"] {
+    for name in [
+        "matmul_basic.py",
+        "e01_stacked_heuristics_comprehension.py",
+        "persistent_descriptors.py",
+        "comprehension_forms.py",
+        "dot_precision_fp64.py",
+    ] {
         let text = fixture(name);
         for _ in 0..60 {
             let mut cut = rng.usize(0..=text.len());

@@ -12,20 +12,12 @@ use std::process::Command;
 /// Runs the stage on a copy of `fixture` (plus `extra` appended lines) and returns its JSON output.
 fn stage(fixture: &str, edit: impl Fn(String) -> String) -> Option<(Value, tempfile::TempDir)> {
     let Some(py) = pyenv::harness() else {
-        eprintln!(
-            "skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python); run tests/harness/install_deps.sh"
-        );
+        eprintln!("skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python); run tests/harness/install_deps.sh");
         return None;
     };
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("pyproject.toml"),
-        "[project]\nname = \"t\"\n",
-    )
-    .unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/entries")
-        .join(fixture);
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/entries").join(fixture);
     let file = dir.path().join(fixture);
     std::fs::write(&file, edit(std::fs::read_to_string(src).unwrap())).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_xeforge"))
@@ -39,12 +31,7 @@ fn stage(fixture: &str, edit: impl Fn(String) -> String) -> Option<(Value, tempf
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "exit {:?}\nstdout:\n{stdout}\nstderr:\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     Some((v, dir))
 }
@@ -59,19 +46,9 @@ fn inputs(v: &Value) -> Vec<String> {
             "tensor" => format!(
                 "{}: [{}]",
                 i["name"].as_str().unwrap(),
-                i["shape"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|d| d.as_str().unwrap())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                i["shape"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()).collect::<Vec<_>>().join(", ")
             ),
-            _ => format!(
-                "{}: {} scalar",
-                i["name"].as_str().unwrap(),
-                i["py"].as_str().unwrap()
-            ),
+            _ => format!("{}: {} scalar", i["name"].as_str().unwrap(), i["py"].as_str().unwrap()),
         })
         .collect()
 }
@@ -83,34 +60,20 @@ fn variants(v: &Value) -> Vec<String> {
         .unwrap()
         .iter()
         .map(|x| {
-            let dims = x["dims"]
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(k, n)| format!("{k}={}", n.as_f64().unwrap()))
-                .collect::<Vec<_>>()
-                .join(" ");
-            format!(
-                "{} {} {dims}",
-                x["family"].as_str().unwrap(),
-                x["dtype"].as_str().unwrap()
-            )
+            let dims =
+                x["dims"].as_object().unwrap().iter().map(|(k, n)| format!("{k}={}", n.as_f64().unwrap())).collect::<Vec<_>>().join(" ");
+            format!("{} {} {dims}", x["family"].as_str().unwrap(), x["dtype"].as_str().unwrap())
         })
         .collect()
 }
 
 fn provenance<'a>(v: &'a Value, key: &str) -> &'a str {
-    v["problem"]["provenance"][key]
-        .as_str()
-        .unwrap_or_else(|| panic!("no provenance `{key}` in {}", v["problem"]["provenance"]))
+    v["problem"]["provenance"][key].as_str().unwrap_or_else(|| panic!("no provenance `{key}` in {}", v["problem"]["provenance"]))
 }
 
 /// The stage reached a harness verdict (on the interpreter: `correct`, applied as correct-only).
 fn assert_verdict(v: &Value) {
-    let last = v["rounds"]
-        .as_array()
-        .and_then(|r| r.last())
-        .unwrap_or_else(|| panic!("no round: {v}"));
+    let last = v["rounds"].as_array().and_then(|r| r.last()).unwrap_or_else(|| panic!("no round: {v}"));
     assert_eq!(last["verdict"], "correct", "{v}");
     assert_eq!(v["status"], "correct-only", "{v}");
 }
@@ -123,15 +86,8 @@ fn tutorial_add_with_a_main_block() {
     assert_eq!(v["problem"]["entry"]["name"], "add");
     assert_eq!(inputs(&v), ["x: [size]", "y: [size]"]);
     // 98432 from __main__ is timed; the interpreter checks a halved copy
-    assert_eq!(
-        variants(&v),
-        ["ci float32 size=49216", "bench-gpu float32 size=98432"]
-    );
-    assert!(
-        provenance(&v, "input x").contains("add_main.py:34"),
-        "{}",
-        provenance(&v, "input x")
-    );
+    assert_eq!(variants(&v), ["ci float32 size=49216", "bench-gpu float32 size=98432"]);
+    assert!(provenance(&v, "input x").contains("add_main.py:34"), "{}", provenance(&v, "input x"));
     assert_verdict(&v);
 }
 
@@ -142,13 +98,7 @@ fn softmax_wrapper_with_a_pytest_test() {
     };
     assert_eq!(v["problem"]["entry"]["name"], "softmax");
     assert_eq!(inputs(&v), ["x: [n_rows, n_cols]"]);
-    assert_eq!(
-        variants(&v),
-        [
-            "ci float16 n_cols=200 n_rows=37",
-            "bench-gpu float16 n_cols=200 n_rows=37"
-        ]
-    );
+    assert_eq!(variants(&v), ["ci float16 n_cols=200 n_rows=37", "bench-gpu float16 n_cols=200 n_rows=37"]);
     assert!(provenance(&v, "dim n_cols").contains("softmax_test.py:20"));
     assert_verdict(&v);
 }
@@ -161,14 +111,7 @@ fn autograd_function_aliased_and_parametrized() {
     assert_eq!(v["problem"]["entry"]["name"], "_matmul.apply");
     assert_eq!(v["problem"]["entry"]["kind"], "apply");
     assert_eq!(inputs(&v), ["a: [M, K]", "b: [K, N]"]);
-    assert_eq!(
-        variants(&v),
-        [
-            "ci float32 K=40 M=16 N=24",
-            "ci float32 K=48 M=64 N=32",
-            "bench-gpu float32 K=512 M=512 N=512"
-        ]
-    );
+    assert_eq!(variants(&v), ["ci float32 K=40 M=16 N=24", "ci float32 K=48 M=64 N=32", "bench-gpu float32 K=512 M=512 N=512"]);
     assert!(provenance(&v, "dim K").contains("matmul_autograd.py:"));
     assert_verdict(&v);
 }
@@ -181,20 +124,9 @@ fn layer_norm_with_two_parametrize_decorators() {
     assert_eq!(v["problem"]["entry"]["name"], "layer_norm");
     // eps has a default: it is left to it
     assert_eq!(inputs(&v), ["x: [M, N]", "weight: [N]", "bias: [N]"]);
-    assert_eq!(
-        variants(&v),
-        [
-            "ci float16 M=8 N=100",
-            "ci float32 M=8 N=100",
-            "ci float16 M=33 N=128",
-            "bench-gpu float32 M=33 N=128"
-        ]
-    );
+    assert_eq!(variants(&v), ["ci float16 M=8 N=100", "ci float32 M=8 N=100", "ci float16 M=33 N=128", "bench-gpu float32 M=33 N=128"]);
     assert!(provenance(&v, "dim N").contains("layernorm_param.py:24"));
-    assert!(
-        v["problem"]["provenance"].get("dtype").is_none(),
-        "the dtypes come from the call sites, not a default"
-    );
+    assert!(v["problem"]["provenance"].get("dtype").is_none(), "the dtypes come from the call sites, not a default");
     assert_verdict(&v);
 }
 
@@ -205,14 +137,7 @@ fn gelu_sizes_from_a_benchmark_sweep() {
     };
     assert_eq!(v["problem"]["entry"]["name"], "gelu");
     assert_eq!(inputs(&v), ["x: [n]"]);
-    assert_eq!(
-        variants(&v),
-        [
-            "ci float32 n=4096",
-            "ci float32 n=32768",
-            "bench-gpu float32 n=2097152"
-        ]
-    );
+    assert_eq!(variants(&v), ["ci float32 n=4096", "ci float32 n=32768", "bench-gpu float32 n=2097152"]);
     assert_verdict(&v);
 }
 
@@ -226,11 +151,7 @@ fn matmul_with_asserts_and_no_call_site() {
     assert_eq!(inputs(&v), ["a: [M, K]", "b: [K, N]"]);
     for x in v["problem"]["variants"].as_array().unwrap() {
         assert_eq!(x["dtype"], "float16", "from the dtype assert");
-        assert_eq!(
-            x["dims"]["K"].as_f64().unwrap() % 32.0,
-            0.0,
-            "K % 32 == 0 is asserted: {x}"
-        );
+        assert_eq!(x["dims"]["K"].as_f64().unwrap() % 32.0, 0.0, "K % 32 == 0 is asserted: {x}");
     }
     assert!(provenance(&v, "dtype").contains("matmul_asserts.py:26"));
     assert!(provenance(&v, "divisible K").contains("matmul_asserts.py:30"));
@@ -268,14 +189,7 @@ fn scalar_argument_and_a_loop_over_sizes() {
     };
     assert_eq!(v["problem"]["entry"]["name"], "axpy");
     assert_eq!(inputs(&v), ["alpha: float scalar", "x: [n]", "y: [n]"]);
-    assert_eq!(
-        variants(&v),
-        [
-            "ci float32 alpha=0.5 n=1000",
-            "ci float32 alpha=0.5 n=4096",
-            "bench-gpu float32 alpha=0.5 n=4096"
-        ]
-    );
+    assert_eq!(variants(&v), ["ci float32 alpha=0.5 n=1000", "ci float32 alpha=0.5 n=4096", "bench-gpu float32 alpha=0.5 n=4096"]);
     assert_verdict(&v);
 }
 
@@ -296,21 +210,9 @@ fn sizes_from_inline_dims_comments() {
         return;
     };
     assert_eq!(v["problem"]["entry"]["name"], "row_sum");
-    assert_eq!(
-        variants(&v),
-        ["ci float16 C=300 R=12", "bench-gpu float16 C=8192 R=4096"]
-    );
-    let origins: Vec<&str> = v["problem"]["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["origin"].as_str().unwrap())
-        .collect();
-    assert!(
-        origins[0].contains("rowsum_dims_comment.py:16")
-            && origins[1].contains("rowsum_dims_comment.py:17"),
-        "{origins:?}"
-    );
+    assert_eq!(variants(&v), ["ci float16 C=300 R=12", "bench-gpu float16 C=8192 R=4096"]);
+    let origins: Vec<&str> = v["problem"]["variants"].as_array().unwrap().iter().map(|x| x["origin"].as_str().unwrap()).collect();
+    assert!(origins[0].contains("rowsum_dims_comment.py:16") && origins[1].contains("rowsum_dims_comment.py:17"), "{origins:?}");
     assert_verdict(&v);
 }
 
@@ -320,13 +222,7 @@ fn a_launch_outside_any_function_says_what_to_add() {
         return;
     };
     assert_eq!(v["status"], "needs-input");
-    assert!(
-        v["summary"]
-            .as_str()
-            .unwrap()
-            .contains("no function of launch_at_module_level.py launches `fill_kernel`"),
-        "{v}"
-    );
+    assert!(v["summary"].as_str().unwrap().contains("no function of launch_at_module_level.py launches `fill_kernel`"), "{v}");
 }
 
 #[test]
@@ -336,21 +232,11 @@ fn unknown_shapes_are_asked_once_then_read_from_the_line_added() {
     };
     assert_eq!(v["status"], "needs-input");
     let said = v["summary"].as_str().unwrap();
-    let line = said
-        .lines()
-        .find(|l| l.trim_start().starts_with("# xeforge: dims"))
-        .unwrap_or_else(|| panic!("{said}"))
-        .trim()
-        .to_string();
-    assert_eq!(
-        line,
-        "# xeforge: dims src=[src_0] src_0=1024 dst=[dst_0] dst_0=1024 blocks=<value>"
-    );
+    let line = said.lines().find(|l| l.trim_start().starts_with("# xeforge: dims")).unwrap_or_else(|| panic!("{said}")).trim().to_string();
+    assert_eq!(line, "# xeforge: dims src=[src_0] src_0=1024 dst=[dst_0] dst_0=1024 blocks=<value>");
     // The user pastes the line with a value (and the shapes the kernel reads: blocks × 128 elements).
     let filled = "# xeforge: dims src=[n] dst=[n] n=1024 blocks=8";
-    let Some((v, _d)) = stage("copy_unknown_shape.py", |t| {
-        t.replace("def copy_into", &format!("{filled}\ndef copy_into"))
-    }) else {
+    let Some((v, _d)) = stage("copy_unknown_shape.py", |t| t.replace("def copy_into", &format!("{filled}\ndef copy_into"))) else {
         return;
     };
     assert_eq!(inputs(&v), ["src: [n]", "dst: [n]", "blocks: int scalar"]);
@@ -365,14 +251,8 @@ fn example(name: &str) -> Option<(std::process::Output, tempfile::TempDir)> {
         return None;
     };
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("pyproject.toml"),
-        "[project]\nname = \"t\"\n",
-    )
-    .unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/kernels")
-        .join(name);
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kernels").join(name);
     std::fs::copy(src, dir.path().join(name)).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_xeforge"))
         .args(["stage", "autotune"])
@@ -390,19 +270,9 @@ fn readme_softmax_example_runs_with_no_spec_and_no_model() {
         return;
     };
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("problem: entry `softmax`") && stdout.contains("input x: [n_rows, n_cols]"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("autotune: correct on the CPU interpreter"),
-        "{stdout}"
-    );
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("problem: entry `softmax`") && stdout.contains("input x: [n_rows, n_cols]"), "{stdout}");
+    assert!(stdout.contains("autotune: correct on the CPU interpreter"), "{stdout}");
 }
 
 /// The README's GEMM (a wrapper, device-side tensor descriptors, no spec, no `Model`): its problem is
@@ -412,25 +282,15 @@ fn readme_matmul_example_is_inferred_and_the_stage_reaches_a_verdict() {
     let Some((out, d)) = example("matmul_xpu.py") else {
         return;
     };
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    let spec =
-        std::fs::read_to_string(d.path().join(".xeforge/problems/matmul_xpu-matmul.yaml")).unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let spec = std::fs::read_to_string(d.path().join(".xeforge/problems/matmul_xpu-matmul.yaml")).unwrap();
     assert!(
         spec.contains("entry: matmul\n")
             && spec.contains("  a: {shape: [M, K], dtype: inherit}\n")
             && spec.contains("  b: {shape: [K, \"N\"], dtype: inherit}\n"),
         "{spec}"
     );
-    assert!(
-        spec.contains("    dtype: float16\n") && spec.contains("matmul_xpu.py:43"),
-        "{spec}"
-    );
+    assert!(spec.contains("    dtype: float16\n") && spec.contains("matmul_xpu.py:43"), "{spec}");
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains("autotune: correct on the CPU interpreter"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("autotune: correct on the CPU interpreter"), "{stdout}");
 }

@@ -78,11 +78,7 @@ fn analyze(text: &str, opts: &LintOptions) -> Analysis {
 
 fn describe(text: &str, diags: &[Diagnostic], line: usize, code: &str) -> String {
     let lines = LineIndex::new(text);
-    diags
-        .iter()
-        .filter(|d| d.code == code && lines.line_of(d.range.start) + 1 == line)
-        .map(|d| format!("\n      {}", d.message))
-        .collect()
+    diags.iter().filter(|d| d.code == code && lines.line_of(d.range.start) + 1 == line).map(|d| format!("\n      {}", d.message)).collect()
 }
 
 #[test]

@@ -4,7 +4,20 @@
 use std::path::{Path, PathBuf};
 
 /// Build outputs, installed environments and downloads: not part of the repository.
-const SKIP_DIRS: &[&str] = &["target", ".venv", ".ruff_cache", ".pytest_cache", "node_modules", ".cache", ".git", ".whl", ".bench-before", ".xeforge", "__pycache__", ".work"];
+const SKIP_DIRS: &[&str] = &[
+    "target",
+    ".venv",
+    ".ruff_cache",
+    ".pytest_cache",
+    "node_modules",
+    ".cache",
+    ".git",
+    ".whl",
+    ".bench-before",
+    ".xeforge",
+    "__pycache__",
+    ".work",
+];
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };

@@ -45,11 +45,7 @@ def block_ptr_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def main():
     out = {"torch": torch.__version__, "triton": triton.__version__}
     p = torch.cuda.get_device_properties(0)
-    out["torch_props"] = {
-        k: getattr(p, k)
-        for k in dir(p)
-        if not k.startswith("_") and isinstance(getattr(p, k), (int, float, str, bool))
-    }
+    out["torch_props"] = {k: getattr(p, k) for k in dir(p) if not k.startswith("_") and isinstance(getattr(p, k), (int, float, str, bool))}
     drv = triton.runtime.driver.active
     out["triton_props"] = drv.utils.get_device_properties(0)
     out["target"] = str(drv.get_current_target())
@@ -90,7 +86,7 @@ def main():
             a = torch.randn(m, k, device="cuda").to(dt)
             b = torch.randn(k, n, device="cuda").to(dt)
             c = torch.empty(m, n, device="cuda", dtype=torch.float32 if dt == torch.float32 else dt)
-            dots[f"{name}_{m}x{n}x{k}"] = try_launch(lambda: dot_kernel[(1,)](a, b, c, M=m, N=n, K=k))
+            dots[f"{name}_{m}x{n}x{k}"] = try_launch(lambda a=a, b=b, c=c, m=m, n=n, k=k: dot_kernel[(1,)](a, b, c, M=m, N=n, K=k))
     out["dot"] = dots
     print(json.dumps(out, indent=1, default=str))
 

@@ -46,10 +46,7 @@ fn walk(root: &Path, resolver: &Arc<ConfigResolver>, out: &mut Discovered) {
         // A broken config is reported when its files are checked; walking goes on.
         _ => false,
     };
-    let walker = ignore::WalkBuilder::new(root)
-        .require_git(false)
-        .filter_entry(move |e| e.depth() == 0 || !excluded(e.path()))
-        .build();
+    let walker = ignore::WalkBuilder::new(root).require_git(false).filter_entry(move |e| e.depth() == 0 || !excluded(e.path())).build();
     for entry in walker {
         match entry {
             Ok(e) => {
@@ -75,9 +72,9 @@ fn err_path(e: &ignore::Error) -> Option<PathBuf> {
 
 fn walk_reason(e: &ignore::Error) -> String {
     match e {
-        ignore::Error::WithPath { err, .. }
-        | ignore::Error::WithDepth { err, .. }
-        | ignore::Error::WithLineNumber { err, .. } => walk_reason(err),
+        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_reason(err)
+        }
         ignore::Error::Io(io) => io_reason(io),
         other => other.to_string(),
     }
@@ -114,8 +111,7 @@ mod tests {
         fs::write(r.join(".gitignore"), "built/\n").unwrap();
         fs::write(r.join("xeforge.toml"), "exclude = [\"vendor\"]\n").unwrap();
         let d = discover_files(&[r.to_path_buf(), r.join("c.txt")], &Arc::new(ConfigResolver::new()));
-        let names: Vec<String> =
-            d.files.iter().map(|p| p.strip_prefix(r).unwrap().to_string_lossy().replace('\\', "/")).collect();
+        let names: Vec<String> = d.files.iter().map(|p| p.strip_prefix(r).unwrap().to_string_lossy().replace('\\', "/")).collect();
         assert_eq!(names, ["a.py", "b.pyi", "c.txt", "sub/d.py"]);
         assert!(d.errors.is_empty());
     }

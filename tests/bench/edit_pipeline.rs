@@ -71,7 +71,7 @@ fn reuse_over_files(list: &str) {
             match i % 4 {
                 0 => next.insert(cut, 'x'),
                 1 => next.insert(cut, '('),
-                2 => next.insert_str(text[..cut].rfind('\n').map_or(0, |n| n + 1), "\n"),
+                2 => next.insert(text[..cut].rfind('\n').map_or(0, |n| n + 1), '\n'),
                 _ => next = next.replacen("(", "", 1),
             }
             let tree = syntax::parse(&next);

@@ -44,7 +44,19 @@ def args_for(problem: str, candidate: str, device: str) -> dict:
 
 
 def fresh(a: dict) -> tuple[float, dict]:
-    cmd = [sys.executable, "-m", "xeforge_harness", "evaluate", "--kernel", a["kernel"], "--candidate", a["candidate"], "--device", a["device"], "--no-timing"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "xeforge_harness",
+        "evaluate",
+        "--kernel",
+        a["kernel"],
+        "--candidate",
+        a["candidate"],
+        "--device",
+        a["device"],
+        "--no-timing",
+    ]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env())
     wall = time.perf_counter() - t0
@@ -53,7 +65,14 @@ def fresh(a: dict) -> tuple[float, dict]:
 
 class Serve:
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "xeforge_harness", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, env=env())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "xeforge_harness", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env=env(),
+        )
 
     def evaluate(self, a: dict) -> tuple[float, dict]:
         t0 = time.perf_counter()
@@ -85,8 +104,13 @@ def main() -> int:
             for path in order:
                 wall, reply = serve.evaluate(a) if path == "serve" else fresh(a)
                 work = (reply.get("elapsed") or {}).get("child_s") or 0.0
-                rows[path].append({"candidate": candidate, "verdict": reply.get("verdict"), "wall": wall, "work": work, "overhead": wall - work})
-                print(f"{path:5} {candidate:32} {reply.get('verdict'):14} wall {wall:7.3f}s work {work:6.3f}s overhead {wall - work:6.3f}s", flush=True)
+                rows[path].append(
+                    {"candidate": candidate, "verdict": reply.get("verdict"), "wall": wall, "work": work, "overhead": wall - work}
+                )
+                print(
+                    f"{path:5} {candidate:32} {reply.get('verdict'):14} wall {wall:7.3f}s work {work:6.3f}s overhead {wall - work:6.3f}s",
+                    flush=True,
+                )
     serve.close()
 
     med = {p: {k: statistics.median(x[k] for x in rows[p]) for k in ("wall", "work", "overhead")} for p in rows}

@@ -32,8 +32,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TESTS = REPO / "tests" / "harness"
-OVERHEAD = [("vector_add", "fixtures/add_correct.py"), ("softmax", "problems/softmax.py"), ("matmul", "problems/matmul.py"),
-            ("vector_add", "fixtures/add_off_by_one.py")]
+OVERHEAD = [
+    ("vector_add", "fixtures/add_correct.py"),
+    ("softmax", "problems/softmax.py"),
+    ("matmul", "problems/matmul.py"),
+    ("vector_add", "fixtures/add_off_by_one.py"),
+]
 NOISE = ["vector_add", "softmax", "matmul"]
 GAIN = [("add_scale", "fixtures/add_scale_fused.py")]
 
@@ -43,8 +47,15 @@ class Serve:
         env = dict(os.environ)
         env.update(extra or {})
         env["PYTHONPATH"] = str(root.resolve())
-        self.proc = subprocess.Popen([sys.executable, "-m", "xeforge_harness", "serve"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1, env=env, cwd=str(TESTS))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "xeforge_harness", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env=env,
+            cwd=str(TESTS),
+        )
 
     def evaluate(self, args: dict) -> tuple[float, dict]:
         t0 = time.perf_counter()
@@ -78,8 +89,14 @@ def main() -> int:
     timed: dict = {k: {} for k in sides}
     verdicts: dict = {k: {} for k in sides}
     for side in sides.values():  # warm: first CUDA init and compiles are not per-candidate costs
-        side.evaluate({"kernel": str(TESTS / "problems/vector_add.py"), "candidate": str(TESTS / "fixtures/add_correct.py"),
-                       "device": a.device, "no_timing": True})
+        side.evaluate(
+            {
+                "kernel": str(TESTS / "problems/vector_add.py"),
+                "candidate": str(TESTS / "fixtures/add_correct.py"),
+                "device": a.device,
+                "no_timing": True,
+            }
+        )
     pairs = [(p, f"problems/{p}.py") for p in NOISE] + GAIN
     if a.only:
         pairs = [(p, c) for p, c in pairs if p in a.only.split(",")]
@@ -87,30 +104,57 @@ def main() -> int:
         order = list(sides) if r % 2 == 0 else list(reversed(sides))
         for name in order:
             s = sides[name]
-            for problem, cand in ([] if a.only else OVERHEAD):
-                args = {"kernel": str(TESTS / "problems" / f"{problem}.py"), "candidate": str(TESTS / cand), "device": a.device,
-                        "no_timing": True}
+            for problem, cand in [] if a.only else OVERHEAD:
+                args = {
+                    "kernel": str(TESTS / "problems" / f"{problem}.py"),
+                    "candidate": str(TESTS / cand),
+                    "device": a.device,
+                    "no_timing": True,
+                }
                 wall, reply = s.evaluate(args)
                 over[name].setdefault(f"{problem} / {cand}", []).append(wall)
                 verdicts[name][f"{problem} / {cand}"] = reply["verdict"]
             if a.device != "cpu":
                 for problem, cand in pairs:
-                    args = {"kernel": str(TESTS / "problems" / f"{problem}.py"), "candidate": str(TESTS / cand),
-                            "device": a.device, "family": "bench-gpu"}
+                    args = {
+                        "kernel": str(TESTS / "problems" / f"{problem}.py"),
+                        "candidate": str(TESTS / cand),
+                        "device": a.device,
+                        "family": "bench-gpu",
+                    }
                     wall, reply = s.evaluate(args)
                     t = reply.get("timing") or {}
                     if raw:
-                        raw.write(json.dumps({"side": name, "round": r, "problem": problem, "candidate": cand,
-                                              "verdict": reply.get("verdict"), "timing": t}) + "\n")
+                        raw.write(
+                            json.dumps(
+                                {
+                                    "side": name,
+                                    "round": r,
+                                    "problem": problem,
+                                    "candidate": cand,
+                                    "verdict": reply.get("verdict"),
+                                    "timing": t,
+                                }
+                            )
+                            + "\n"
+                        )
                         raw.flush()
                     shown = {k: v for k, v in t.items() if k not in ("batches_us", "method")}
                     print(f"round {r} {name} {problem} / {cand}: {reply.get('verdict')} {json.dumps(shown)} ({wall:.1f} s)", flush=True)
                     if t.get("speedup_ci95"):
                         lo, hi = t["speedup_ci95"]
                         timed[name].setdefault(f"{problem} / {cand}", []).append(
-                            {"width": hi - lo, "has1": lo <= 1 <= hi, "wall": wall, "speedup": t.get("speedup"),
-                             "us": t.get("baseline_us"), "batch": t.get("batch"), "verdict": reply.get("verdict"),
-                             "detail": _detail(t)})
+                            {
+                                "width": hi - lo,
+                                "has1": lo <= 1 <= hi,
+                                "wall": wall,
+                                "speedup": t.get("speedup"),
+                                "us": t.get("baseline_us"),
+                                "batch": t.get("batch"),
+                                "verdict": reply.get("verdict"),
+                                "detail": _detail(t),
+                            }
+                        )
         report(a, sides, over, verdicts, timed, pairs, r + 1)
     for s in sides.values():
         s.close()
@@ -125,31 +169,53 @@ def _detail(t: dict) -> str | None:
         return None
     med = statistics.median
     ga, gb = t.get("gross_us", [0, 0])
-    return (f"batch {t.get('batch')}, gross {ga:.1f}/{gb:.1f} µs, overhead {t.get('request_overhead_us', 0):.1f} µs, "
-            f"charged {t.get('prepare_charged_us', 0) / max(1, t.get('runs', 1)):.0f} µs/batch, "
-            f"batch A/B {med(b['original']):.0f}/{med(b['candidate']):.0f} µs, "
-            f"inputs A/B {med(b['inputs_original']):.0f}/{med(b['inputs_candidate']):.0f} µs")
+    return (
+        f"batch {t.get('batch')}, gross {ga:.1f}/{gb:.1f} µs, overhead {t.get('request_overhead_us', 0):.1f} µs, "
+        f"charged {t.get('prepare_charged_us', 0) / max(1, t.get('runs', 1)):.0f} µs/batch, "
+        f"batch A/B {med(b['original']):.0f}/{med(b['candidate']):.0f} µs, "
+        f"inputs A/B {med(b['inputs_original']):.0f}/{med(b['inputs_candidate']):.0f} µs"
+    )
 
 
 def report(a, sides, over, verdicts, timed, pairs, rounds) -> None:
     names = list(sides)
-    lines = [f"# Harness process separation: overhead and timing noise, before and after ({a.device})", "",
-             f"`python tests/bench/harness_separation.py --before <earlier harness> --device {a.device} --rounds {a.rounds}"
-             + "".join(f" --setting {x}" for x in a.setting) + f"`; every harness a warm `serve`, used in alternation; {rounds} round(s).",
-             "", "## Per-candidate wall time at the ci family, no timing (median s)", "",
-             "| candidate | " + " | ".join(names) + " | verdicts |", "|---|" + "---|" * (len(names) + 1)]
+    lines = [
+        f"# Harness process separation: overhead and timing noise, before and after ({a.device})",
+        "",
+        f"`python tests/bench/harness_separation.py --before <earlier harness> --device {a.device} --rounds {a.rounds}"
+        + "".join(f" --setting {x}" for x in a.setting)
+        + f"`; every harness a warm `serve`, used in alternation; {rounds} round(s).",
+        "",
+        "## Per-candidate wall time at the ci family, no timing (median s)",
+        "",
+        "| candidate | " + " | ".join(names) + " | verdicts |",
+        "|---|" + "---|" * (len(names) + 1),
+    ]
     for key in over["after"] if over["after"] else []:
         cells = [f"{statistics.median(over[n][key]):.3f}" for n in names]
         lines.append(f"| {key} | " + " | ".join(cells) + " | " + " → ".join(verdicts[n][key] for n in names) + " |")
     meds = {n: statistics.median([x for v in over[n].values() for x in v]) for n in names if over[n]}
-    lines += [] if not meds else ["", "Median over all: " + ", ".join(f"{n} {m:.3f} s" for n, m in meds.items())
-              + f"; added by the separation: {meds['after'] - meds['before']:+.3f} s per candidate.", ""]
+    lines += (
+        []
+        if not meds
+        else [
+            "",
+            "Median over all: "
+            + ", ".join(f"{n} {m:.3f} s" for n, m in meds.items())
+            + f"; added by the separation: {meds['after'] - meds['before']:+.3f} s per candidate.",
+            "",
+        ]
+    )
     if a.device != "cpu":
-        lines += ["## Timed at bench-gpu (median over rounds): interval width, and the median speedup", "",
-                  "The first rows time each problem's own kernel against itself (the interval should contain 1 and be "
-                  "narrow); the last times a real gain.", "",
-                  "| problem / candidate | " + " | ".join(f"{n}: width / speedup / contains 1" for n in names) + " |",
-                  "|---|" + "---|" * len(names)]
+        lines += [
+            "## Timed at bench-gpu (median over rounds): interval width, and the median speedup",
+            "",
+            "The first rows time each problem's own kernel against itself (the interval should contain 1 and be "
+            "narrow); the last times a real gain.",
+            "",
+            "| problem / candidate | " + " | ".join(f"{n}: width / speedup / contains 1" for n in names) + " |",
+            "|---|" + "---|" * len(names),
+        ]
         for problem, cand in pairs:
             key = f"{problem} / {cand}"
             cells = []
@@ -162,8 +228,13 @@ def report(a, sides, over, verdicts, timed, pairs, rounds) -> None:
                 sp = statistics.median(r["speedup"] for r in rows if r["speedup"] is not None)
                 cells.append(f"{w:.4f} / {sp:.4f} / {sum(r['has1'] for r in rows)}/{len(rows)}")
             lines.append(f"| {key} | " + " | ".join(cells) + " |")
-        details = [f"- {n}, {problem} / {cand}: {r['detail']}" for problem, cand in pairs for n in names
-                   for r in timed[n].get(f"{problem} / {cand}", [])[-1:] if r.get("detail")]
+        details = [
+            f"- {n}, {problem} / {cand}: {r['detail']}"
+            for problem, cand in pairs
+            for n in names
+            for r in timed[n].get(f"{problem} / {cand}", [])[-1:]
+            if r.get("detail")
+        ]
         if details:
             lines += ["", "Where the separated harness's time goes (last round; per call unless said):", ""] + details
     text = "\n".join(lines) + "\n"

@@ -31,8 +31,15 @@ sys.path.insert(0, str(REPO / "tests" / "harness"))
 def serve() -> subprocess.Popen:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "server" / "harness")] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    return subprocess.Popen([sys.executable, "-m", "xeforge_harness", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "xeforge_harness", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        bufsize=1,
+        env=env,
+    )
 
 
 def ask(proc: subprocess.Popen, command: str, args: dict, rid: list[int]) -> tuple[dict, float]:
@@ -49,8 +56,12 @@ def space(name: str, work: Path, n: int) -> list[str]:
     for ext in ("py", "yaml"):
         (work / f"{name}.{ext}").write_text((SUITE / f"{name}.{ext}").read_text())
     out = work / "space"
-    subprocess.run([binary, "stage", "autotune", str(work / f"{name}.py"), "--device", "cuda", "--emit-space", str(out)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [binary, "stage", "autotune", str(work / f"{name}.py"), "--device", "cuda", "--emit-space", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     index = json.loads((out / "index.json").read_text())
     files = [str(out / e["file"]) for e in index if not e.get("start")]
     return files[:n]
@@ -91,13 +102,19 @@ def main() -> int:
             raw[name] = {"evaluate": singles, "sweep": sw}
             results = sw.get("results", [])
             own = [r.get("elapsed", {}).get("candidate_s") for r in results]
-            rows.append({
-                "kernel": name, "configs": len(cands), "evaluate_s": round(single_wall, 1), "sweep_s": round(sweep_wall, 1),
-                "setup_s": sw.get("setup_s"), "candidate_s": own,
-                "verdicts": [(a.get("verdict"), b.get("verdict")) for a, b in zip(singles, results)],
-                "breakdown": top(results[0].get("elapsed", {}).get("requests", {})) if results else sw.get("message"),
-                "evaluate_breakdown": top(singles[0].get("elapsed", {}).get("requests", {})) if singles else "",
-            })
+            rows.append(
+                {
+                    "kernel": name,
+                    "configs": len(cands),
+                    "evaluate_s": round(single_wall, 1),
+                    "sweep_s": round(sweep_wall, 1),
+                    "setup_s": sw.get("setup_s"),
+                    "candidate_s": own,
+                    "verdicts": [(a.get("verdict"), b.get("verdict")) for a, b in zip(singles, results)],
+                    "breakdown": top(results[0].get("elapsed", {}).get("requests", {})) if results else sw.get("message"),
+                    "evaluate_breakdown": top(singles[0].get("elapsed", {}).get("requests", {})) if singles else "",
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     finally:
         try:
@@ -105,11 +122,15 @@ def main() -> int:
         except Exception:  # noqa: BLE001
             proc.kill()
     (out / "harness_sweep.json").write_text(json.dumps(raw, indent=1, default=str))
-    lines = ["# A sweep of configs: one `sweep` request against one `evaluate` per config, one warm `serve`", "",
-             f"`python3 tests/bench/harness_sweep.py --device {ns.device} --configs {ns.configs} --runs {ns.runs}`; correctness on `ci`, "
-             "timing on `bench-gpu`'s largest variant, as the autotune stage asks.", "",
-             "| kernel | configs | evaluate × N, s | one sweep, s | sweep setup, s | each candidate, s | verdicts (evaluate / sweep) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# A sweep of configs: one `sweep` request against one `evaluate` per config, one warm `serve`",
+        "",
+        f"`python3 tests/bench/harness_sweep.py --device {ns.device} --configs {ns.configs} --runs {ns.runs}`; correctness on `ci`, "
+        "timing on `bench-gpu`'s largest variant, as the autotune stage asks.",
+        "",
+        "| kernel | configs | evaluate × N, s | one sweep, s | sweep setup, s | each candidate, s | verdicts (evaluate / sweep) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         each = ", ".join("–" if x is None else f"{x:.1f}" for x in r["candidate_s"])
         verdicts = ", ".join(f"{a}/{b}" for a, b in r["verdicts"])

@@ -69,7 +69,12 @@ impl Stub {
             .lock()
             .unwrap()
             .iter()
-            .map(|r| r["messages"].as_array().map(|m| m.iter().filter_map(|x| x["content"].as_str()).collect::<Vec<_>>().join("\n---\n")).unwrap_or_default())
+            .map(|r| {
+                r["messages"]
+                    .as_array()
+                    .map(|m| m.iter().filter_map(|x| x["content"].as_str()).collect::<Vec<_>>().join("\n---\n"))
+                    .unwrap_or_default()
+            })
             .collect()
     }
 }

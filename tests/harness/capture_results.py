@@ -2,13 +2,18 @@
 tests/fixtures/harness_results/ for the Rust client's protocol test (`accepted`/`slower` need a GPU:
 their JSON there is the contract's example). Run: PYTHONPATH=server/harness python tests/harness/capture_results.py
 """
-import json, os, re, sys
+
+import json
+import os
+import re
+import sys
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "server", "harness")]
 os.chdir(HERE)
-from cases import VERDICT_CASES
-from xeforge_harness import service
-from xeforge_harness.pool import Workers
+from cases import VERDICT_CASES  # noqa: E402  (after the path set-up above)
+from xeforge_harness import service  # noqa: E402
+from xeforge_harness.pool import Workers  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 
@@ -36,8 +41,15 @@ with Workers() as w:
         seen.add(r["verdict"])
         save(r, r["verdict"])
     # error: a file with neither Model nor entry, after the harness started its processes
-    r = service.evaluate({"kernel": "../../examples/kernels/softmax_clean.py", "candidate": "../../examples/kernels/softmax_clean.py",
-                          "spec": "problems/softmax.yaml", "device": "cpu"}, w)
+    r = service.evaluate(
+        {
+            "kernel": "../../examples/kernels/softmax_clean.py",
+            "candidate": "../../examples/kernels/softmax_clean.py",
+            "spec": "problems/softmax.yaml",
+            "device": "cpu",
+        },
+        w,
+    )
     save(r, "error")
     r = service.evaluate({"kernel": "problems/nope.py", "candidate": "x.py", "device": "cpu"}, w)
     save(r, "error_argument")

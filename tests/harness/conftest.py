@@ -42,7 +42,7 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 300) -> tuple[
         env=env or harness_env(),
         timeout=timeout,
     )
-    lines = [l for l in proc.stdout.splitlines() if l.strip()]
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert lines, f"no JSON on stdout; stderr:\n{proc.stderr[-3000:]}"
     return proc.returncode, json.loads(lines[-1])
 

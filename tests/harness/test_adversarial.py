@@ -20,7 +20,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from conftest import DEVICE, HERE, ON_GPU, PROBLEMS, REPO, ServeSession, evaluate_args
 
 ADV = HERE / "adversarial"
@@ -172,15 +171,20 @@ def _verdict_problem(expected: str, reply: dict | None) -> str | None:
 def _record(file: str, problem: str, kind: str, reply: dict | None, problems: list[str]) -> None:
     if not REPORT:
         return
-    entry = {"file": file, "problem": problem, "session": kind, "device": DEVICE,
-             "verdict": (reply or {}).get("verdict"), "message": ((reply or {}).get("message") or "")[:400],
-             "problems": problems}
+    entry = {
+        "file": file,
+        "problem": problem,
+        "session": kind,
+        "device": DEVICE,
+        "verdict": (reply or {}).get("verdict"),
+        "message": ((reply or {}).get("message") or "")[:400],
+        "problems": problems,
+    }
     with open(REPORT, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
 
 
-@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), cases.CASES,
-                         ids=[c[0][:-3] for c in cases.CASES])
+@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), cases.CASES, ids=[c[0][:-3] for c in cases.CASES])
 def test_adversarial_candidate(serve, timed_serve, file, problem, expected, gpu_only, note):
     if gpu_only and not ON_GPU:
         pytest.skip("GPU-only attack (streams, graphs, torch.cuda); set XEFORGE_TEST_DEVICE=cuda")
@@ -202,8 +206,10 @@ def test_adversarial_candidate(serve, timed_serve, file, problem, expected, gpu_
         elif kind == "fresh":
             sane, sane_stray = ask(session, "evaluate", _request_args(*cases.SANITY, "plain"), 60)
             if (sane or {}).get("verdict") not in (cases.LEGIT_VERDICTS_GPU if ON_GPU else cases.LEGIT_VERDICTS_CPU):
-                problems.append(f"{file}: afterwards the same serve answered a legitimate candidate with "
-                                f"{(sane or {}).get('verdict')!r} (desynchronised or broken): {_show(sane, sane_stray)[:1500]}")
+                problems.append(
+                    f"{file}: afterwards the same serve answered a legitimate candidate with "
+                    f"{(sane or {}).get('verdict')!r} (desynchronised or broken): {_show(sane, sane_stray)[:1500]}"
+                )
         _record(file, problem, kind, reply, problems)
         assert not problems, "\n".join(problems) + "\n--- full reply ---\n" + _show(reply, stray)
     finally:
@@ -236,4 +242,5 @@ def test_the_serve_processes_survived_every_candidate(serve, timed_serve):
         reply, stray = ask(session, "evaluate", _request_args(*cases.SANITY, "plain"), 120)
         allowed = cases.LEGIT_VERDICTS_GPU if ON_GPU else cases.LEGIT_VERDICTS_CPU
         assert (reply or {}).get("verdict") in allowed and not stray, (
-            f"the {name} no longer judges a legitimate candidate correctly:\n{_show(reply, stray)}")
+            f"the {name} no longer judges a legitimate candidate correctly:\n{_show(reply, stray)}"
+        )

@@ -64,7 +64,10 @@ def test_probe_prints_the_device():
 def test_http_server_answers_evaluate_probe_ping_and_shutdown():
     proc = subprocess.Popen(
         [sys.executable, "-m", "xeforge_harness", "serve", "--http", "127.0.0.1:0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=harness_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=harness_env(),
     )
     try:
         first: list[str] = []

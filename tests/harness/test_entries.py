@@ -4,13 +4,12 @@ with scalar inputs; and the errors that say what to add when there is no entry."
 from pathlib import Path
 
 import pytest
-
 from conftest import DEVICE, HERE, ON_GPU
 from xeforge_harness.spec import SpecError, parse_spec_text
 
 ENTRIES = HERE.parent / "fixtures" / "entries"
 
-AUTOGRAD = '''
+AUTOGRAD = """
 import torch
 import triton
 import triton.language as tl
@@ -29,7 +28,7 @@ class Double(torch.autograd.Function):
         y = torch.empty_like(x)
         _double[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
         return y
-'''
+"""
 
 
 def _eval(serve, kernel: Path, spec: str, tmp_path: Path, candidate: Path | None = None) -> dict:
@@ -58,15 +57,19 @@ def test_an_autograd_function_is_called_through_apply(serve, tmp_path, name):
 
 
 def test_a_method_entry_builds_its_class_with_inits(serve, tmp_path):
-    spec = ("entry: RowAttention.scores\ninputs:\n  q: {shape: [T, D], dtype: float32}\n  k: {shape: [T, D], dtype: float32}\n"
-            "inits:\n  - dim: D\nci:\n  - dims: {T: 5, D: 48}\n")
+    spec = (
+        "entry: RowAttention.scores\ninputs:\n  q: {shape: [T, D], dtype: float32}\n  k: {shape: [T, D], dtype: float32}\n"
+        "inits:\n  - dim: D\nci:\n  - dims: {T: 5, D: 48}\n"
+    )
     r = _eval(serve, ENTRIES / "attention_method.py", spec, tmp_path)
     assert r["verdict"] == "correct", r
 
 
 def test_a_scalar_input_is_passed_as_a_number(serve, tmp_path):
-    spec = ("entry: axpy\ninputs:\n  alpha: {value: a}\n  x: {shape: [n], dtype: float32}\n  y: {shape: [n], dtype: float32}\n"
-            "ci:\n  - dims: {n: 700, a: 0.25}\n")
+    spec = (
+        "entry: axpy\ninputs:\n  alpha: {value: a}\n  x: {shape: [n], dtype: float32}\n  y: {shape: [n], dtype: float32}\n"
+        "ci:\n  - dims: {n: 700, a: 0.25}\n"
+    )
     r = _eval(serve, ENTRIES / "scale_scalar.py", spec, tmp_path)
     assert r["verdict"] == "correct", r
     # the same problem with another alpha in the candidate is caught

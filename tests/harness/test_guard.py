@@ -1,15 +1,14 @@
 """The run-time operator guard, in-process on CPU tensors."""
 
 import torch
-
 from xeforge_harness.child.guard import NON_COMPUTE, OpRecorder, is_compute, new_compute_ops
 
 
 def _reflected_conv2d(x, weight, bias):
     # the evasion pattern from docs/rules.md (XF901), verbatim apart from the wrapper
-    _nn = __import__('torch').nn
-    _fn = getattr(_nn, ''.join(['fu', 'nctional']))
-    conv2d = getattr(_fn, ''.join(['con', 'v2d']))
+    _nn = __import__("torch").nn
+    _fn = getattr(_nn, "".join(["fu", "nctional"]))
+    conv2d = getattr(_fn, "".join(["con", "v2d"]))
     return conv2d(x, weight, bias=bias, stride=(1, 1), padding=(0, 0))
 
 

@@ -1,7 +1,6 @@
 """AI Bench specs: what loads, and how a bad spec is named."""
 
 import pytest
-
 from conftest import FIXTURES, PROBLEMS
 from xeforge_harness.spec import SpecError, eval_formula, find_spec_for, load_spec, parse_spec_text
 

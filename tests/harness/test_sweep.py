@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-
 from conftest import DEVICE, HERE, ON_GPU, PROBLEMS, ServeSession, run_cli
 
 ADV = HERE / "adversarial"
@@ -23,14 +22,23 @@ LEGIT_VERDICTS = cases.LEGIT_VERDICTS_GPU if ON_GPU else cases.LEGIT_VERDICTS_CP
 
 
 def _vector_add_cases(expected: str) -> list[str]:
-    return [f for f, problem, exp, gpu_only, _ in cases.CASES
-            if problem == "vector_add" and exp == expected and (ON_GPU or not gpu_only)
-            and cases.SESSION.get(f) != "fresh"]  # attacks on the serve itself are test_adversarial's
+    return [
+        f
+        for f, problem, exp, gpu_only, _ in cases.CASES
+        if problem == "vector_add" and exp == expected and (ON_GPU or not gpu_only) and cases.SESSION.get(f) != "fresh"
+    ]  # attacks on the serve itself are test_adversarial's
 
 
 def _sweep_args(candidates: list[str], **extra) -> dict:
-    args = {"kernel": str(PROBLEMS / "vector_add.py"), "candidates": candidates, "device": DEVICE, "family": "ci",
-            "runs": 20 if ON_GPU else 10, "warmup": 5 if ON_GPU else 2, "timeout": 60}
+    args = {
+        "kernel": str(PROBLEMS / "vector_add.py"),
+        "candidates": candidates,
+        "device": DEVICE,
+        "family": "ci",
+        "runs": 20 if ON_GPU else 10,
+        "warmup": 5 if ON_GPU else 2,
+        "timeout": 60,
+    }
     args.update(extra)
     return args
 
@@ -104,8 +112,15 @@ def test_a_judge_killed_mid_sweep_keeps_the_earlier_results_and_blames_the_runni
         os.kill(os.getpid(), signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     done = {"verdict": "correct", "message": "ok"}
-    report = {"phase": "candidate:timing", "device": {"kind": "cpu"}, "groups": [], "partial": [done],
-              "result": None, "timed_out": False, "status": status}
+    report = {
+        "phase": "candidate:timing",
+        "device": {"kind": "cpu"},
+        "groups": [],
+        "partial": [done],
+        "result": None,
+        "timed_out": False,
+        "status": status,
+    }
     job = {"kind": "sweep", "args": {"candidates": ["a.py", "b.py", "c.py"]}}
     out = zygote._outcome(job, "/nonexistent", report, 30, 1.0)
     assert [r["verdict"] for r in out["results"]] == ["correct", "crashed"], out
@@ -117,15 +132,18 @@ def test_a_judge_killed_mid_sweep_keeps_the_earlier_results_and_blames_the_runni
     assert out["verdict"] == "error" and out["results"] == [] and out["kind"] == "sweep", out
 
 
-@pytest.mark.parametrize(("extra", "field"), [
-    ({"candidate": LEGIT}, "candidate"),
-    ({"candidates": []}, "candidates"),
-    ({"candidates": [LEGIT, 3]}, "candidates"),
-    ({"candidates": [LEGIT] * 65}, "candidates"),
-    ({"budget_s": 0}, "budget_s"),
-    ({"min_candidates": 0}, "min_candidates"),
-    ({"candidates": [LEGIT, str(ADV / "no_such_file.py")]}, "candidates[1]"),
-])
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"candidate": LEGIT}, "candidate"),
+        ({"candidates": []}, "candidates"),
+        ({"candidates": [LEGIT, 3]}, "candidates"),
+        ({"candidates": [LEGIT] * 65}, "candidates"),
+        ({"budget_s": 0}, "budget_s"),
+        ({"min_candidates": 0}, "min_candidates"),
+        ({"candidates": [LEGIT, str(ADV / "no_such_file.py")]}, "candidates[1]"),
+    ],
+)
 def test_bad_arguments_are_refused_before_anything_runs(timed_serve, extra, field):
     reply = timed_serve.request("sweep", {**_sweep_args([LEGIT]), **extra}, timeout=60)
     assert reply["verdict"] == "error" and reply["field"] == field, reply
@@ -133,8 +151,19 @@ def test_bad_arguments_are_refused_before_anything_runs(timed_serve, extra, fiel
 
 
 def test_the_command_line_sweeps_too():
-    code, reply = run_cli("sweep", "--kernel", str(PROBLEMS / "vector_add.py"), "--candidate", LEGIT,
-                          "--candidate", str(ADV / "add_zero_inputs.py"), "--device", DEVICE, "--family", "ci")
+    code, reply = run_cli(
+        "sweep",
+        "--kernel",
+        str(PROBLEMS / "vector_add.py"),
+        "--candidate",
+        LEGIT,
+        "--candidate",
+        str(ADV / "add_zero_inputs.py"),
+        "--device",
+        DEVICE,
+        "--family",
+        "ci",
+    )
     assert [r["verdict"] for r in reply["results"]][1] in cases.CHEAT_VERDICTS, reply
     assert reply["results"][0]["verdict"] in LEGIT_VERDICTS
     assert code == 0

@@ -1,7 +1,6 @@
 """GPU timing and compile metadata (run by tests/harness/gpu/run_gpu_suite.sh with XEFORGE_TEST_DEVICE=cuda)."""
 
 import pytest
-
 from conftest import ON_GPU, evaluate_args
 
 gpu_only = pytest.mark.skipif(not ON_GPU, reason="timing is only meaningful on a GPU (XEFORGE_TEST_DEVICE=cuda|xpu)")

@@ -21,7 +21,7 @@ big:
 """
 
 # Right up to 4096 elements, wrong beyond: only the timed family can show it.
-WRONG_WHEN_LARGE = '''
+WRONG_WHEN_LARGE = """
 import torch
 import triton
 import triton.language as tl
@@ -40,7 +40,7 @@ class Model(torch.nn.Module):
         n = min(out.numel(), 4096)
         add_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK_SIZE=256)
         return out
-'''
+"""
 
 
 def _setup(tmp_path, candidate_text=None):
@@ -56,8 +56,23 @@ def _setup(tmp_path, candidate_text=None):
 
 
 def _evaluate(kernel, candidate):
-    args = ["evaluate", "--kernel", str(kernel), "--candidate", str(candidate), "--device", DEVICE,
-            "--family", "ci", "--timing-family", "big", "--runs", "10", "--warmup", "1"]
+    args = [
+        "evaluate",
+        "--kernel",
+        str(kernel),
+        "--candidate",
+        str(candidate),
+        "--device",
+        DEVICE,
+        "--family",
+        "ci",
+        "--timing-family",
+        "big",
+        "--runs",
+        "10",
+        "--warmup",
+        "1",
+    ]
     return run_cli(*args, env=harness_env(XEFORGE_HARNESS_CPU_TIMING="1"))
 
 

@@ -4,7 +4,6 @@ import os
 import random
 
 import pytest
-
 from xeforge_harness import envsafe
 from xeforge_harness import protocol as P
 from xeforge_harness.stats import median, median_ci
@@ -39,9 +38,21 @@ def test_too_few_samples_for_an_interval_is_an_error():
 
 @pytest.mark.parametrize(
     "name",
-    ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY",
-     "AWS_ACCESS_KEY_ID", "DB_PASSWORD", "https_proxy", "HTTP_PROXY", "ALL_PROXY", "no_proxy",
-     "TRITON_CACHE_DIR", "TRITON_INTERPRET"],
+    [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "HF_TOKEN",
+        "GITHUB_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "DB_PASSWORD",
+        "https_proxy",
+        "HTTP_PROXY",
+        "ALL_PROXY",
+        "no_proxy",
+        "TRITON_CACHE_DIR",
+        "TRITON_INTERPRET",
+    ],
 )
 def test_credentials_proxies_and_harness_owned_variables_are_removed(name):
     assert envsafe.is_removed(name)
@@ -84,8 +95,9 @@ def test_every_evaluate_argument_reaches_the_job():
     from xeforge_harness import protocol as P
     from xeforge_harness import service
 
-    args = P.EvaluateArgs.from_mapping({"kernel": "k.py", "candidate": "c.py", "stop_below": 1.25, "runs": 30,
-                                        "timing_family": "bench", "family": "ci"})
+    args = P.EvaluateArgs.from_mapping(
+        {"kernel": "k.py", "candidate": "c.py", "stop_below": 1.25, "runs": 30, "timing_family": "bench", "family": "ci"}
+    )
     checked = {"kernel": "/abs/k.py", "reference": None, "spec": None, "device": "cpu"}
     job = service._job_args(args, checked)
     assert set(job) == set(P.EvaluateArgs.__dataclass_fields__) - {"candidate"}

@@ -1,7 +1,6 @@
 """Each kind of candidate gets its verdict, through one long-lived `serve` that must survive them all."""
 
 import pytest
-
 from cases import VERDICT_CASES, hang_timeout
 from conftest import DEVICE, ON_GPU, evaluate_args
 

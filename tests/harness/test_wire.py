@@ -5,7 +5,6 @@ import threading
 
 import pytest
 import torch
-
 from xeforge_harness import wire
 from xeforge_harness.child.digest import bound as digest_bound
 from xeforge_harness.child.digest import digest, output_scales
@@ -129,10 +128,10 @@ print("ok")
 
 def test_the_fused_digest_computes_what_the_plain_one_does():
     """The batched one-pass GPU digest and the torch spelling agree within float32 rounding, for every dtype it reads."""
-    from conftest import DEVICE, harness_env
-
     import subprocess
     import sys
+
+    from conftest import DEVICE, harness_env
 
     env = harness_env(TRITON_INTERPRET="1") if DEVICE == "cpu" else harness_env()
     out = subprocess.run([sys.executable, "-c", FUSED_VS_PLAIN, DEVICE], capture_output=True, text=True, env=env, timeout=300)

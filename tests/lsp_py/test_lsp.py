@@ -2,14 +2,13 @@
 
 Run: .venv/bin/python -m pytest tests/lsp_py  (XEFORGE_BIN overrides target/debug/xeforge)
 """
+
 import asyncio
 
-import pytest
 import pytest_lsp
+from conftest import xeforge_binary
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-
-from conftest import xeforge_binary
 
 URI = "file:///tmp/xeforge-pytest/kern.py"
 KERNEL = """import triton
@@ -37,9 +36,7 @@ async def client(request, lsp_client: LanguageClient):
     def _register(params):
         return None
 
-    await lsp_client.initialize_session(
-        t.InitializeParams(capabilities=client_capabilities(request.param), initialization_options={})
-    )
+    await lsp_client.initialize_session(t.InitializeParams(capabilities=client_capabilities(request.param), initialization_options={}))
     yield
     await lsp_client.shutdown_session()
 
@@ -48,16 +45,16 @@ async def diagnostics(client: LanguageClient):
     """The diagnostics for URI now: pulled when the client pulls, else pytest-lsp's store of the latest push."""
     caps = client.capabilities
     if caps and caps.text_document and caps.text_document.diagnostic:
-        r = await client.text_document_diagnostic_async(
-            t.DocumentDiagnosticParams(text_document=t.TextDocumentIdentifier(uri=URI))
-        )
+        r = await client.text_document_diagnostic_async(t.DocumentDiagnosticParams(text_document=t.TextDocumentIdentifier(uri=URI)))
         return list(getattr(r, "items", None) or [])
     await asyncio.sleep(0.02)
     return list(client.diagnostics.get(URI, []))
 
 
 async def test_diagnostics_appear_and_clear_when_fixed(client: LanguageClient):
-    client.text_document_did_open(t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(uri=URI, language_id="python", version=1, text=KERNEL)))
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(uri=URI, language_id="python", version=1, text=KERNEL))
+    )
     for _ in range(100):
         items = await diagnostics(client)
         if any(d.code == "XF101" for d in items):
@@ -66,10 +63,16 @@ async def test_diagnostics_appear_and_clear_when_fixed(client: LanguageClient):
 
     line = KERNEL.splitlines().index("    k[(triton.cdiv(n, 128),)](x, n, BLOCK=128, num_warps=6, grf_mode='large')")
     col = KERNEL.splitlines()[line].index("num_warps=6") + len("num_warps=")
-    client.text_document_did_change(t.DidChangeTextDocumentParams(
-        text_document=t.VersionedTextDocumentIdentifier(uri=URI, version=2),
-        content_changes=[t.TextDocumentContentChangePartial(range=t.Range(start=t.Position(line=line, character=col), end=t.Position(line=line, character=col + 1)), text="8")],
-    ))
+    client.text_document_did_change(
+        t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=URI, version=2),
+            content_changes=[
+                t.TextDocumentContentChangePartial(
+                    range=t.Range(start=t.Position(line=line, character=col), end=t.Position(line=line, character=col + 1)), text="8"
+                )
+            ],
+        )
+    )
     for _ in range(100):
         items = await diagnostics(client)
         if not any(d.code == "XF101" for d in items):
@@ -78,10 +81,14 @@ async def test_diagnostics_appear_and_clear_when_fixed(client: LanguageClient):
 
 
 async def test_hover_and_devices(client: LanguageClient):
-    client.text_document_did_open(t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(uri=URI, language_id="python", version=1, text=KERNEL)))
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(uri=URI, language_id="python", version=1, text=KERNEL))
+    )
     line = len(KERNEL.splitlines()) - 1
     col = KERNEL.splitlines()[line].index("num_warps") + 2
-    hover = await client.text_document_hover_async(t.HoverParams(text_document=t.TextDocumentIdentifier(uri=URI), position=t.Position(line=line, character=col)))
+    hover = await client.text_document_hover_async(
+        t.HoverParams(text_document=t.TextDocumentIdentifier(uri=URI), position=t.Position(line=line, character=col))
+    )
     assert hover is not None and "work-group" in hover.contents.value
     devices = await client.protocol.send_request_async("xeforge/devices", {})
     assert any(d.id == "arc-pro-b70" for d in devices.devices)

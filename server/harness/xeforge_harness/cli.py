@@ -75,11 +75,46 @@ def main(argv: list[str] | None = None) -> int:
         if ns.command == "probe":
             result = service.probe({"device": ns.device}, workers)
         elif ns.command == "sweep":
-            raw = {k: getattr(ns, k) for k in ("kernel", "candidates", "spec", "reference", "device", "family", "seeds", "timeout",
-                                               "no_timing", "runs", "warmup", "timing_family", "stop_below", "budget_s", "min_candidates")}
+            raw = {
+                k: getattr(ns, k)
+                for k in (
+                    "kernel",
+                    "candidates",
+                    "spec",
+                    "reference",
+                    "device",
+                    "family",
+                    "seeds",
+                    "timeout",
+                    "no_timing",
+                    "runs",
+                    "warmup",
+                    "timing_family",
+                    "stop_below",
+                    "budget_s",
+                    "min_candidates",
+                )
+            }
             result = service.sweep(raw, workers)
         else:
-            raw = {k: getattr(ns, k) for k in ("kernel", "candidate", "spec", "reference", "device", "family", "seeds", "timeout", "no_timing", "runs", "warmup", "timing_family", "stop_below")}
+            raw = {
+                k: getattr(ns, k)
+                for k in (
+                    "kernel",
+                    "candidate",
+                    "spec",
+                    "reference",
+                    "device",
+                    "family",
+                    "seeds",
+                    "timeout",
+                    "no_timing",
+                    "runs",
+                    "warmup",
+                    "timing_family",
+                    "stop_below",
+                )
+            }
             result = service.evaluate(raw, workers)
     print(P.dumps(result))
     return P.exit_status(result)

@@ -115,7 +115,7 @@ class Zygote:
             proc.kill()
             proc.wait()
 
-    def __enter__(self) -> "Zygote":
+    def __enter__(self) -> Zygote:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -164,7 +164,7 @@ class Workers:
             z.close()
         self._zygotes.clear()
 
-    def __enter__(self) -> "Workers":
+    def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, *exc) -> None:

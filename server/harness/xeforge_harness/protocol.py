@@ -55,7 +55,7 @@ class EvaluateArgs:
     stop_below: float | None = None
 
     @staticmethod
-    def from_mapping(raw: Any) -> "EvaluateArgs":
+    def from_mapping(raw: Any) -> EvaluateArgs:
         """Arguments by the CLI flag names; `no-timing` and `no_timing` are both accepted."""
         if not isinstance(raw, dict):
             raise ArgsError("args", "expected a JSON object")
@@ -128,7 +128,7 @@ class SweepArgs:
     min_candidates: int = 1
 
     @staticmethod
-    def from_mapping(raw: Any) -> "SweepArgs":
+    def from_mapping(raw: Any) -> SweepArgs:
         if not isinstance(raw, dict):
             raise ArgsError("args", "expected a JSON object")
         args = {str(k).replace("-", "_"): v for k, v in raw.items()}
@@ -147,8 +147,9 @@ class SweepArgs:
         if least < 1:
             raise ArgsError("min_candidates", "expected a positive count")
         base = EvaluateArgs.from_mapping({**args, "candidate": candidates[0]})
-        return SweepArgs(base=base, candidates=tuple(candidates), budget_s=float(budget) if budget is not None else None,
-                         min_candidates=least)
+        return SweepArgs(
+            base=base, candidates=tuple(candidates), budget_s=float(budget) if budget is not None else None, min_candidates=least
+        )
 
 
 def _int(args: dict, name: str, default: int) -> int:

@@ -35,8 +35,12 @@ def sweep(raw_args: dict, workers: Workers) -> dict:
     checked = _checked(args.base, named, workers)
     if "verdict" in checked:
         return P.sweep_failed(checked)
-    job_args = {**_job_args(args.base, checked), "candidates": [checked[k] for k in named],
-                "budget_s": args.budget_s, "min_candidates": args.min_candidates}
+    job_args = {
+        **_job_args(args.base, checked),
+        "candidates": [checked[k] for k in named],
+        "budget_s": args.budget_s,
+        "min_candidates": args.min_candidates,
+    }
     # The zygote's limit: the trusted side's setup, then each candidate's own limit; a budget caps it.
     per = args.base.timeout
     limit = per * (1 + len(args.candidates))

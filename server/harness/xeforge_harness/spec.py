@@ -48,9 +48,7 @@ DTYPES = frozenset(
 )
 
 # AI Bench's input transforms (`InInitKey`), applied in order after the random draw.
-INPUT_TRANSFORMS = frozenset(
-    "scale softmax abs normalize symmetric triu tril transpose uniform rademacher".split()
-)
+INPUT_TRANSFORMS = frozenset("scale softmax abs normalize symmetric triu tril transpose uniform rademacher".split())
 MEMORY_FORMATS = frozenset({"channels_last", "channels_last_3d", "contiguous_format"})
 
 

@@ -24,8 +24,20 @@ import torch
 DTYPES = {
     name: getattr(torch, name)
     for name in (
-        "float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
-        "complex64", "complex128", "float8_e4m3fn", "float8_e5m2",
+        "float64",
+        "float32",
+        "float16",
+        "bfloat16",
+        "int64",
+        "int32",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
+        "complex64",
+        "complex128",
+        "float8_e4m3fn",
+        "float8_e5m2",
     )
     if hasattr(torch, name)
 }
@@ -150,7 +162,7 @@ def decode(tree: Any, tensors: list[torch.Tensor]) -> Any:
     """The inverse of `encode`; an `other` leaf becomes an `Opaque` that equals nothing."""
     if not isinstance(tree, dict) or len(tree) != 1:
         raise WireError(f"bad value tree: {tree!r:.200}")
-    (kind, body), = tree.items()
+    ((kind, body),) = tree.items()
     if kind == "t":
         if not isinstance(body, int) or not 0 <= body < len(tensors):
             raise WireError("bad tensor index")
@@ -179,7 +191,7 @@ class Opaque:
 
 def shape_of(tree: Any) -> Any:
     """The structure of a value tree with tensors and scalars erased: what must match exactly."""
-    (kind, body), = tree.items()
+    ((kind, body),) = tree.items()
     if kind in ("tuple", "list"):
         return (kind, tuple(shape_of(v) for v in body))
     if kind == "dict":

@@ -21,8 +21,8 @@ import tempfile
 import time
 
 from . import envsafe
-from .child.source import read as _read
 from . import protocol as P
+from .child.source import read as _read
 
 LOG_TAIL_CHARS = 6000
 TRUSTED_CACHE_ENV = "XEFORGE_HARNESS_TRUSTED_CACHE"
@@ -90,7 +90,12 @@ def _warm_imports() -> None:
             importlib.import_module(name)
         except Exception:  # an optional speed-up; the child imports it again if it needs it
             pass
-    for name in ("xeforge_harness.child.evaluate", "xeforge_harness.child.job", "xeforge_harness.child.worker", "torch.profiler"):  # the harness's own torch-side code
+    for name in (
+        "xeforge_harness.child.evaluate",
+        "xeforge_harness.child.job",
+        "xeforge_harness.child.worker",
+        "torch.profiler",
+    ):  # the harness's own torch-side code
         importlib.import_module(name)
 
 
@@ -137,7 +142,7 @@ class Channel:
     def _send(self, tag: str, payload) -> None:
         data = (tag + " " + json.dumps(payload, default=_json_default) + "\n").encode()
         while data:
-            data = data[os.write(self.fd, data):]
+            data = data[os.write(self.fd, data) :]
 
     def __call__(self, phase: str) -> None:
         if phase != self.current:
@@ -303,9 +308,14 @@ def _outcome(job: dict, workdir: str, report: dict, timeout: float, wall: float)
         # A sweep keeps the candidates judged before; the one running is blamed; the rest are not started.
         done = report["partial"]
         total = len((job.get("args") or {}).get("candidates") or [])
-        return {"kind": "sweep", "device": report["device"], "results": [*done, blamed],
-                "stopped": f"the judge died while candidate {len(done) + 1} of {total} ran: {what}",
-                "elapsed": elapsed, "log": ""}
+        return {
+            "kind": "sweep",
+            "device": report["device"],
+            "results": [*done, blamed],
+            "stopped": f"the judge died while candidate {len(done) + 1} of {total} ran: {what}",
+            "elapsed": elapsed,
+            "log": "",
+        }
     # The original kernel, the reference or the harness itself failed: no verdict on the candidate.
     if job.get("kind") == "sweep":
         return P.sweep_failed(P.error_result(f"the sweep's judge process {what}", log_tail, phase=phase, elapsed=elapsed))

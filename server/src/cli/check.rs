@@ -61,9 +61,16 @@ pub struct CheckArgs {
 
 /// What happened to one file.
 enum Outcome {
-    Checked { result: FileResult, kernels: Vec<String>, fixed: usize, diff: Option<String> },
+    Checked {
+        result: FileResult,
+        kernels: Vec<String>,
+        fixed: usize,
+        diff: Option<String>,
+    },
     /// Not a Triton file, or binary: nothing to report (binary gets a note).
-    Skipped { note: Option<String> },
+    Skipped {
+        note: Option<String>,
+    },
     /// I/O, encoding, config or usage error, already phrased for `error: ...`.
     Failed(String),
 }
@@ -120,8 +127,7 @@ impl Checker {
             io_error = true;
         }
 
-        let outcomes: Vec<(PathBuf, Outcome)> =
-            found.files.par_iter().map(|p| (p.clone(), self.check_file(p, args))).collect();
+        let outcomes: Vec<(PathBuf, Outcome)> = found.files.par_iter().map(|p| (p.clone(), self.check_file(p, args))).collect();
 
         let mut results = Vec::new();
         let mut kernels: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -255,9 +261,7 @@ impl Checker {
 
         let (mut fixed, mut diff, mut source) = (0, None, text);
         if (args.fix || args.diff) && analysis.diagnostics.iter().any(|d| d.fix.is_some()) {
-            let r = fix::apply_until_stable(&source, args.unsafe_fixes, |t| {
-                analyse(t).map(|a| a.diagnostics).unwrap_or_default()
-            });
+            let r = fix::apply_until_stable(&source, args.unsafe_fixes, |t| analyse(t).map(|a| a.diagnostics).unwrap_or_default());
             if r.text != source {
                 fixed = r.applied;
                 if args.diff {
@@ -276,12 +280,7 @@ impl Checker {
         }
         let kernels = analysis.model.kernels.iter().map(|k| k.qualified_name.clone()).collect();
         let diagnostics: Vec<Diagnostic> = analysis.diagnostics;
-        Outcome::Checked {
-            result: FileResult::new(path.to_path_buf(), shown, source, diagnostics),
-            kernels,
-            fixed,
-            diff,
-        }
+        Outcome::Checked { result: FileResult::new(path.to_path_buf(), shown, source, diagnostics), kernels, fixed, diff }
     }
 
     /// Report `msg` the first time only; every file hits it, but once is enough to read.
@@ -295,10 +294,9 @@ impl Checker {
         kbs.entry(overlay.clone())
             .or_insert_with(|| match overlay {
                 None => Ok(Arc::new(Knowledge::embedded().clone())),
-                Some(dir) => Knowledge::embedded()
-                    .with_overlay(dir)
-                    .map(Arc::new)
-                    .map_err(|e| format!("knowledge overlay {}: {e}", dir.display())),
+                Some(dir) => {
+                    Knowledge::embedded().with_overlay(dir).map(Arc::new).map_err(|e| format!("knowledge overlay {}: {e}", dir.display()))
+                }
             })
             .clone()
     }
@@ -339,10 +337,7 @@ fn write_diff(diffs: &str, fixed: usize, out: &mut dyn Write) -> std::io::Result
 }
 
 fn write_kernels(kernels: &BTreeMap<String, Vec<String>>, out: &mut dyn Write) -> std::io::Result<()> {
-    let rows: Vec<serde_json::Value> = kernels
-        .iter()
-        .map(|(file, ks)| serde_json::json!({ "filename": file, "kernels": ks }))
-        .collect();
+    let rows: Vec<serde_json::Value> = kernels.iter().map(|(file, ks)| serde_json::json!({ "filename": file, "kernels": ks })).collect();
     serde_json::to_writer_pretty(&mut *out, &rows).map_err(std::io::Error::other)?;
     writeln!(out)
 }

@@ -37,7 +37,8 @@ pub fn run(args: LspArgs) -> u8 {
         }
     };
     // Stage actions, lenses and `xeforge.runStage` run the CoVeR stages on the configured harness.
-    let stage: std::sync::Arc<dyn crate::lsp::stage::StageActionProvider> = std::sync::Arc::new(crate::cover::lsp_provider::CoverStageProvider::new());
+    let stage: std::sync::Arc<dyn crate::lsp::stage::StageActionProvider> =
+        std::sync::Arc::new(crate::cover::lsp_provider::CoverStageProvider::new());
     let opts = crate::lsp::ServeOptions { stage: Some(stage), exit_process: true };
     runtime.block_on(crate::lsp::serve(tokio::io::stdin(), tokio::io::stdout(), opts));
     // stdin closed without `exit`: the spec asks for status 1 unless shutdown was requested, but a

@@ -1,8 +1,6 @@
 //! `xeforge stage NAME FILE`: run one optimisation stage on a kernel, verified on the harness.
 
-use crate::cover::{
-    OutcomeStatus, Progress, StageError, StageOutcome, StageRequest, StageRunner, settings,
-};
+use crate::cover::{OutcomeStatus, Progress, StageError, StageOutcome, StageRequest, StageRunner, settings};
 use crate::harness::{DeviceKind, Harness, HarnessSettings};
 use crate::knowledge::Knowledge;
 use crate::llm::LlmClient;
@@ -108,23 +106,19 @@ pub fn run(args: StageArgs) -> u8 {
     match result {
         Ok(outcome) => {
             report(&args.file, &text, &outcome, &args.format, args.diff);
-            if args.apply {
-                if let Some(new) = &outcome.new_text {
-                    if let Err(m) = write_if_unchanged(&args.file, &outcome.original_sha256, new) {
-                        eprintln!("xeforge stage: {m}");
-                        return 2;
-                    }
-                }
+            if args.apply
+                && let Some(new) = &outcome.new_text
+                && let Err(m) = write_if_unchanged(&args.file, &outcome.original_sha256, new)
+            {
+                eprintln!("xeforge stage: {m}");
+                return 2;
             }
             0
         }
         // Not a failure: the user is told what to add, once, and the next run remembers it.
         Err(StageError::ProblemIncomplete(what)) => {
             if args.format == "json" {
-                println!(
-                    "{}",
-                    serde_json::json!({"status": "needs-input", "summary": what.message, "question": what.question})
-                );
+                println!("{}", serde_json::json!({"status": "needs-input", "summary": what.message, "question": what.question}));
             } else {
                 println!("{what}");
             }
@@ -132,11 +126,7 @@ pub fn run(args: StageArgs) -> u8 {
         }
         Err(e) => {
             eprintln!("xeforge stage: {e}");
-            if matches!(e, StageError::Cancelled) {
-                130
-            } else {
-                2
-            }
+            if matches!(e, StageError::Cancelled) { 130 } else { 2 }
         }
     }
 }
@@ -150,12 +140,7 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn new(
-        file: &Path,
-        h: &HarnessArgs,
-        llm_url: Option<String>,
-        llm_model: Option<String>,
-    ) -> Result<Env, u8> {
+    pub fn new(file: &Path, h: &HarnessArgs, llm_url: Option<String>, llm_model: Option<String>) -> Result<Env, u8> {
         let workspace = settings::workspace_root(file);
         let mut s = settings::load(&workspace).map_err(|e| {
             eprintln!("xeforge: {e}");
@@ -185,25 +170,12 @@ impl Env {
         } else {
             None
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                eprintln!("xeforge: cannot start the async runtime: {e}");
-                2u8
-            })?;
-        let runner = StageRunner {
-            kb: Arc::new(Knowledge::embedded().clone()),
-            harness: Arc::new(harness),
-            llm,
-        };
-        Ok(Env {
-            runtime,
-            runner,
-            settings: s,
-            workspace,
-        })
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
+            eprintln!("xeforge: cannot start the async runtime: {e}");
+            2u8
+        })?;
+        let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(harness), llm };
+        Ok(Env { runtime, runner, settings: s, workspace })
     }
 
     pub fn request(&self, stage: &str, file: &Path, text: String, h: &HarnessArgs) -> StageRequest {
@@ -230,10 +202,7 @@ impl Env {
                     c2.cancel();
                 }
             });
-            let r = self
-                .runner
-                .run(req, |p: Progress| show(tty, &p), cancel)
-                .await;
+            let r = self.runner.run(req, |p: Progress| show(tty, &p), cancel).await;
             ctrl_c.abort();
             if tty {
                 eprint!("\r\x1b[2K");
@@ -326,16 +295,9 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
             }
         }
     }
-    if diff {
-        if let Some(new) = &o.new_text {
-            let name = file.display().to_string();
-            print!(
-                "{}",
-                similar::TextDiff::from_lines(before, new.as_str())
-                    .unified_diff()
-                    .header(&name, &name)
-            );
-        }
+    if diff && let Some(new) = &o.new_text {
+        let name = file.display().to_string();
+        print!("{}", similar::TextDiff::from_lines(before, new.as_str()).unified_diff().header(&name, &name));
     }
 }
 
@@ -359,10 +321,7 @@ fn round_outcome(r: &crate::cover::evidence::RoundRecord) -> String {
 pub fn write_if_unchanged(file: &Path, sha: &str, new: &str) -> Result<(), String> {
     let now = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
     if crate::cover::evidence::sha256(&now) != sha {
-        return Err(format!(
-            "{} changed during the run; not overwriting it (re-run the stage)",
-            file.display()
-        ));
+        return Err(format!("{} changed during the run; not overwriting it (re-run the stage)", file.display()));
     }
     std::fs::write(file, new).map_err(|e| format!("{}: {e}", file.display()))
 }

@@ -155,8 +155,7 @@ mod tests {
 
     #[test]
     fn slash_patterns_are_anchored_bare_ones_match_any_component() {
-        let p = PathPatterns::new(Path::new("/proj"), vec!["tests/**".into(), "build".into(), "*_gen.py".into()])
-            .unwrap();
+        let p = PathPatterns::new(Path::new("/proj"), vec!["tests/**".into(), "build".into(), "*_gen.py".into()]).unwrap();
         assert!(p.is_match(Path::new("/proj/tests/a/b.py")));
         assert!(!p.is_match(Path::new("/proj/src/tests.py")));
         assert!(p.is_match(Path::new("/proj/src/build/x.py")));
@@ -166,11 +165,9 @@ mod tests {
 
     #[test]
     fn per_file_ignores_collect_codes_of_every_matching_glob() {
-        let p = PerFileIgnores::new(
-            Path::new("/p"),
-            vec![("*.py".into(), vec!["XF501".into()]), ("legacy/*.py".into(), vec!["XF401".into()])],
-        )
-        .unwrap();
+        let p =
+            PerFileIgnores::new(Path::new("/p"), vec![("*.py".into(), vec!["XF501".into()]), ("legacy/*.py".into(), vec!["XF401".into()])])
+                .unwrap();
         assert_eq!(p.codes_for(Path::new("/p/legacy/a.py")), vec!["XF501", "XF401"]);
         assert_eq!(p.codes_for(Path::new("/p/new/a.py")), vec!["XF501"]);
         assert!(p.codes_for(Path::new("/p/new/a.pyi")).is_empty());

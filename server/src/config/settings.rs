@@ -77,11 +77,7 @@ impl Settings {
             toolchain: higher.toolchain.or(self.toolchain),
             select: higher.select.or(self.select),
             ignore: higher.ignore.or(self.ignore),
-            per_file_ignores: if higher.per_file_ignores.is_empty() {
-                self.per_file_ignores
-            } else {
-                higher.per_file_ignores
-            },
+            per_file_ignores: if higher.per_file_ignores.is_empty() { self.per_file_ignores } else { higher.per_file_ignores },
             knowledge: higher.knowledge.or(self.knowledge),
             exclude: if higher.exclude.is_empty() { self.exclude } else { higher.exclude },
             lint: LintSettings { run: higher.lint.run.or(self.lint.run) },

@@ -123,10 +123,7 @@ pub fn sha256(text: &str) -> String {
 }
 
 pub fn now_unix() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// `20260521T101502Z` for a UNIX time (UTC; civil-from-days, no calendar crate needed).
@@ -142,12 +139,7 @@ pub fn timestamp(unix: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    format!(
-        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
+    format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", secs / 3600, secs % 3600 / 60, secs % 60)
 }
 
 impl Record {
@@ -155,23 +147,8 @@ impl Record {
     pub fn write(&self, workspace: &Path) -> std::io::Result<PathBuf> {
         let dir = workspace.join(".xeforge").join("runs");
         std::fs::create_dir_all(&dir)?;
-        let safe = |s: &str| {
-            s.chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect::<String>()
-        };
-        let base = format!(
-            "{}-{}-{}",
-            timestamp(self.started_unix),
-            safe(&self.stage),
-            safe(&self.kernel)
-        );
+        let safe = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect::<String>();
+        let base = format!("{}-{}-{}", timestamp(self.started_unix), safe(&self.stage), safe(&self.kernel));
         let mut path = dir.join(format!("{base}.json"));
         let mut n = 1;
         while path.exists() {
@@ -187,41 +164,23 @@ impl Record {
 /// The one line shown on an edit's label and by the CLI.
 pub fn summary_line(stage: &str, e: Option<&Evaluation>, outcome: &str, rounds: usize) -> String {
     let Some(e) = e else {
-        return format!(
-            "{stage}: no verified improvement in {rounds} round{}; file unchanged",
-            if rounds == 1 { "" } else { "s" }
-        );
+        return format!("{stage}: no verified improvement in {rounds} round{}; file unchanged", if rounds == 1 { "" } else { "s" });
     };
-    let dev = if e.device.name.is_empty() {
-        e.device.kind.clone()
-    } else {
-        e.device.name.clone()
-    };
+    let dev = if e.device.name.is_empty() { e.device.kind.clone() } else { e.device.name.clone() };
     let checks = e.correctness.as_ref().map(|c| {
         let seeds = c.variants.iter().map(|v| v.seeds).max().unwrap_or(0);
-        format!(
-            "{} variant{} × {seeds} seeds",
-            c.variants.len(),
-            if c.variants.len() == 1 { "" } else { "s" }
-        )
+        format!("{} variant{} × {seeds} seeds", c.variants.len(), if c.variants.len() == 1 { "" } else { "s" })
     });
     let checks = checks.map(|c| format!(", {c}")).unwrap_or_default();
     match (outcome, e.speedup(), e.speedup_interval()) {
         ("accepted", Some(s), Some([lo, hi])) => {
-            let runs = e
-                .timing
-                .as_ref()
-                .and_then(|t| t.runs)
-                .map(|r| format!(" over {r} runs"))
-                .unwrap_or_default();
+            let runs = e.timing.as_ref().and_then(|t| t.runs).map(|r| format!(" over {r} runs")).unwrap_or_default();
             format!("{stage}: verified {s:.2}× faster [{lo:.2}, {hi:.2}]{runs} on {dev}{checks}")
         }
-        _ if e.device.is_cpu() => format!(
-            "{stage}: correct on the CPU interpreter{checks}; timing is not meaningful there, no speedup claimed"
-        ),
-        ("correct-only", _, _) => format!(
-            "{stage}: verified correct on {dev}{checks} (a correctness stage: no speedup needed)"
-        ),
+        _ if e.device.is_cpu() => {
+            format!("{stage}: correct on the CPU interpreter{checks}; timing is not meaningful there, no speedup claimed")
+        }
+        ("correct-only", _, _) => format!("{stage}: verified correct on {dev}{checks} (a correctness stage: no speedup needed)"),
         _ => format!("{stage}: {} on {dev}; file unchanged", e.verdict),
     }
 }

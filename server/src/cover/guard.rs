@@ -83,7 +83,8 @@ pub fn check(original: &str, candidate: &str, policy: GuardPolicy) -> Result<(),
         if *n > had.get(kind).copied().unwrap_or(0) {
             // Report the first occurrence the original does not have (matched by source text), else the
             // first past the original's count, in source order.
-            let mut old: Vec<String> = before.suspects.iter().filter(|s| s.kind == *kind).map(|s| squash(slice(original, s.range))).collect();
+            let mut old: Vec<String> =
+                before.suspects.iter().filter(|s| s.kind == *kind).map(|s| squash(slice(original, s.range))).collect();
             let added = after.suspects.iter().filter(|s| s.kind == *kind).find(|s| {
                 let t = squash(slice(candidate, s.range));
                 match old.iter().position(|o| *o == t) {
@@ -120,9 +121,15 @@ pub fn check(original: &str, candidate: &str, policy: GuardPolicy) -> Result<(),
                 SuspectKind::CallState => {
                     "a module-level, `self.` or default-argument dict written inside a function keeps results between calls; the harness calls the model repeatedly and would time the replays"
                 }
-                SuspectKind::Processes => "forked or spawned processes and signal handlers run outside the timed call and can reach the harness",
-                SuspectKind::NativeCode => "`ctypes`, `cffi`, `mmap` and compiled extensions write memory and run code the guard cannot read",
-                SuspectKind::FileWrite => "writing, moving or deleting files can alter the harness, the reference or cached results outside the candidate",
+                SuspectKind::Processes => {
+                    "forked or spawned processes and signal handlers run outside the timed call and can reach the harness"
+                }
+                SuspectKind::NativeCode => {
+                    "`ctypes`, `cffi`, `mmap` and compiled extensions write memory and run code the guard cannot read"
+                }
+                SuspectKind::FileWrite => {
+                    "writing, moving or deleting files can alter the harness, the reference or cached results outside the candidate"
+                }
                 SuspectKind::Deferred => {
                     "exit handlers, finalizers, tracers, module hooks and `__del__` run outside or around the timed call, where they can patch results or timing"
                 }
@@ -148,7 +155,11 @@ pub fn check(original: &str, candidate: &str, policy: GuardPolicy) -> Result<(),
     let new_imports: Vec<&str> = after.imports.iter().map(|i| i.text.as_str()).collect();
     if let Some(gone) = before.imports.iter().find(|i| !new_imports.contains(&i.text.as_str())) {
         // Removing imports is harmless only for unused ones; we cannot tell cheaply, so refuse.
-        return Err(Rejection { rule: "scope".into(), message: format!("removed `{}`: imports are outside the stage's scope", gone.text), line: None });
+        return Err(Rejection {
+            rule: "scope".into(),
+            message: format!("removed `{}`: imports are outside the stage's scope", gone.text),
+            line: None,
+        });
     }
 
     // Kernels: all still there, unless the stage fuses them.
@@ -188,7 +199,9 @@ pub fn check(original: &str, candidate: &str, policy: GuardPolicy) -> Result<(),
     if policy.scope == Scope::Kernels {
         // Everything that is not a kernel stays as it was: helpers, launch wrappers, module constants.
         for f in before.functions.iter().filter(|f| !f.is_kernel) {
-            let same = after.function(&f.name).is_some_and(|g| !g.is_kernel && squash(slice(original, f.range)) == squash(slice(candidate, g.range)));
+            let same = after
+                .function(&f.name)
+                .is_some_and(|g| !g.is_kernel && squash(slice(original, f.range)) == squash(slice(candidate, g.range)));
             if !same {
                 return Err(Rejection {
                     rule: "scope".into(),
@@ -233,7 +246,8 @@ fn check_model(
     if old.header != new.header {
         return Err(Rejection { rule: "scope".into(), message: "`class Model`'s bases changed".into(), line: line_of(new.range) });
     }
-    let text_of = |src: &str, c: &super::outline::Class, m: &str| c.methods.iter().find(|f| f.name == m).map(|f| squash(slice(src, f.range)));
+    let text_of =
+        |src: &str, c: &super::outline::Class, m: &str| c.methods.iter().find(|f| f.name == m).map(|f| squash(slice(src, f.range)));
     if text_of(original, old, "__init__") != text_of(candidate, new, "__init__") {
         let line = new.methods.iter().find(|f| f.name == "__init__").and_then(|f| line_of(f.range));
         return Err(Rejection {
@@ -245,12 +259,15 @@ fn check_model(
     if scope == Scope::Kernels && squash(slice(original, old.range)) != squash(slice(candidate, new.range)) {
         return Err(Rejection {
             rule: "scope".into(),
-            message: "`class Model` changed: this stage edits kernels and their configs only (launch code belongs to launch-scope stages)".into(),
+            message: "`class Model` changed: this stage edits kernels and their configs only (launch code belongs to launch-scope stages)"
+                .into(),
             line: line_of(new.range),
         });
     }
     // Forward's signature is the call contract even when its body may change.
-    let sig = |c: &super::outline::Class| c.methods.iter().find(|f| f.name == "forward").map(|f| f.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>());
+    let sig = |c: &super::outline::Class| {
+        c.methods.iter().find(|f| f.name == "forward").map(|f| f.params.iter().map(|p| p.name.clone()).collect::<Vec<_>>())
+    };
     if sig(old) != sig(new) {
         return Err(Rejection { rule: "scope".into(), message: "`Model.forward`'s parameters changed".into(), line: line_of(new.range) });
     }
@@ -308,7 +325,10 @@ mod tests {
 
     #[test]
     fn fallbacks_are_rejected() {
-        let cand = ORIGINAL.replace("        k[(1,)](x, x.numel(), BLOCK=64)\n", "        try:\n            k[(1,)](x, x.numel(), BLOCK=64)\n        except Exception:\n            return x * 1\n");
+        let cand = ORIGINAL.replace(
+            "        k[(1,)](x, x.numel(), BLOCK=64)\n",
+            "        try:\n            k[(1,)](x, x.numel(), BLOCK=64)\n        except Exception:\n            return x * 1\n",
+        );
         assert_eq!(check(ORIGINAL, &cand, LAUNCH).unwrap_err().rule, "try/except fallback");
     }
 
@@ -403,8 +423,9 @@ mod tests {
             &[("n = x.numel()\nself._cache[n] = x", "self._cache[n]"), ("_RESULTS.setdefault(x.numel(), x)", "_RESULTS.setdefault")],
         );
         // A module-level dict written from forward.
-        let cand =
-            ORIGINAL.replace("class Model", "_memo = {}\n\nclass Model").replace("        return x\n", "        _memo[x.numel()] = x\n        return x\n");
+        let cand = ORIGINAL
+            .replace("class Model", "_memo = {}\n\nclass Model")
+            .replace("        return x\n", "        _memo[x.numel()] = x\n        return x\n");
         assert_eq!(check(ORIGINAL, &cand, LAUNCH).unwrap_err().rule, "state kept across calls");
     }
 
@@ -413,7 +434,10 @@ mod tests {
         rejects(
             "child processes or signals",
             "run outside the timed call",
-            &[("import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)", "signal"), ("import subprocess\nsubprocess.run(['true'])", "subprocess")],
+            &[
+                ("import signal\nsignal.signal(signal.SIGALRM, lambda *a: None)", "signal"),
+                ("import subprocess\nsubprocess.run(['true'])", "subprocess"),
+            ],
         );
         rejects(
             "native code or raw memory",
@@ -423,12 +447,19 @@ mod tests {
         rejects(
             "file-system writes",
             "alter the harness",
-            &[("open('out.bin', 'wb').write(b'')", "open(...)"), ("torch.save(x, 'x.pt')", "torch.save"), ("x.numpy().tofile('x.bin')", "tofile")],
+            &[
+                ("open('out.bin', 'wb').write(b'')", "open(...)"),
+                ("torch.save(x, 'x.pt')", "torch.save"),
+                ("x.numpy().tofile('x.bin')", "tofile"),
+            ],
         );
         rejects(
             "deferred or hooked work",
             "outside or around the timed call",
-            &[("import atexit\natexit.register(print)", "atexit"), ("self.register_forward_hook(lambda m, i, o: o)", "register_forward_hook")],
+            &[
+                ("import atexit\natexit.register(print)", "atexit"),
+                ("self.register_forward_hook(lambda m, i, o: o)", "register_forward_hook"),
+            ],
         );
         rejects("extra streams or graphs", "other streams", &[("torch.cuda.set_stream(torch.cuda.Stream())", "torch.cuda")]);
         let cand = ORIGINAL.replace("class Model", "class Keep:\n    def __del__(self):\n        pass\n\nclass Model");

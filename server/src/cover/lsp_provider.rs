@@ -20,7 +20,9 @@ use crate::config::Settings;
 use crate::harness::{DeviceKind, HarnessRegistry, HarnessSettings};
 use crate::knowledge::Knowledge;
 use crate::llm::LlmClient;
-use crate::lsp::stage::{ProgressFn, StageAction, StageActionProvider, StageContext, StageFailure, StageFuture, StageInfo, StageQuestion, StageResult, StageRun};
+use crate::lsp::stage::{
+    ProgressFn, StageAction, StageActionProvider, StageContext, StageFailure, StageFuture, StageInfo, StageQuestion, StageResult, StageRun,
+};
 
 /// The stage every kernel is offered, whatever the analysis found.
 const ALWAYS: &str = "autotune";

@@ -36,8 +36,8 @@ pub mod outline;
 pub mod problem;
 pub mod prompt;
 pub mod run;
-mod tune;
 pub mod settings;
 pub mod spec;
+mod tune;
 
 pub use run::{OutcomeStatus, Progress, StageError, StageOutcome, StageRequest, StageRunner};

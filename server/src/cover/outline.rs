@@ -215,7 +215,8 @@ impl Outline {
             "identifier" => {
                 let t = node_text(text, n);
                 // Module names count at each identifier; frame attributes only as attributes (`f.f_back`).
-                let kind = identifier_kind(t).or_else(|| (FRAME_ATTRS.contains(&t) && is_attribute_field(n)).then_some(SuspectKind::Introspection));
+                let kind = identifier_kind(t)
+                    .or_else(|| (FRAME_ATTRS.contains(&t) && is_attribute_field(n)).then_some(SuspectKind::Introspection));
                 if let Some(kind) = kind {
                     let what = n.parent().filter(|p| p.kind() == "attribute").map(|p| node_text(text, p)).unwrap_or(t);
                     self.push(kind, short(&squash(what)), n);
@@ -274,7 +275,9 @@ impl Outline {
             "__import__" | "eval" | "exec" => Some(SuspectKind::Obfuscated),
             "getattr" if !second_arg_is_literal(text, n) => Some(SuspectKind::Obfuscated),
             "Thread" | "ThreadPoolExecutor" | "ProcessPoolExecutor" | "Process" | "Pool" => Some(SuspectKind::Threads),
-            "Stream" | "CUDAGraph" | "XPUGraph" | "graph" | "stream" if callee.contains("torch") || last.starts_with(char::is_uppercase) || callee.starts_with("stream") => {
+            "Stream" | "CUDAGraph" | "XPUGraph" | "graph" | "stream"
+                if callee.contains("torch") || last.starts_with(char::is_uppercase) || callee.starts_with("stream") =>
+            {
                 Some(SuspectKind::Streams)
             }
             "lru_cache" | "cache" if callee.contains("functools") || callee == last => Some(SuspectKind::ResultCache),
@@ -306,7 +309,10 @@ impl Outline {
                 let names: Vec<&str> = lit.split('.').collect();
                 if names.iter().any(|s| is_compute_op(s)) {
                     self.push(SuspectKind::OpByName, format!("{callee}(..., \"{}\")", short(&lit)), n);
-                } else if names.iter().any(|s| ESCAPE_MODULES.contains(s) || *s == "__dict__" || identifier_kind(s) == Some(SuspectKind::Introspection)) {
+                } else if names
+                    .iter()
+                    .any(|s| ESCAPE_MODULES.contains(s) || *s == "__dict__" || identifier_kind(s) == Some(SuspectKind::Introspection))
+                {
                     self.push(SuspectKind::Introspection, format!("{callee}(..., \"{}\")", short(&lit)), n);
                 }
             }
@@ -316,7 +322,8 @@ impl Outline {
         let mut patched = false;
         if matches!(last.as_str(), "setattr" | "delattr" | "__setattr__" | "__delattr__") {
             let on_target = pos.first().is_some_and(|t| {
-                facts.target_is_protected(text, *t) || string_literal(text, *t).is_some_and(|s| facts.protected(s.split('.').next().unwrap_or("")))
+                facts.target_is_protected(text, *t)
+                    || string_literal(text, *t).is_some_and(|s| facts.protected(s.split('.').next().unwrap_or("")))
             });
             let on_receiver = last.starts_with("__") && receiver.is_some_and(|r| facts.target_is_protected(text, r));
             if on_target || on_receiver {
@@ -432,7 +439,10 @@ impl Outline {
         let kids: Vec<Node> = n.children(&mut n.walk()).filter(|c| !crate::syntax::is_comment(*c)).collect();
         let Some(i) = kids.iter().position(|c| matches!(c.kind(), "in" | "not in")) else { return };
         let (Some(left), Some(right)) = (i.checked_sub(1).and_then(|j| kids.get(j)), kids.get(i + 1)) else { return };
-        if matches!(right.kind(), "list" | "tuple" | "set" | "dictionary" | "string" | "list_comprehension" | "set_comprehension" | "concatenated_string") {
+        if matches!(
+            right.kind(),
+            "list" | "tuple" | "set" | "dictionary" | "string" | "list_comprehension" | "set_comprehension" | "concatenated_string"
+        ) {
             return;
         }
         let Some(id) = facts.fn_of(text, n) else { return };
@@ -534,8 +544,25 @@ impl<'t> Field<'t> for Node<'t> {
 
 /// Roots whose attributes a candidate may not rebind, on top of every name the file's imports bind
 /// and every plain alias of one (`Event = torch.cuda.Event`). `type` stands for `type(x)`.
-const FRAMEWORK_ROOTS: &[&str] =
-    &["torch", "triton", "tl", "F", "nn", "np", "numpy", "time", "timeit", "math", "sys", "os", "builtins", "__builtins__", "functools", "gc", "type"];
+const FRAMEWORK_ROOTS: &[&str] = &[
+    "torch",
+    "triton",
+    "tl",
+    "F",
+    "nn",
+    "np",
+    "numpy",
+    "time",
+    "timeit",
+    "math",
+    "sys",
+    "os",
+    "builtins",
+    "__builtins__",
+    "functools",
+    "gc",
+    "type",
+];
 /// Interpreter modules that no kernel file reaches through another module's attributes (`torch.sys`).
 const ESCAPE_MODULES: &[&str] = &["sys", "os", "inspect", "signal", "posix", "nt", "pty", "mmap"];
 /// Attributes that lead to globals, loaders, code objects or the class graph.
@@ -559,7 +586,8 @@ const FRAME_ATTRS: &[&str] = &["f_back", "f_globals", "f_locals", "f_builtins", 
 /// Methods whose result identifies a tensor's storage or contents (a memo key).
 const IDENTITY_METHODS: &[&str] = &["data_ptr", "item", "tolist", "tobytes", "untyped_storage", "storage", "storage_offset", "_cdata"];
 /// Calls a key may pass through and stay a key (`tuple(x.shape)`, `str(x.data_ptr())`).
-const KEY_WRAPPERS: &[&str] = &["tuple", "str", "repr", "hash", "id", "frozenset", "list", "int", "float", "bytes", "format", "map", "join"];
+const KEY_WRAPPERS: &[&str] =
+    &["tuple", "str", "repr", "hash", "id", "frozenset", "list", "int", "float", "bytes", "format", "map", "join"];
 /// Names a dict of results tends to have; only stores with a non-slice key count.
 const CACHE_WORDS: &[&str] = &["cache", "memo", "stash", "saved", "seen"];
 /// PyTorch compute functions and methods (`torch.*`, `F.*`, `Tensor.*`, `aten.*`), without leading or
@@ -622,20 +650,27 @@ fn reference_kind(r: &Ref) -> Option<SuspectKind> {
         | (_, "_profiler_enabled" | "_disable_profiler" | "_is_profiler_enabled" | "_get_dispatch_mode") => Introspection,
         ("torch" | "autograd", "profiler") => Introspection,
         ("", "fork" | "forkpty") if n == 1 => Processes,
-        ("sys", "_getframe" | "_current_frames" | "_current_exceptions" | "modules" | "meta_path" | "path_hooks" | "path_importer_cache") => Introspection,
+        (
+            "sys",
+            "_getframe" | "_current_frames" | "_current_exceptions" | "modules" | "meta_path" | "path_hooks" | "path_importer_cache",
+        ) => Introspection,
         ("sys", "settrace" | "setprofile" | "addaudithook" | "monitoring") => Deferred,
         (
             "inspect",
-            "currentframe" | "stack" | "trace" | "getouterframes" | "getinnerframes" | "getframeinfo" | "getmembers" | "getmodule" | "getclosurevars",
+            "currentframe" | "stack" | "trace" | "getouterframes" | "getinnerframes" | "getframeinfo" | "getmembers" | "getmodule"
+            | "getclosurevars",
         ) => Introspection,
-        ("os", "fork" | "forkpty" | "posix_spawn" | "posix_spawnp" | "system" | "popen" | "kill" | "killpg" | "register_at_fork" | "abort" | "_exit") => {
-            Processes
-        }
+        (
+            "os",
+            "fork" | "forkpty" | "posix_spawn" | "posix_spawnp" | "system" | "popen" | "kill" | "killpg" | "register_at_fork" | "abort"
+            | "_exit",
+        ) => Processes,
         ("os", l) if l.starts_with("spawn") || l.starts_with("exec") => Processes,
         (
             "os",
-            "write" | "pwrite" | "writev" | "remove" | "unlink" | "rename" | "renames" | "replace" | "rmdir" | "removedirs" | "truncate" | "ftruncate"
-            | "makedirs" | "mkdir" | "symlink" | "link" | "chmod" | "chown" | "utime" | "mkfifo" | "mknod" | "sendfile" | "copy_file_range",
+            "write" | "pwrite" | "writev" | "remove" | "unlink" | "rename" | "renames" | "replace" | "rmdir" | "removedirs" | "truncate"
+            | "ftruncate" | "makedirs" | "mkdir" | "symlink" | "link" | "chmod" | "chown" | "utime" | "mkfifo" | "mknod" | "sendfile"
+            | "copy_file_range",
         ) => FileWrite,
         ("signal" | "pty", _) => Processes,
         ("mmap", _) => NativeCode,
@@ -693,7 +728,9 @@ impl Facts {
                     };
                     let Some(name) = name.map(|d| squash(node_text(text, d)).replace(' ', "")) else { continue };
                     let (local, path) = match (&module, alias) {
-                        (Some(m), alias) => (alias.map(|a| node_text(text, a).to_string()).unwrap_or_else(|| name.clone()), format!("{m}.{name}")),
+                        (Some(m), alias) => {
+                            (alias.map(|a| node_text(text, a).to_string()).unwrap_or_else(|| name.clone()), format!("{m}.{name}"))
+                        }
                         (None, Some(a)) => (node_text(text, a).to_string(), name),
                         (None, None) => {
                             let first = name.split('.').next().unwrap_or("").to_string();
@@ -710,7 +747,8 @@ impl Facts {
                         "identifier" => {
                             f.dict_names.insert(node_text(text, left).to_string());
                             // A class attribute is read back as `self.name`.
-                            if n.parent().and_then(|s| s.parent()).and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition") {
+                            if n.parent().and_then(|s| s.parent()).and_then(|b| b.parent()).is_some_and(|c| c.kind() == "class_definition")
+                            {
                                 f.dict_attrs.insert(node_text(text, left).to_string());
                             }
                         }
@@ -741,7 +779,10 @@ impl Facts {
     }
 
     fn protected(&self, root: &str) -> bool {
-        FRAMEWORK_ROOTS.contains(&root) || self.bindings.contains_key(root) || self.aliases.contains(root) || root.starts_with("xeforge_harness")
+        FRAMEWORK_ROOTS.contains(&root)
+            || self.bindings.contains_key(root)
+            || self.aliases.contains(root)
+            || root.starts_with("xeforge_harness")
     }
 
     /// An expression whose attributes belong to a framework module, class or function: rooted at a
@@ -756,7 +797,9 @@ impl Facts {
         match n.kind() {
             "attribute" => attr_name(text, n) == "__dict__" && n.field("object").is_some_and(|o| self.target_is_protected(text, o)),
             "call" => match n.field("function").map(|f| node_text(text, f)) {
-                Some("vars") => n.field("arguments").and_then(|a| positional(a).into_iter().next()).is_some_and(|a| self.target_is_protected(text, a)),
+                Some("vars") => {
+                    n.field("arguments").and_then(|a| positional(a).into_iter().next()).is_some_and(|a| self.target_is_protected(text, a))
+                }
                 Some("globals") => true,
                 _ => false,
             },
@@ -872,7 +915,11 @@ struct FnFacts {
 impl FnFacts {
     fn of(text: &str, def: Node) -> FnFacts {
         let name = def.field("name").map(|n| node_text(text, n)).unwrap_or("");
-        let mut ff = FnFacts { kernel: is_kernel_def(text, def), init: matches!(name, "__init__" | "__new__" | "__post_init__"), ..Default::default() };
+        let mut ff = FnFacts {
+            kernel: is_kernel_def(text, def),
+            init: matches!(name, "__init__" | "__new__" | "__post_init__"),
+            ..Default::default()
+        };
         if ff.kernel {
             return ff;
         }
@@ -880,7 +927,9 @@ impl FnFacts {
             for p in named_children(params) {
                 let (name, default) = match p.kind() {
                     "identifier" => (Some(p), None),
-                    "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => (named_children(p).find(|c| c.kind() == "identifier"), None),
+                    "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
+                        (named_children(p).find(|c| c.kind() == "identifier"), None)
+                    }
                     "default_parameter" | "typed_default_parameter" => (p.field("name"), p.field("value")),
                     _ => (None, None),
                 };
@@ -1125,7 +1174,8 @@ fn tensor_key(text: &str, expr: Node, keys: &HashSet<String>) -> bool {
             }
             "attribute" => {
                 let a = attr_name(text, m);
-                found = (matches!(a, "_version" | "_cdata" | "__cuda_array_interface__" | "__array_interface__") && whole(text, m, expr, false))
+                found = (matches!(a, "_version" | "_cdata" | "__cuda_array_interface__" | "__array_interface__")
+                    && whole(text, m, expr, false))
                     || (a == "shape" && whole(text, m, expr, true));
             }
             "identifier" => found = keys.contains(node_text(text, m)) && !is_attribute_field(m) && whole(text, m, expr, true),
@@ -1167,7 +1217,8 @@ fn opens_for_writing(text: &str, func: Node, prev: &str, last: &str, args: Optio
         let flags = pos.get(1).copied().or_else(|| args.and_then(|a| keyword(text, a, "flags")));
         return flags.is_none_or(|f| !matches!(squash(node_text(text, f)).as_str(), "os.O_RDONLY" | "O_RDONLY"));
     }
-    let module_form = func.kind() == "identifier" || matches!(prev, "io" | "codecs" | "gzip" | "bz2" | "lzma" | "builtins" | "__builtins__" | "tarfile" | "os");
+    let module_form = func.kind() == "identifier"
+        || matches!(prev, "io" | "codecs" | "gzip" | "bz2" | "lzma" | "builtins" | "__builtins__" | "tarfile" | "os");
     let mode = args.and_then(|a| keyword(text, a, "mode")).or_else(|| if module_form { pos.get(1).copied() } else { pos.first().copied() });
     match mode {
         None => false,
@@ -1516,7 +1567,10 @@ class Model(nn.Module):
         );
         none_flagged(
             SuspectKind::TimingPatch,
-            &["class M:\n    def f(self):\n        self.scale = 2.0\n", "def f(x):\n    out = torch.empty_like(x)\n    out.requires_grad = False\n"],
+            &[
+                "class M:\n    def f(self):\n        self.scale = 2.0\n",
+                "def f(x):\n    out = torch.empty_like(x)\n    out.requires_grad = False\n",
+            ],
         );
     }
 
@@ -1538,7 +1592,12 @@ class Model(nn.Module):
         );
         none_flagged(
             SuspectKind::OpByName,
-            &["b = getattr(config, 'BLOCK')\n", "dt = getattr(torch, 'float16')\n", "w = getattr(mod, 'weight', None)\n", "d = getattr(torch, 'xpu')\n"],
+            &[
+                "b = getattr(config, 'BLOCK')\n",
+                "dt = getattr(torch, 'float16')\n",
+                "w = getattr(mod, 'weight', None)\n",
+                "d = getattr(torch, 'xpu')\n",
+            ],
         );
     }
 

@@ -26,7 +26,8 @@ pub fn system(target: &Target) -> ChatMessage {
 }
 
 pub fn first(stage: &Stage, kb: &Knowledge, diagnostics: &[Diagnostic], text: &str) -> ChatMessage {
-    let mut s = format!("## Stage: {} ({})\n{}\n\n{}\n\n## Edit scope\n", stage.title, stage.name, stage.summary, stage.instructions.trim());
+    let mut s =
+        format!("## Stage: {} ({})\n{}\n\n{}\n\n## Edit scope\n", stage.title, stage.name, stage.summary, stage.instructions.trim());
     s.push_str(if stage.scope.contains("launch") {
         "Kernel bodies, decorators and configs, and launch code in this file.\n"
     } else {
@@ -36,7 +37,9 @@ pub fn first(stage: &Stage, kb: &Knowledge, diagnostics: &[Diagnostic], text: &s
         .rules
         .iter()
         .filter_map(|code| kb.rule(code))
-        .map(|r| format!("### {} {}\n{}", r.code, r.name, crate::harness::protocol::tail_chars(r.docs.trim(), DOC_CHARS).trim_start_matches('…').to_string()))
+        .map(|r| {
+            format!("### {} {}\n{}", r.code, r.name, crate::harness::protocol::tail_chars(r.docs.trim(), DOC_CHARS).trim_start_matches('…'))
+        })
         .collect();
     if !docs.is_empty() {
         s.push_str("\n## What the knowledge base says for this target\n");
@@ -61,7 +64,9 @@ pub fn first(stage: &Stage, kb: &Knowledge, diagnostics: &[Diagnostic], text: &s
 }
 
 pub fn no_code_block() -> ChatMessage {
-    ChatMessage::user("Your reply contained no ```python code block with the complete file. Reply with the whole updated file in one ```python block.")
+    ChatMessage::user(
+        "Your reply contained no ```python code block with the complete file. Reply with the whole updated file in one ```python block.",
+    )
 }
 
 pub fn rejected(r: &Rejection) -> ChatMessage {
@@ -71,7 +76,11 @@ pub fn rejected(r: &Rejection) -> ChatMessage {
 }
 
 pub fn evaluated(e: &Evaluation) -> ChatMessage {
-    let mut s = format!("The verification harness ran the candidate on {}: verdict `{}`.\n", if e.device.name.is_empty() { &e.device.kind } else { &e.device.name }, e.verdict);
+    let mut s = format!(
+        "The verification harness ran the candidate on {}: verdict `{}`.\n",
+        if e.device.name.is_empty() { &e.device.kind } else { &e.device.name },
+        e.verdict
+    );
     match e.verdict {
         Verdict::Correct | Verdict::Slower => {
             if let (Some(sp), Some([lo, hi])) = (e.speedup(), e.speedup_interval()) {

@@ -71,34 +71,45 @@ impl StageRequest {
 /// Reported while the run goes on (a CLI spinner, LSP `$/progress`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Progress {
-    Started { stage: String, kernel: String, rounds: u32 },
-    Generating { round: u32 },
-    Rejected { round: u32, rejection: Rejection },
-    Evaluating { round: u32, what: String },
-    Evaluated { round: u32, verdict: Verdict, speedup: Option<f64> },
+    Started {
+        stage: String,
+        kernel: String,
+        rounds: u32,
+    },
+    Generating {
+        round: u32,
+    },
+    Rejected {
+        round: u32,
+        rejection: Rejection,
+    },
+    Evaluating {
+        round: u32,
+        what: String,
+    },
+    Evaluated {
+        round: u32,
+        verdict: Verdict,
+        speedup: Option<f64>,
+    },
     /// The autotune stage's plan, before it measures anything.
-    Planned { configs: usize, expected_s: u64 },
+    Planned {
+        configs: usize,
+        expected_s: u64,
+    },
     Reverifying,
 }
 
 impl Progress {
     pub fn message(&self) -> String {
         match self {
-            Progress::Started {
-                stage,
-                kernel,
-                rounds,
-            } => format!("{stage} on {kernel} (up to {rounds} rounds)"),
+            Progress::Started { stage, kernel, rounds } => format!("{stage} on {kernel} (up to {rounds} rounds)"),
             Progress::Generating { round } => format!("round {round}: generating"),
             Progress::Rejected { round, rejection } => {
                 format!("round {round}: rejected by the guard: {rejection}")
             }
             Progress::Evaluating { round, what } => format!("round {round}: verifying {what}"),
-            Progress::Evaluated {
-                round,
-                verdict,
-                speedup,
-            } => match speedup {
+            Progress::Evaluated { round, verdict, speedup } => match speedup {
                 Some(s) => format!("round {round}: {verdict} ({s:.2}×)"),
                 None => format!("round {round}: {verdict}"),
             },
@@ -111,15 +122,11 @@ impl Progress {
     /// Only an upper bound on the work left, since a run stops at its first accepted candidate.
     pub fn percentage(&self, rounds: u32) -> u32 {
         let rounds = rounds.max(1) as f64;
-        let done = |round: u32, part: f64| {
-            ((f64::from(round.saturating_sub(1)) + part) / rounds * 90.0).min(90.0) as u32
-        };
+        let done = |round: u32, part: f64| ((f64::from(round.saturating_sub(1)) + part) / rounds * 90.0).min(90.0) as u32;
         match self {
             Progress::Started { .. } | Progress::Planned { .. } => 0,
             Progress::Generating { round } => done(*round, 0.0),
-            Progress::Rejected { round, .. } | Progress::Evaluated { round, .. } => {
-                done(*round, 1.0)
-            }
+            Progress::Rejected { round, .. } | Progress::Evaluated { round, .. } => done(*round, 1.0),
             Progress::Evaluating { round, .. } => done(*round, 0.5),
             Progress::Reverifying => 95,
         }
@@ -178,9 +185,7 @@ pub enum StageError {
     Target(#[from] crate::analysis::AnalysisError),
     #[error(transparent)]
     Autotune(#[from] autotune::AutotuneError),
-    #[error(
-        "stage `{0}` needs a language model: set [tool.xeforge.llm] url and model, or --llm-url and --llm-model"
-    )]
+    #[error("stage `{0}` needs a language model: set [tool.xeforge.llm] url and model, or --llm-url and --llm-model")]
     NoGenerator(String),
     #[error(transparent)]
     Llm(#[from] LlmError),
@@ -192,10 +197,7 @@ pub enum StageError {
     #[error("{0}")]
     ProblemIncomplete(super::problem::Incomplete),
     #[error("{context}: {source}")]
-    Io {
-        context: String,
-        source: std::io::Error,
-    },
+    Io { context: String, source: std::io::Error },
     #[error("cancelled")]
     Cancelled,
 }
@@ -250,25 +252,15 @@ impl StageRunner {
         cancel: CancellationToken,
     ) -> Result<StageOutcome, StageError> {
         let started = evidence::now_unix();
-        let stage = self
-            .kb
-            .stage(&req.stage)
-            .cloned()
-            .ok_or_else(|| StageError::UnknownStage {
-                name: req.stage.clone(),
-                known: self.kb.stages.iter().map(|s| s.name.clone()).collect(),
-            })?;
+        let stage = self.kb.stage(&req.stage).cloned().ok_or_else(|| StageError::UnknownStage {
+            name: req.stage.clone(),
+            known: self.kb.stages.iter().map(|s| s.name.clone()).collect(),
+        })?;
         let outline = Outline::build(&req.text);
         if let Some(r) = outline.syntax_errors.first() {
-            return Err(StageError::OriginalDoesNotParse {
-                line: crate::text::LineIndex::new(&req.text).line_of(r.start) + 1,
-            });
+            return Err(StageError::OriginalDoesNotParse { line: crate::text::LineIndex::new(&req.text).line_of(r.start) + 1 });
         }
-        let mut opts = LintOptions {
-            device: req.target_device.clone(),
-            toolchain: req.target_toolchain.clone(),
-            ..Default::default()
-        };
+        let mut opts = LintOptions { device: req.target_device.clone(), toolchain: req.target_toolchain.clone(), ..Default::default() };
         if req.device == DeviceKind::Cuda && opts.toolchain.is_empty() {
             // Measuring on NVIDIA: generate and check for the CUDA toolchain, not the Intel default.
             opts.toolchain = "cuda".into();
@@ -277,23 +269,15 @@ impl StageRunner {
             }
         }
         let target = crate::analysis::resolve_target(&self.kb, &opts)?;
-        let (kernel_name, kernel_range) =
-            match autotune::pick_kernel(&outline, req.kernel.as_deref()) {
-                Ok(k) => (k.name.clone(), k.range),
-                Err(e)
-                    if stage.deterministic.as_deref() == Some("autotune")
-                        || req.kernel.is_some() =>
-                {
-                    return Err(e.into());
-                }
-                // An LLM stage over a file with several kernels works on the whole file.
-                Err(_) => ("*".to_string(), TextRange::new(0, req.text.len())),
-            };
-        progress(Progress::Started {
-            stage: stage.name.clone(),
-            kernel: kernel_name.clone(),
-            rounds: req.rounds,
-        });
+        let (kernel_name, kernel_range) = match autotune::pick_kernel(&outline, req.kernel.as_deref()) {
+            Ok(k) => (k.name.clone(), k.range),
+            Err(e) if stage.deterministic.as_deref() == Some("autotune") || req.kernel.is_some() => {
+                return Err(e.into());
+            }
+            // An LLM stage over a file with several kernels works on the whole file.
+            Err(_) => ("*".to_string(), TextRange::new(0, req.text.len())),
+        };
+        progress(Progress::Started { stage: stage.name.clone(), kernel: kernel_name.clone(), rounds: req.rounds });
 
         let work = req.workspace.join(".xeforge").join("work").join(format!(
             "{}-{}-{}",
@@ -305,20 +289,10 @@ impl StageRunner {
         let original_path = work.join("original.py");
         std::fs::write(&original_path, &req.text).map_err(|e| io(&original_path, e))?;
         let kernel_arg = (kernel_name != "*").then_some(kernel_name.as_str());
-        let (spec, problem) = super::problem::spec_for(
-            &req.path,
-            &req.text,
-            kernel_arg,
-            req.spec.clone(),
-            &req.workspace,
-        )
-        .map_err(StageError::ProblemIncomplete)?;
+        let (spec, problem) = super::problem::spec_for(&req.path, &req.text, kernel_arg, req.spec.clone(), &req.workspace)
+            .map_err(StageError::ProblemIncomplete)?;
         let policy = GuardPolicy {
-            scope: if stage.deterministic.as_deref() == Some("autotune") {
-                Scope::KernelsAndLaunch
-            } else {
-                Scope::parse(&stage.scope)
-            },
+            scope: if stage.deterministic.as_deref() == Some("autotune") { Scope::KernelsAndLaunch } else { Scope::parse(&stage.scope) },
             allow_fusion: stage.name.contains("fusion"),
         };
         let lint = LintOptions { device: target.device.id.clone(), toolchain: target.toolchain.id.clone(), ..Default::default() };
@@ -340,24 +314,9 @@ impl StageRunner {
 
         let mut rounds = Vec::new();
         let best = match stage.deterministic.as_deref() {
-            Some("autotune") => {
-                self.autotune(
-                    &ctx,
-                    &outline,
-                    &kernel_name,
-                    target,
-                    &mut rounds,
-                    &mut progress,
-                )
-                .await?
-            }
+            Some("autotune") => self.autotune(&ctx, &outline, &kernel_name, target, &mut rounds, &mut progress).await?,
             other => {
-                let fixes = if other == Some("fixes") {
-                    self.fix_round(&ctx, &mut rounds, &mut progress)
-                        .await?
-                } else {
-                    None
-                };
+                let fixes = if other == Some("fixes") { self.fix_round(&ctx, &mut rounds, &mut progress).await? } else { None };
                 match fixes {
                     Some(b) if b.status == OutcomeStatus::Accepted => Some(b),
                     first => {
@@ -368,9 +327,7 @@ impl StageRunner {
                         };
                         match llm {
                             Some(llm) => {
-                                let b = self
-                                    .llm_rounds(&ctx, &llm, target, &mut rounds, &mut progress)
-                                    .await?;
+                                let b = self.llm_rounds(&ctx, &llm, target, &mut rounds, &mut progress).await?;
                                 better(first, b)
                             }
                             None => first,
@@ -383,9 +340,7 @@ impl StageRunner {
         // Re-verify against the pristine original when this stage's input was already rewritten.
         let mut reverification = None;
         let mut best = best;
-        if let (Some(b), Some(pristine)) =
-            (&best, req.pristine.as_ref().filter(|p| **p != req.text))
-        {
+        if let (Some(b), Some(pristine)) = (&best, req.pristine.as_ref().filter(|p| **p != req.text)) {
             progress(Progress::Reverifying);
             let p = work.join("pristine.py");
             std::fs::write(&p, pristine).map_err(|e| io(&p, e))?;
@@ -399,23 +354,13 @@ impl StageRunner {
             }
         }
 
-        let status = best
-            .as_ref()
-            .map(|b| b.status)
-            .unwrap_or(OutcomeStatus::NoImprovement);
+        let status = best.as_ref().map(|b| b.status).unwrap_or(OutcomeStatus::NoImprovement);
         let evaluation = best.as_ref().map(|b| b.evaluation.clone());
-        let summary = evidence::summary_line(
-            &stage.name,
-            evaluation.as_ref().filter(|_| best.is_some()),
-            status.as_str(),
-            rounds.len(),
-        );
+        let summary = evidence::summary_line(&stage.name, evaluation.as_ref().filter(|_| best.is_some()), status.as_str(), rounds.len());
         let new_text = best.map(|b| b.text);
         let kernel_range_after = new_text.as_deref().map(|t| {
             let o = Outline::build(t);
-            o.kernel(&kernel_name)
-                .map(|k| k.range)
-                .unwrap_or(TextRange::new(0, t.len()))
+            o.kernel(&kernel_name).map(|k| k.range).unwrap_or(TextRange::new(0, t.len()))
         });
         let record = Record {
             xeforge: env!("CARGO_PKG_VERSION"),
@@ -425,10 +370,7 @@ impl StageRunner {
             started_unix: started,
             finished_unix: evidence::now_unix(),
             kernel_sha256_before: evidence::sha256(slice(&req.text, kernel_range)),
-            kernel_sha256_after: new_text
-                .as_deref()
-                .zip(kernel_range_after)
-                .map(|(t, r)| evidence::sha256(slice(t, r))),
+            kernel_sha256_after: new_text.as_deref().zip(kernel_range_after).map(|(t, r)| evidence::sha256(slice(t, r))),
             file_sha256_before: evidence::sha256(&req.text),
             file_sha256_after: new_text.as_deref().map(evidence::sha256),
             target_device: target.device.id.clone(),
@@ -465,7 +407,13 @@ impl StageRunner {
     }
 
     /// One harness evaluation; an `error` verdict is returned, not raised.
-    pub(super) async fn evaluate_raw(&self, ctx: &Ctx<'_>, kernel: &Path, candidate: &Path, opts: Option<&EvalOpts>) -> Result<Evaluation, StageError> {
+    pub(super) async fn evaluate_raw(
+        &self,
+        ctx: &Ctx<'_>,
+        kernel: &Path,
+        candidate: &Path,
+        opts: Option<&EvalOpts>,
+    ) -> Result<Evaluation, StageError> {
         let args = self.eval_args(ctx, kernel, candidate, opts);
         tokio::select! {
             _ = ctx.cancel.cancelled() => Err(StageError::Cancelled),
@@ -526,7 +474,10 @@ impl StageRunner {
         if errors.is_empty() {
             return String::new();
         }
-        format!(". `xeforge check` finds errors in the original that may explain it (fix them first; `xeforge check --fix` has quick fixes): {}", errors.join("; "))
+        format!(
+            ". `xeforge check` finds errors in the original that may explain it (fix them first; `xeforge check --fix` has quick fixes): {}",
+            errors.join("; ")
+        )
     }
 
     /// The evidence of a run the harness could not judge.
@@ -561,7 +512,14 @@ impl StageRunner {
     }
 
     /// Guard, then verify one candidate; `None` when the guard rejected it.
-    async fn try_candidate(&self, ctx: &Ctx<'_>, round: u32, text: &str, rec: &mut RoundRecord, progress: &mut impl FnMut(Progress)) -> Result<Option<Evaluation>, StageError> {
+    async fn try_candidate(
+        &self,
+        ctx: &Ctx<'_>,
+        round: u32,
+        text: &str,
+        rec: &mut RoundRecord,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<Option<Evaluation>, StageError> {
         let e = self.try_candidate_with(ctx, round, text, rec, progress, None).await?;
         if let Some(e) = e.as_ref().filter(|e| e.verdict == Verdict::Error) {
             return Err(self.harness_verdict_error(ctx, e));
@@ -596,10 +554,7 @@ impl StageRunner {
     ) -> Result<Option<PathBuf>, StageError> {
         rec.candidate_sha256 = Some(evidence::sha256(text));
         if let Err(r) = guard::check(&ctx.req.text, text, ctx.policy) {
-            progress(Progress::Rejected {
-                round,
-                rejection: r.clone(),
-            });
+            progress(Progress::Rejected { round, rejection: r.clone() });
             rec.rejected = Some(r);
             return Ok(None);
         }
@@ -630,9 +585,7 @@ impl StageRunner {
     pub(super) fn acceptable(&self, ctx: &Ctx<'_>, e: &Evaluation) -> Option<OutcomeStatus> {
         match e.verdict {
             Verdict::Accepted => Some(OutcomeStatus::Accepted),
-            Verdict::Correct if ctx.stage.correctness_only || e.device.is_cpu() => {
-                Some(OutcomeStatus::CorrectOnly)
-            }
+            Verdict::Correct if ctx.stage.correctness_only || e.device.is_cpu() => Some(OutcomeStatus::CorrectOnly),
             _ => None,
         }
     }
@@ -666,26 +619,10 @@ impl StageRunner {
             at = r.end;
         }
         text.push_str(&ctx.req.text[at..]);
-        let mut rec = RoundRecord::new(
-            1,
-            "fixes",
-            format!(
-                "{} rule-engine edit{}",
-                edits.len(),
-                if edits.len() == 1 { "" } else { "s" }
-            ),
-        );
-        let e = self
-            .try_candidate(ctx, 1, &text, &mut rec, progress)
-            .await?;
+        let mut rec = RoundRecord::new(1, "fixes", format!("{} rule-engine edit{}", edits.len(), if edits.len() == 1 { "" } else { "s" }));
+        let e = self.try_candidate(ctx, 1, &text, &mut rec, progress).await?;
         rounds.push(rec);
-        Ok(e.and_then(|e| {
-            self.acceptable(ctx, &e).map(|status| Best {
-                text,
-                evaluation: e,
-                status,
-            })
-        }))
+        Ok(e.and_then(|e| self.acceptable(ctx, &e).map(|status| Best { text, evaluation: e, status })))
     }
 
     async fn llm_rounds(
@@ -696,10 +633,7 @@ impl StageRunner {
         rounds: &mut Vec<RoundRecord>,
         progress: &mut impl FnMut(Progress),
     ) -> Result<Option<Best>, StageError> {
-        let mut history: Vec<ChatMessage> = vec![
-            prompt::system(&target),
-            prompt::first(ctx.stage, &self.kb, &ctx.findings, &ctx.req.text),
-        ];
+        let mut history: Vec<ChatMessage> = vec![prompt::system(&target), prompt::first(ctx.stage, &self.kb, &ctx.findings, &ctx.req.text)];
         let mut best: Option<Best> = None;
         let first_round = rounds.len() as u32 + 1;
         for round in first_round..first_round + ctx.req.rounds.max(1) {
@@ -728,27 +662,18 @@ impl StageRunner {
                     continue;
                 }
             };
-            let e = self
-                .try_candidate(ctx, round, &code, &mut rec, progress)
-                .await?;
+            let e = self.try_candidate(ctx, round, &code, &mut rec, progress).await?;
             let feedback = match (&e, &rec.rejected) {
                 (_, Some(r)) => prompt::rejected(r),
                 (Some(e), None) => prompt::evaluated(e),
                 (None, None) => prompt::no_code_block(),
             };
             rounds.push(rec);
-            if let Some(e) = e {
-                if let Some(status) = self.acceptable(ctx, &e) {
-                    best = better(
-                        best,
-                        Some(Best {
-                            text: code,
-                            evaluation: e,
-                            status,
-                        }),
-                    );
-                    break; // verified: CoVeR stops at the first success
-                }
+            if let Some(e) = e
+                && let Some(status) = self.acceptable(ctx, &e)
+            {
+                best = better(best, Some(Best { text: code, evaluation: e, status }));
+                break; // verified: CoVeR stops at the first success
             }
             history.push(feedback);
         }
@@ -759,28 +684,15 @@ impl StageRunner {
 /// A verdict into its round's record, and to whoever watches progress.
 pub(super) fn record(round: u32, rec: &mut RoundRecord, e: &Evaluation, progress: &mut impl FnMut(Progress)) {
     rec.record_evaluation(e);
-    progress(Progress::Evaluated {
-        round,
-        verdict: e.verdict,
-        speedup: e.speedup(),
-    });
+    progress(Progress::Evaluated { round, verdict: e.verdict, speedup: e.speedup() });
 }
 
 fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
     match (a, b) {
         (Some(a), Some(b)) => {
-            let rank = |x: &Best| {
-                (
-                    x.status == OutcomeStatus::Accepted,
-                    x.evaluation.speedup_interval().map(|i| i[0]).unwrap_or(0.0),
-                )
-            };
+            let rank = |x: &Best| (x.status == OutcomeStatus::Accepted, x.evaluation.speedup_interval().map(|i| i[0]).unwrap_or(0.0));
             let (ra, rb) = (rank(&a), rank(&b));
-            if rb.0 && !ra.0 || rb.0 == ra.0 && rb.1 > ra.1 {
-                Some(b)
-            } else {
-                Some(a)
-            }
+            if rb.0 && !ra.0 || rb.0 == ra.0 && rb.1 > ra.1 { Some(b) } else { Some(a) }
         }
         (a, None) => a,
         (None, b) => b,
@@ -788,17 +700,11 @@ fn better(a: Option<Best>, b: Option<Best>) -> Option<Best> {
 }
 
 fn rounds_device(e: &Option<Evaluation>, r: &Option<Evaluation>) -> crate::harness::DeviceInfo {
-    e.as_ref()
-        .or(r.as_ref())
-        .map(|e| e.device.clone())
-        .unwrap_or_default()
+    e.as_ref().or(r.as_ref()).map(|e| e.device.clone()).unwrap_or_default()
 }
 
 fn io(path: &Path, e: std::io::Error) -> StageError {
-    StageError::Io {
-        context: path.display().to_string(),
-        source: e,
-    }
+    StageError::Io { context: path.display().to_string(), source: e }
 }
 
 #[cfg(test)]
@@ -809,16 +715,9 @@ mod progress_tests {
     fn percentage_rises_through_rounds_and_ends_with_reverification() {
         let rounds = 4;
         let seq = [
-            Progress::Started {
-                stage: "autotune".into(),
-                kernel: "k".into(),
-                rounds,
-            },
+            Progress::Started { stage: "autotune".into(), kernel: "k".into(), rounds },
             Progress::Generating { round: 1 },
-            Progress::Evaluating {
-                round: 1,
-                what: "candidate".into(),
-            },
+            Progress::Evaluating { round: 1, what: "candidate".into() },
             Progress::Generating { round: 2 },
             Progress::Generating { round: 4 },
             Progress::Reverifying,

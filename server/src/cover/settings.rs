@@ -37,10 +37,10 @@ pub fn workspace_root(file: &Path) -> PathBuf {
 pub fn load(workspace: &Path) -> Result<StageSettings, SettingsError> {
     let mut s = StageSettings::default();
     let py = workspace.join("pyproject.toml");
-    if let Some(t) = read(&py)? {
-        if let Some(x) = t.get("tool").and_then(|t| t.get("xeforge")) {
-            apply(&mut s, x, &py)?;
-        }
+    if let Some(t) = read(&py)?
+        && let Some(x) = t.get("tool").and_then(|t| t.get("xeforge"))
+    {
+        apply(&mut s, x, &py)?;
     }
     let xf = workspace.join("xeforge.toml");
     if let Some(t) = read(&xf)? {
@@ -51,7 +51,10 @@ pub fn load(workspace: &Path) -> Result<StageSettings, SettingsError> {
 
 fn read(path: &Path) -> Result<Option<toml::Value>, SettingsError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => text.parse::<toml::Table>().map(|t| Some(toml::Value::Table(t))).map_err(|e| SettingsError { file: path.display().to_string(), message: e.to_string() }),
+        Ok(text) => text
+            .parse::<toml::Table>()
+            .map(|t| Some(toml::Value::Table(t)))
+            .map_err(|e| SettingsError { file: path.display().to_string(), message: e.to_string() }),
         Err(_) => Ok(None),
     }
 }
@@ -84,7 +87,9 @@ fn apply(s: &mut StageSettings, table: &toml::Value, file: &Path) -> Result<(), 
             s.llm.api_key_env = v;
         }
         if llm.get("api-key").is_some() {
-            return Err(err("[llm] api-key: keys do not belong in files; put the key in an environment variable and name it with api-key-env".into()));
+            return Err(err(
+                "[llm] api-key: keys do not belong in files; put the key in an environment variable and name it with api-key-env".into(),
+            ));
         }
         if let Some(v) = num_of(llm, "timeout")? {
             s.llm.timeout = Duration::from_secs_f64(v.max(1.0));
@@ -120,7 +125,11 @@ mod tests {
     #[test]
     fn reads_pyproject_then_xeforge_toml() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("pyproject.toml"), "[tool.xeforge]\ndevice = \"h200\"\n[tool.xeforge.llm]\nurl = \"http://a/v1\"\nmodel = \"m1\"\nretries = 1\n").unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[tool.xeforge]\ndevice = \"h200\"\n[tool.xeforge.llm]\nurl = \"http://a/v1\"\nmodel = \"m1\"\nretries = 1\n",
+        )
+        .unwrap();
         std::fs::write(dir.path().join("xeforge.toml"), "[llm]\nmodel = \"m2\"\n[harness]\nurl = \"http://h:8000\"\n").unwrap();
         let s = load(dir.path()).unwrap();
         assert_eq!((s.llm.url.as_str(), s.llm.model.as_str(), s.llm.retries), ("http://a/v1", "m2", 1));

@@ -72,7 +72,8 @@ pub fn draft(text: &str, file_name: &str) -> String {
         y.push_str("  TODO: {shape: [TODO], dtype: float32}  # no Model.forward found\n");
     }
     for i in &inputs {
-        let shape = i.dims.as_ref().map(|d| d.iter().map(|x| dim_symbol(x)).collect::<Vec<_>>().join(", ")).unwrap_or_else(|| "TODO".into());
+        let shape =
+            i.dims.as_ref().map(|d| d.iter().map(|x| dim_symbol(x)).collect::<Vec<_>>().join(", ")).unwrap_or_else(|| "TODO".into());
         let dtype = i.dtype.clone().unwrap_or_else(|| "float32".into());
         let note = if i.dims.is_none() { "  # TODO: shape not found in get_inputs" } else { "" };
         y.push_str(&format!("  {}: {{shape: [{shape}], dtype: {dtype}}}{note}\n", i.name));
@@ -84,9 +85,14 @@ pub fn draft(text: &str, file_name: &str) -> String {
         }
     }
     let params = inputs.iter().map(|i| i.name.clone()).collect::<Vec<_>>().join(", ");
-    let dims_of = |f: &dyn Fn(Option<i64>) -> String| dims.iter().map(|(k, v)| format!("{}: {}", dim_symbol(k), f(*v))).collect::<Vec<_>>().join(", ");
+    let dims_of = |f: &dyn Fn(Option<i64>) -> String| {
+        dims.iter().map(|(k, v)| format!("{}: {}", dim_symbol(k), f(*v))).collect::<Vec<_>>().join(", ")
+    };
     y.push_str("ci:\n");
-    y.push_str(&format!("  - params: [{params}]\n    dims: {{{}}}\n", dims_of(&|v| v.map(|x| x.to_string()).unwrap_or_else(|| "TODO".into()))));
+    y.push_str(&format!(
+        "  - params: [{params}]\n    dims: {{{}}}\n",
+        dims_of(&|v| v.map(|x| x.to_string()).unwrap_or_else(|| "TODO".into()))
+    ));
     y.push_str("bench-gpu:\n");
     y.push_str(&format!(
         "  - params: [{params}]\n    dims: {{{}}}  # TODO: benchmark sizes\n    # flop: \"TODO formula over the dims\"\n",
@@ -106,10 +112,11 @@ fn int_constants(o: &Outline, text: &str) -> BTreeMap<String, i64> {
         let s = slice(text, *r);
         if let Some((lhs, rhs)) = s.split_once('=') {
             let lhs = lhs.split(':').next().unwrap_or("").trim();
-            if lhs.chars().all(|c| c.is_alphanumeric() || c == '_') && !lhs.is_empty() {
-                if let Ok(v) = rhs.trim().replace('_', "").parse::<i64>() {
-                    m.insert(lhs.to_string(), v);
-                }
+            if lhs.chars().all(|c| c.is_alphanumeric() || c == '_')
+                && !lhs.is_empty()
+                && let Ok(v) = rhs.trim().replace('_', "").parse::<i64>()
+            {
+                m.insert(lhs.to_string(), v);
             }
         }
     }
@@ -209,9 +216,17 @@ mod tests {
         let src = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):\n    pass\n\ndef matmul(A, B):\n    M, K = A.shape\n    N = B.shape[1]\n    assert A.shape[1] == B.shape[0]\n    C = torch.empty((M, N), device=A.device, dtype=torch.bfloat16)\n    k[(1,)](A, B, C, M, N, K, BLOCK=32)\n    return C\n";
         let y = draft_file(Path::new("mm.py"), src);
         assert!(!y.contains("TODO"), "{y}");
-        assert!(y.contains("entry: matmul\n") && y.contains("  A: {shape: [M, K], dtype: inherit}\n") && y.contains("  B: {shape: [K, \"N\"], dtype: inherit}\n"), "{y}");
+        assert!(
+            y.contains("entry: matmul\n")
+                && y.contains("  A: {shape: [M, K], dtype: inherit}\n")
+                && y.contains("  B: {shape: [K, \"N\"], dtype: inherit}\n"),
+            "{y}"
+        );
         assert!(y.contains("    dtype: bfloat16\n") && y.contains("mm.py:13"), "{y}");
-        let y = draft_file(Path::new("c.py"), "import triton\n@triton.jit\ndef k(p, BLOCK: tl.constexpr):\n    tl.store(p + tl.arange(0, BLOCK), 0.0)\n\ndef run(x, n):\n    k[(n,)](x, BLOCK=4)\n");
+        let y = draft_file(
+            Path::new("c.py"),
+            "import triton\n@triton.jit\ndef k(p, BLOCK: tl.constexpr):\n    tl.store(p + tl.arange(0, BLOCK), 0.0)\n\ndef run(x, n):\n    k[(n,)](x, BLOCK=4)\n",
+        );
         assert_eq!(y.matches("TODO").count(), 2, "{y}");
         assert!(y.contains("# xeforge: dims x=[x_0]") && y.contains("n=<value>"), "{y}");
     }

@@ -154,13 +154,18 @@ impl StageRunner {
         let mut reading = 0usize;
         if plan.readings.len() > 1 {
             let probes = probes(&plan, &tt);
-            let (n, expected) = budget::plan(&knobs, budget_s, 0.0, eval_s, plan.readings.len() * probes.len(), configs.len().saturating_sub(1));
+            let (n, expected) =
+                budget::plan(&knobs, budget_s, 0.0, eval_s, plan.readings.len() * probes.len(), configs.len().saturating_sub(1));
             progress(Progress::Planned { configs: n, expected_s: expected.round() as u64 });
             let mut found = None;
             'readings: for (ri, r) in plan.readings.iter().enumerate() {
                 for p in &probes {
                     round += 1;
-                    let mut rec = RoundRecord::new(round, "autotune", format!("grid reading {} of {} with {}", ri + 1, plan.readings.len(), p.label()));
+                    let mut rec = RoundRecord::new(
+                        round,
+                        "autotune",
+                        format!("grid reading {} of {} with {}", ri + 1, plan.readings.len(), p.label()),
+                    );
                     rec.notes = plan.grid.describe(r);
                     rec.notes.push(fam.note());
                     let cand = plan.render_as(text, std::slice::from_ref(p), r)?;
@@ -240,7 +245,8 @@ impl StageRunner {
         let mut screened = false;
         if screen {
             round += 1;
-            let mut rec = RoundRecord::new(round, "autotune", format!("screen: all {} configs in one @triton.autotune list", configs.len()));
+            let mut rec =
+                RoundRecord::new(round, "autotune", format!("screen: all {} configs in one @triton.autotune list", configs.len()));
             rec.notes = reading_notes.clone();
             let cand = plan.render_as(text, &configs, &chosen_reading)?;
             // Checked and timed on the timed family alone: every config the screen puts first is then
@@ -265,7 +271,10 @@ impl StageRunner {
                     sweep = ordered;
                     screened = true;
                 }
-                _ => rec.notes.push("no order from the screen (the list did not run, or the autotuner's search was not reported): the sweep goes in order".into()),
+                _ => rec.notes.push(
+                    "no order from the screen (the list did not run, or the autotuner's search was not reported): the sweep goes in order"
+                        .into(),
+                ),
             }
             rec.notes.push(format!("screen: {:.0} s", t.elapsed().as_secs_f64()));
             rounds.push(rec);
@@ -292,7 +301,8 @@ impl StageRunner {
             let elapsed = clock.elapsed().as_secs_f64();
             let final_s = eval_s * knobs.budget.final_factor;
             // After a screen the sweep goes in the autotuner's order: one config judged correct is enough.
-            let enough = if screened { !measured.is_empty() || tried >= knobs.budget.min_configs } else { tried >= knobs.budget.min_configs };
+            let enough =
+                if screened { !measured.is_empty() || tried >= knobs.budget.min_configs } else { tried >= knobs.budget.min_configs };
             if enough && elapsed + eval_s + final_s > budget_s {
                 stopped = Some(format!("budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)", tried, sweep.len()));
                 break;
@@ -308,7 +318,8 @@ impl StageRunner {
                 }
                 round += 1;
                 let left = (budget_s - elapsed).max(0.0);
-                let mut rec = RoundRecord::new(round, "autotune", format!("{} (config {} of {}, ~{left:.0} s left)", c.label(), i + 1, sweep.len()));
+                let mut rec =
+                    RoundRecord::new(round, "autotune", format!("{} (config {} of {}, ~{left:.0} s left)", c.label(), i + 1, sweep.len()));
                 if i == 0 {
                     rec.notes = reading_notes.clone();
                     rec.notes.push(fam.note());
@@ -412,7 +423,8 @@ impl StageRunner {
         if best.1 <= 1.0 {
             return Ok(None);
         }
-        let chosen: Vec<space::TuneConfig> = measured.iter().filter(|(_, s, ci)| *s > 1.0 && ci[1] >= best.2[0]).take(3).map(|(c, _, _)| c.clone()).collect();
+        let chosen: Vec<space::TuneConfig> =
+            measured.iter().filter(|(_, s, ci)| *s > 1.0 && ci[1] >= best.2[0]).take(3).map(|(c, _, _)| c.clone()).collect();
         round += 1;
         let label = format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" });
         let mut rec = RoundRecord::new(round, "autotune", label);

@@ -177,9 +177,7 @@ mod tests {
     #[test]
     fn repeated_passes_pick_up_skipped_fixes() {
         // A toy checker: every "aa" is a finding whose fix turns it into "a".
-        let check = |t: &str| -> Vec<Diagnostic> {
-            t.match_indices("aa").map(|(i, _)| diag(i, i + 2, "a", Applicability::Safe)).collect()
-        };
+        let check = |t: &str| -> Vec<Diagnostic> { t.match_indices("aa").map(|(i, _)| diag(i, i + 2, "a", Applicability::Safe)).collect() };
         let r = apply_until_stable("aaaa", false, check);
         assert_eq!(r.text, "a");
         assert_eq!(r.skipped, 0);
@@ -187,9 +185,7 @@ mod tests {
 
     #[test]
     fn a_fix_cycle_stops() {
-        let check = |t: &str| -> Vec<Diagnostic> {
-            vec![diag(0, 1, if t == "a" { "b" } else { "a" }, Applicability::Safe)]
-        };
+        let check = |t: &str| -> Vec<Diagnostic> { vec![diag(0, 1, if t == "a" { "b" } else { "a" }, Applicability::Safe)] };
         let r = apply_until_stable("a", false, check);
         assert!(r.applied <= MAX_PASSES);
     }

@@ -1,7 +1,7 @@
 //! A harness on another machine (`harness.url`): the same request objects as `serve`, one per POST.
 
-use super::protocol::{Request, response_payload};
 use super::HarnessError;
+use super::protocol::{Request, response_payload};
 use std::time::Duration;
 
 pub struct HttpHarness {
@@ -12,10 +12,8 @@ pub struct HttpHarness {
 
 impl HttpHarness {
     pub fn new(url: &str) -> Result<Self, HarnessError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| HarnessError::Http(e.to_string()))?;
+        let client =
+            reqwest::Client::builder().connect_timeout(Duration::from_secs(10)).build().map_err(|e| HarnessError::Http(e.to_string()))?;
         Ok(Self { url: url.trim_end_matches('/').to_string(), client, next_id: 1.into() })
     }
 
@@ -38,7 +36,9 @@ impl HttpHarness {
         // A harness answers `error` verdicts with a JSON body even on non-2xx statuses; use it if present.
         match serde_json::from_str::<serde_json::Value>(&text) {
             Ok(v) if v.is_object() => response_payload(v).map_err(HarnessError::Harness),
-            _ if !status.is_success() => Err(HarnessError::Http(format!("{}: HTTP {status}: {}", self.url, super::protocol::tail_chars(&text, 300)))),
+            _ if !status.is_success() => {
+                Err(HarnessError::Http(format!("{}: HTTP {status}: {}", self.url, super::protocol::tail_chars(&text, 300))))
+            }
             _ => Err(HarnessError::Protocol(format!("not a JSON object: {}", super::protocol::tail_chars(&text, 300)))),
         }
     }

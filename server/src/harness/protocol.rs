@@ -459,17 +459,19 @@ pub fn response_payload(mut v: serde_json::Value) -> Result<serde_json::Value, S
     let Some(obj) = v.as_object_mut() else {
         return Err(format!("harness answered a non-object: {v}"));
     };
-    if let Some(result) = obj.remove("result") {
-        if !result.is_null() {
-            return Ok(result);
-        }
+    if let Some(result) = obj.remove("result")
+        && !result.is_null()
+    {
+        return Ok(result);
     }
     if obj.get("ok").and_then(|o| o.as_bool()) == Some(false) || obj.contains_key("error") && !obj.contains_key("verdict") {
         let msg = match obj.get("error") {
             Some(serde_json::Value::String(s)) => s.clone(),
-            Some(serde_json::Value::Object(e)) => {
-                e.get("message").and_then(|m| m.as_str()).map(str::to_string).unwrap_or_else(|| serde_json::Value::Object(e.clone()).to_string())
-            }
+            Some(serde_json::Value::Object(e)) => e
+                .get("message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+                .unwrap_or_else(|| serde_json::Value::Object(e.clone()).to_string()),
             Some(other) => other.to_string(),
             None => obj.get("message").and_then(|m| m.as_str()).unwrap_or("unspecified error").to_string(),
         };
@@ -523,7 +525,16 @@ mod tests {
             assert!(!e.failure_text(400).is_empty() || e.verdict.is_correct(), "{}: nothing to show", path.display());
             seen.insert(e.verdict);
         }
-        for v in [Verdict::Correct, Verdict::Incorrect, Verdict::CompileError, Verdict::RuntimeError, Verdict::Timeout, Verdict::Crashed, Verdict::Rejected, Verdict::Error] {
+        for v in [
+            Verdict::Correct,
+            Verdict::Incorrect,
+            Verdict::CompileError,
+            Verdict::RuntimeError,
+            Verdict::Timeout,
+            Verdict::Crashed,
+            Verdict::Rejected,
+            Verdict::Error,
+        ] {
             assert!(seen.contains(&v), "no stored result for {v}");
         }
         for j in [

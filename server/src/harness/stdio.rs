@@ -4,8 +4,8 @@
 //! process anyway, so there is nothing to gain from pipelining and a lot to lose in matching replies.
 //! A request that times out kills the child (its state is unknown); the next request starts a new one.
 
-use super::protocol::{Request, response_payload};
 use super::HarnessError;
+use super::protocol::{Request, response_payload};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -59,11 +59,11 @@ impl StdioHarness {
         let mut cmd = tokio::process::Command::new(&self.spec.python);
         cmd.arg("-m").arg(&self.spec.module).arg("serve");
         let mut pythonpath = std::ffi::OsString::from(self.spec.harness_path.as_os_str());
-        if let Some(old) = std::env::var_os("PYTHONPATH") {
-            if !old.is_empty() {
-                pythonpath.push(":");
-                pythonpath.push(old);
-            }
+        if let Some(old) = std::env::var_os("PYTHONPATH")
+            && !old.is_empty()
+        {
+            pythonpath.push(":");
+            pythonpath.push(old);
         }
         cmd.env("PYTHONPATH", pythonpath).env("PYTHONUNBUFFERED", "1");
         for k in &self.spec.scrub_env {
@@ -79,10 +79,8 @@ impl StdioHarness {
             // stdout-free stderr logging only cosmetically, but null loses crash reasons, so keep it.
             .stderr(Stdio::inherit())
             .kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| HarnessError::Spawn {
-            python: self.spec.python.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let mut child =
+            cmd.spawn().map_err(|e| HarnessError::Spawn { python: self.spec.python.display().to_string(), message: e.to_string() })?;
         let stdin = child.stdin.take().ok_or_else(|| HarnessError::Protocol("serve has no stdin".into()))?;
         let stdout = child.stdout.take().ok_or_else(|| HarnessError::Protocol("serve has no stdout".into()))?;
         self.starts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -104,8 +102,8 @@ impl StdioHarness {
                 return Err(HarnessError::Protocol("harness process state lost".into()));
             };
             let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let line = serde_json::to_string(&Request { id, command, args: args.clone() })
-                .map_err(|e| HarnessError::Protocol(e.to_string()))?;
+            let line =
+                serde_json::to_string(&Request { id, command, args: args.clone() }).map_err(|e| HarnessError::Protocol(e.to_string()))?;
             match tokio::time::timeout(timeout, exchange(live, &line, id)).await {
                 Err(_) => {
                     // Unknown state: end this child; the next call starts afresh.

@@ -93,10 +93,7 @@ impl Layer {
         }
         for kind in Kind::ALL {
             let Some(dir) = EMBEDDED.get_dir(kind.dir()) else { continue };
-            let mut files: Vec<_> = dir
-                .files()
-                .filter(|f| f.path().extension().is_some_and(|e| e == "toml"))
-                .collect();
+            let mut files: Vec<_> = dir.files().filter(|f| f.path().extension().is_some_and(|e| e == "toml")).collect();
             files.sort_by_key(|f| f.path());
             for file in files {
                 let stem = file.path().file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -117,7 +114,10 @@ impl Layer {
     /// directories are read; anything else (a README, editor backups) is left alone.
     pub(crate) fn from_dir(dir: &Path) -> Result<Layer, KnowledgeError> {
         if !dir.is_dir() {
-            return Err(KnowledgeError::io(dir, "not a directory (expected a knowledge overlay with devices/, toolchains/, rules/, stages/)"));
+            return Err(KnowledgeError::io(
+                dir,
+                "not a directory (expected a knowledge overlay with devices/, toolchains/, rules/, stages/)",
+            ));
         }
         let mut layer = Layer::default();
         let defaults = dir.join("defaults.toml");
@@ -238,9 +238,8 @@ where
     // stay top-level even when the file later opens `[table]` sections.
     let mut prefix = String::new();
     if let Some(base) = base {
-        let inherited = toml::Table::try_from(base).map_err(|e| {
-            KnowledgeError::new(file.path.clone(), 1, key_field, format!("cannot merge with the existing entry: {e}"))
-        })?;
+        let inherited = toml::Table::try_from(base)
+            .map_err(|e| KnowledgeError::new(file.path.clone(), 1, key_field, format!("cannot merge with the existing entry: {e}")))?;
         for (key, value) in inherited {
             if !own.contains_key(&key) {
                 prefix.push_str(&format!("{key} = {value}\n"));
@@ -297,14 +296,15 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
 
 /// 1-based line where top-level `key` is written (`key = ...`, `key.sub = ...` or `[key]`).
 pub(crate) fn line_of_key(text: &str, key: &str) -> Option<usize> {
-    text.lines().position(|line| {
-        let line = line.trim_start();
-        if let Some(rest) = line.strip_prefix('[') {
-            return rest.trim_start().strip_prefix(key).is_some_and(|r| r.trim_start().starts_with(['.', ']']));
-        }
-        line.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with(['=', '.']))
-    })
-    .map(|i| i + 1)
+    text.lines()
+        .position(|line| {
+            let line = line.trim_start();
+            if let Some(rest) = line.strip_prefix('[') {
+                return rest.trim_start().strip_prefix(key).is_some_and(|r| r.trim_start().starts_with(['.', ']']));
+            }
+            line.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with(['=', '.']))
+        })
+        .map(|i| i + 1)
 }
 
 #[cfg(test)]

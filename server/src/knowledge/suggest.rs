@@ -14,11 +14,7 @@ where
         let cand_lc = candidate.to_ascii_lowercase();
         // An abbreviation ("b70" for "arc-pro-b70") is as good as a one-letter typo.
         let contained = cand_lc.contains(&given_lc) || given_lc.contains(&cand_lc);
-        let score = if given_lc.len() >= 3 && contained {
-            1
-        } else {
-            edit_distance(&given_lc, &cand_lc)
-        };
+        let score = if given_lc.len() >= 3 && contained { 1 } else { edit_distance(&given_lc, &cand_lc) };
         let limit = (given_lc.chars().count().max(cand_lc.chars().count()) / 3).max(2);
         if score <= limit && best.is_none_or(|(s, _)| score < s) {
             best = Some((score, candidate));

@@ -234,14 +234,7 @@ impl<'a> Ctx<'a> {
         self.model.kernels.get(kernel).is_some_and(|k| k.param(name).is_some())
     }
 
-    pub fn diag(
-        &self,
-        id: RuleId,
-        severity: Severity,
-        range: TextRange,
-        kernel: Option<usize>,
-        message: String,
-    ) -> Diagnostic {
+    pub fn diag(&self, id: RuleId, severity: Severity, range: TextRange, kernel: Option<usize>, message: String) -> Diagnostic {
         Diagnostic {
             code: id.code,
             name: id.name,

@@ -17,9 +17,8 @@ pub fn slice(text: &str, range: TextRange) -> Option<&str> {
 
 /// True when `range` holds exactly a decimal integer literal (`8`, `1_024`), not an expression.
 pub fn is_int_literal(text: &str, range: TextRange) -> bool {
-    slice(text, range).is_some_and(|s| {
-        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'_') && s.as_bytes()[0].is_ascii_digit()
-    })
+    slice(text, range)
+        .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'_') && s.as_bytes()[0].is_ascii_digit())
 }
 
 /// Replace `old` (a whole identifier inside `range`, possibly quoted) by `new`.

@@ -22,8 +22,7 @@ pub fn block_pointer_removed(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
                 format!(
                     "{} is removed on {}: it raises NotImplementedError(\"Block pointers have been removed in favor of the \
                      tensor descriptor API\"); use tl.make_tensor_descriptor",
-                    op.callee,
-                    tc.id
+                    op.callee, tc.id
                 )
             } else {
                 format!(
@@ -121,11 +120,8 @@ pub fn boundary_check_bools(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
                     (false, _) => format!("({})", dims.join(", ")),
                 };
                 if slice(ctx.text, value.range).is_some() {
-                    d.fix = Some(fix(
-                        Applicability::Safe,
-                        format!("check dimensions {content}"),
-                        vec![Edit { range: value.range, content }],
-                    ));
+                    d.fix =
+                        Some(fix(Applicability::Safe, format!("check dimensions {content}"), vec![Edit { range: value.range, content }]));
                 }
             }
             out.push(d);
@@ -183,9 +179,5 @@ fn accumulate_fix(text: &str, stmt: TextRange, op: &TlOp) -> Option<Fix> {
         format!("{trimmed}, acc={lhs}{}", &inner[inner.trim_end().len()..])
     };
     let content = format!("{lhs} = {}({new_inner})", &call[..open]);
-    Some(fix(
-        Applicability::Unsafe,
-        format!("pass the accumulator: {lhs} = tl.dot(..., {lhs})"),
-        vec![Edit { range: stmt, content }],
-    ))
+    Some(fix(Applicability::Unsafe, format!("pass the accumulator: {lhs} = tl.dot(..., {lhs})"), vec![Edit { range: stmt, content }]))
 }

@@ -89,12 +89,12 @@ pub fn check_reusing(
             Some(_) => ctx.launches_of(ki).map(|(_, l)| l).collect(),
             None => Vec::new(),
         };
-        if let (Some((carry, moved_from)), Some(memo)) = (&carry, memo.as_mut()) {
-            if let Some(c) = carry.findings(model, ki, &launches, *moved_from) {
-                out.extend(c.diagnostics.iter().cloned());
-                memo.carried(model, ki, &launches, c);
-                continue;
-            }
+        if let (Some((carry, moved_from)), Some(memo)) = (&carry, memo.as_mut())
+            && let Some(c) = carry.findings(model, ki, &launches, *moved_from)
+        {
+            out.extend(c.diagnostics.iter().cloned());
+            memo.carried(model, ki, &launches, c);
+            continue;
         }
         ctx.set_scope(Some(ki));
         let mut found = Vec::new();

@@ -44,8 +44,7 @@ pub fn slm_capacity(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
     let Some(limit) = known(&ctx.device().slm_bytes) else { return };
     let block_io = ctx.device().has_2d_block_io.get() == Some(&true);
     for (ki, k) in ctx.kernels() {
-        let uses_block_loads =
-            k.ops.iter().any(|o| matches!(o.kind, TlOpKind::MakeBlockPtr | TlOpKind::MakeTensorDescriptor { .. }));
+        let uses_block_loads = k.ops.iter().any(|o| matches!(o.kind, TlOpKind::MakeBlockPtr | TlOpKind::MakeTensorDescriptor { .. }));
         if ctx.is_xpu() && block_io && uses_block_loads {
             continue;
         }
@@ -152,7 +151,11 @@ pub fn grf_pressure(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
                 if regs_needed * 2 <= u64::from(regs.value) {
                     continue;
                 }
-                let mode = if large { format!("grf_mode='{}'", grf_value.clone().unwrap_or_default()) } else { "the default GRF mode".to_string() };
+                let mode = if large {
+                    format!("grf_mode='{}'", grf_value.clone().unwrap_or_default())
+                } else {
+                    "the default GRF mode".to_string()
+                };
                 let advice = match (large, large_available) {
                     (false, true) => format!(
                         "use grf_mode='{}' (256 registers) or smaller BLOCK sizes",

@@ -78,12 +78,11 @@ pub fn grf_mode_not_swept(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
         if !k.has_dot() || !at.configs_complete || at.configs.iter().any(|c| c.opaque) {
             continue;
         }
-        let warps32: Vec<_> =
-            at.configs.iter().filter(|c| c.get("num_warps").and_then(|b| b.value.as_int()) == Some(32)).collect();
+        let warps32: Vec<_> = at.configs.iter().filter(|c| c.get("num_warps").and_then(|b| b.value.as_int()) == Some(32)).collect();
         let Some(first) = warps32.first() else { continue };
-        let swept = warps32.iter().any(|c| {
-            c.get("grf_mode").is_some_and(|g| g.value.is_unknown() || grf_text(&g.value).is_some_and(|v| large.contains(&v)))
-        });
+        let swept = warps32
+            .iter()
+            .any(|c| c.get("grf_mode").is_some_and(|g| g.value.is_unknown() || grf_text(&g.value).is_some_and(|v| large.contains(&v))));
         if swept {
             continue;
         }
@@ -101,8 +100,7 @@ pub fn grf_mode_not_swept(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
                 ctx.target_label()
             ),
         );
-        d.related =
-            warps32.iter().skip(1).map(|c| Related { range: c.range, message: "another 32-warp config".to_string() }).collect();
+        d.related = warps32.iter().skip(1).map(|c| Related { range: c.range, message: "another 32-warp config".to_string() }).collect();
         out.push(d);
     }
 }
@@ -168,20 +166,20 @@ pub fn hardcoded_program_count(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
             continue;
         }
         for (_, launch) in ctx.launches_of(ki) {
-            let literal = launch
-                .grid
-                .as_ref()
-                .is_some_and(|g| !g.is_empty() && g.iter().all(|e| matches!(e, Expr::Const(Value::Int(_)))));
+            let literal = launch.grid.as_ref().is_some_and(|g| !g.is_empty() && g.iter().all(|e| matches!(e, Expr::Const(Value::Int(_)))));
             if !launch.grid_uses_device_count && !literal {
                 continue;
             }
             let what = match (&launch.grid, literal) {
                 (Some(g), true) => format!(
                     "a fixed program count ({})",
-                    g.iter().map(|e| match e {
-                        Expr::Const(Value::Int(i)) => i.to_string(),
-                        _ => "?".to_string(),
-                    }).collect::<Vec<_>>().join(", ")
+                    g.iter()
+                        .map(|e| match e {
+                            Expr::Const(Value::Int(i)) => i.to_string(),
+                            _ => "?".to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 _ => "a CUDA-derived program count".to_string(),
             };

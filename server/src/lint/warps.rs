@@ -6,7 +6,7 @@
 //! `third_party/intel/backend/compiler.py` and `python/triton/compiler/compiler.py` at tag v3.7.2 of
 //! <https://github.com/intel/intel-xpu-backend-for-triton>.
 
-use super::context::{Ctx, Origin, OptionSite, is_power_of_two, known};
+use super::context::{Ctx, OptionSite, Origin, is_power_of_two, known};
 use super::edits::{fix, is_int_literal};
 use super::registry::{XF101, XF102, XF103};
 use crate::knowledge::Severity;

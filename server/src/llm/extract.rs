@@ -10,7 +10,8 @@ pub struct NoCodeBlock;
 /// else the longest such block. An unterminated final fence (reply cut by max_tokens) does not count.
 pub fn extract_code_block(reply: &str) -> Result<String, NoCodeBlock> {
     let blocks = fenced_blocks(reply);
-    let usable: Vec<&(String, String)> = blocks.iter().filter(|(lang, _)| matches!(lang.as_str(), "" | "python" | "py" | "python3")).collect();
+    let usable: Vec<&(String, String)> =
+        blocks.iter().filter(|(lang, _)| matches!(lang.as_str(), "" | "python" | "py" | "python3")).collect();
     if let Some((_, body)) = usable.iter().rev().find(|(_, b)| b.contains("@triton.jit") || b.contains("class Model")) {
         return Ok(body.clone());
     }
@@ -28,7 +29,7 @@ fn fenced_blocks(text: &str) -> Vec<(String, String)> {
         match &mut open {
             None => {
                 if let Some(c) = fence_char.filter(|_| fence_len >= 3) {
-                    let lang = t[fence_len * c.len_utf8()..].trim().split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+                    let lang = t[fence_len * c.len_utf8()..].split_whitespace().next().unwrap_or("").to_ascii_lowercase();
                     open = Some((lang, fence_len, c, String::new()));
                 }
             }

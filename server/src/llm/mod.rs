@@ -169,10 +169,8 @@ impl LlmClient {
         if !settings.is_configured() {
             return Err(LlmError::NotConfigured);
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| LlmError::Transport(e.to_string()))?;
+        let http =
+            reqwest::Client::builder().connect_timeout(Duration::from_secs(10)).build().map_err(|e| LlmError::Transport(e.to_string()))?;
         Ok(Self { settings, http, used: AtomicU64::new(0) })
     }
 
@@ -301,6 +299,9 @@ mod tests {
 
     #[test]
     fn credentials_in_urls_are_not_repeated() {
-        assert_eq!(without_url_secrets("error sending request for url (http://u:sk-1@h/v1)"), "error sending request for url (http://h/v1)");
+        assert_eq!(
+            without_url_secrets("error sending request for url (http://u:sk-1@h/v1)"),
+            "error sending request for url (http://h/v1)"
+        );
     }
 }

@@ -3,9 +3,7 @@
 
 use ropey::Rope;
 use serde::{Deserialize, Serialize};
-use tower_lsp::lsp_types::{
-    self as lsp, CodeDescription, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Url,
-};
+use tower_lsp::lsp_types::{self as lsp, CodeDescription, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Url};
 
 use super::encoding::{Encoding, range_to_lsp};
 use crate::knowledge::Severity;
@@ -61,11 +59,7 @@ pub fn diagnostic(d: &Diagnostic, uri: &Url, rope: &Rope, enc: Encoding, version
     let fix = d.fix.as_ref().map(|f| FixData {
         title: f.message.clone(),
         applicability: applicability(f.applicability).into(),
-        edits: f
-            .edits
-            .iter()
-            .map(|e| lsp::TextEdit { range: range_to_lsp(rope, e.range, enc), new_text: e.content.clone() })
-            .collect(),
+        edits: f.edits.iter().map(|e| lsp::TextEdit { range: range_to_lsp(rope, e.range, enc), new_text: e.content.clone() }).collect(),
     });
     let data = DiagnosticData { name: d.name.to_string(), version, fix };
     lsp::Diagnostic {

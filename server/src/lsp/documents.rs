@@ -110,12 +110,7 @@ impl Document {
     /// Apply one didChange notification: its changes in array order, each against the text the
     /// previous one produced. Versions must increase (not necessarily by one); an older or equal
     /// version is refused and nothing is applied.
-    pub fn apply_changes(
-        &mut self,
-        version: i32,
-        changes: &[TextDocumentContentChangeEvent],
-        enc: Encoding,
-    ) -> Result<(), ChangeError> {
+    pub fn apply_changes(&mut self, version: i32, changes: &[TextDocumentContentChangeEvent], enc: Encoding) -> Result<(), ChangeError> {
         if version <= self.version {
             return Err(ChangeError::StaleVersion { got: version, current: self.version });
         }
@@ -225,8 +220,7 @@ pub fn parse_rope(rope: &Rope, old: Option<&Tree>, cancelled: &dyn Fn() -> bool)
             let (chunk, chunk_byte, _, _) = rope.chunk_at_byte(b);
             &chunk.as_bytes()[b - chunk_byte..]
         };
-        let mut progress =
-            |_: &tree_sitter::ParseState| if cancelled() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) };
+        let mut progress = |_: &tree_sitter::ParseState| if cancelled() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) };
         let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
         let tree = parser.parse_with_options(&mut read, old, Some(options));
         if tree.is_none() {
@@ -357,12 +351,8 @@ mod tests {
         let mut d = Document::new("a = 1\n", 0);
         let snap = d.snapshot();
         let tree = parse_snapshot(&snap, &|| false).unwrap().tree;
-        d.apply_changes(
-            1,
-            &[TextDocumentContentChangeEvent { range: None, range_length: None, text: "b = 2\n".into() }],
-            Encoding::Utf16,
-        )
-        .unwrap();
+        d.apply_changes(1, &[TextDocumentContentChangeEvent { range: None, range_length: None, text: "b = 2\n".into() }], Encoding::Utf16)
+            .unwrap();
         assert!(!d.install_tree(&snap, tree));
     }
 
@@ -394,9 +384,10 @@ mod tests {
                     let t = parse_snapshot(&snap, &|| false).unwrap();
                     assert!(d.install_tree(&snap, t.tree));
                     let ch = ["(", "[", ":", "'", "{"][i % 5];
-                    for (v, c) in [change(line, col, line, col, ch), change(line, col + 1, line, col + 1, "x"), change(line, col, line, col + 2, "")]
-                        .into_iter()
-                        .enumerate()
+                    for (v, c) in
+                        [change(line, col, line, col, ch), change(line, col + 1, line, col + 1, "x"), change(line, col, line, col + 2, "")]
+                            .into_iter()
+                            .enumerate()
                     {
                         d.apply_changes(v as i32 + 1, &[c], Encoding::Utf16).unwrap();
                         let snap = d.snapshot();

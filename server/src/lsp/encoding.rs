@@ -22,7 +22,7 @@ impl Encoding {
     /// UTF-8 when the client offers it (no conversion cost, exact columns), else the mandatory UTF-16.
     pub fn negotiate(offered: Option<&[PositionEncodingKind]>) -> Encoding {
         match offered {
-            Some(list) if list.iter().any(|k| *k == PositionEncodingKind::UTF8) => Encoding::Utf8,
+            Some(list) if list.contains(&PositionEncodingKind::UTF8) => Encoding::Utf8,
             _ => Encoding::Utf16,
         }
     }

@@ -9,9 +9,9 @@ use tree_sitter::Tree;
 
 use super::convert;
 use super::encoding::Encoding;
+use crate::analysis::Reuse;
 use crate::knowledge::Knowledge;
 use crate::lint::{Diagnostic, LintOptions};
-use crate::analysis::Reuse;
 use crate::model::FileModel;
 
 /// One version of a document, analysed. Everything a handler needs, immutable and shareable.
@@ -59,11 +59,10 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
     let text = inp.rope.to_string();
     let held = inp.prev.as_deref().map(|p| (p.reuse.lock().unwrap_or_else(|e| e.into_inner()), p.text.as_str()));
     let prev = held.as_ref().and_then(|(reuse, text)| Some((reuse.as_ref()?, *text)));
-    let (model, reuse, diagnostics, error) =
-        match crate::analysis::analyze_reusing(&text, &inp.tree, prev, &inp.kb, &inp.options) {
-            Ok((a, reuse)) => (a.model, reuse, a.diagnostics, None),
-            Err(e) => (FileModel::default(), None, Vec::new(), Some(e.to_string())),
-        };
+    let (model, reuse, diagnostics, error) = match crate::analysis::analyze_reusing(&text, &inp.tree, prev, &inp.kb, &inp.options) {
+        Ok((a, reuse)) => (a.model, reuse, a.diagnostics, None),
+        Err(e) => (FileModel::default(), None, Vec::new(), Some(e.to_string())),
+    };
     drop(held);
     Computed {
         version: inp.version,
@@ -115,10 +114,7 @@ impl Computed {
     /// The diagnostics in LSP form, stamped with this version.
     pub fn lsp(&self) -> &[lsp::Diagnostic] {
         self.lsp.get_or_init(|| {
-            self.diagnostics
-                .iter()
-                .map(|d| convert::diagnostic(d, &self.uri, &self.rope, self.encoding, self.version))
-                .collect()
+            self.diagnostics.iter().map(|d| convert::diagnostic(d, &self.uri, &self.rope, self.encoding, self.version)).collect()
         })
     }
 

@@ -7,8 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower_lsp::lsp_types::{
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams,
-    MessageType,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, MessageType,
 };
 
 use super::documents::Document;

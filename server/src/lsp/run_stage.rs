@@ -12,9 +12,8 @@ use tower_lsp::jsonrpc::{Error, Result};
 use tower_lsp::lsp_types::notification::Progress;
 use tower_lsp::lsp_types::request::WorkDoneProgressCreate;
 use tower_lsp::lsp_types::{
-    MessageType, NumberOrString, ProgressParams, ProgressParamsValue, Url,
-    WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressCancelParams, WorkDoneProgressCreateParams,
-    WorkDoneProgressEnd, WorkDoneProgressReport,
+    MessageType, NumberOrString, ProgressParams, ProgressParamsValue, Url, WorkDoneProgress, WorkDoneProgressBegin,
+    WorkDoneProgressCancelParams, WorkDoneProgressCreateParams, WorkDoneProgressEnd, WorkDoneProgressReport,
 };
 
 use super::session::{Session, lock};
@@ -42,7 +41,12 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
     if cmd.version.is_some_and(|v| v != version) {
         return Err(Error::content_modified());
     }
-    let run = StageRun { command: cmd.clone(), path: entry.path.clone(), text: text.clone(), settings: session.settings_for(entry.path.as_deref()) };
+    let run = StageRun {
+        command: cmd.clone(),
+        path: entry.path.clone(),
+        text: text.clone(),
+        settings: session.settings_for(entry.path.as_deref()),
+    };
     let token = format!("xeforge-stage-{}-{}", cmd.stage, uuid_like());
     let cancel = CancellationToken::new();
     lock(&session.jobs).insert(token.clone(), cancel.clone());
@@ -51,7 +55,13 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
         let ptoken = NumberOrString::String(token.clone());
         let progress_on = s.caps().work_done_progress
             && match s.client() {
-                Some(c) => client_request::<WorkDoneProgressCreate>(c, WorkDoneProgressCreateParams { token: ptoken.clone() }, Duration::from_secs(10)).await.is_ok(),
+                Some(c) => client_request::<WorkDoneProgressCreate>(
+                    c,
+                    WorkDoneProgressCreateParams { token: ptoken.clone() },
+                    Duration::from_secs(10),
+                )
+                .await
+                .is_ok(),
                 None => false,
             };
         let send = {
@@ -59,7 +69,10 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
             let ptoken = ptoken.clone();
             move |value: WorkDoneProgress| {
                 if progress_on && let Some(c) = s.client() {
-                    spawn_notification::<Progress>(c, ProgressParams { token: ptoken.clone(), value: ProgressParamsValue::WorkDone(value) });
+                    spawn_notification::<Progress>(
+                        c,
+                        ProgressParams { token: ptoken.clone(), value: ProgressParamsValue::WorkDone(value) },
+                    );
                 }
             }
         };

@@ -102,9 +102,7 @@ struct InitLint {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let s = &self.session;
-        let enc = Encoding::negotiate(
-            params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()),
-        );
+        let enc = Encoding::negotiate(params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()));
         s.set_encoding(enc);
         let caps = Caps::from_client(&params.capabilities);
         s.set_caps(caps.clone());
@@ -118,14 +116,11 @@ impl LanguageServer for Backend {
                 e.idle_release_ms = extras.lint.idle_release_ms;
             });
         }
-        let mut folders: Vec<PathBuf> = params
-            .workspace_folders
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|f| uri_path(&f.uri))
-            .collect();
+        let mut folders: Vec<PathBuf> = params.workspace_folders.unwrap_or_default().iter().filter_map(|f| uri_path(&f.uri)).collect();
         #[allow(deprecated)]
-        if folders.is_empty() && let Some(root) = params.root_uri.as_ref().and_then(uri_path) {
+        if folders.is_empty()
+            && let Some(root) = params.root_uri.as_ref().and_then(uri_path)
+        {
             folders.push(root);
         }
         *super::session::lock(&self.folders) = folders;

@@ -48,32 +48,17 @@ impl Caps {
         let ws = c.workspace.as_ref();
         Caps {
             pull_diagnostics: td.and_then(|t| t.diagnostic.as_ref()).is_some(),
-            diagnostic_refresh: ws
-                .and_then(|w| w.diagnostic.as_ref())
-                .and_then(|d| d.refresh_support)
-                .unwrap_or(false),
+            diagnostic_refresh: ws.and_then(|w| w.diagnostic.as_ref()).and_then(|d| d.refresh_support).unwrap_or(false),
             configuration: ws.and_then(|w| w.configuration).unwrap_or(false),
             watched_files_dynamic: ws
                 .and_then(|w| w.did_change_watched_files.as_ref())
                 .and_then(|d| d.dynamic_registration)
                 .unwrap_or(false),
-            code_action_literals: td
-                .and_then(|t| t.code_action.as_ref())
-                .and_then(|c| c.code_action_literal_support.as_ref())
-                .is_some(),
+            code_action_literals: td.and_then(|t| t.code_action.as_ref()).and_then(|c| c.code_action_literal_support.as_ref()).is_some(),
             work_done_progress: c.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false),
-            inlay_hint_refresh: ws
-                .and_then(|w| w.inlay_hint.as_ref())
-                .and_then(|i| i.refresh_support)
-                .unwrap_or(false),
-            code_lens_refresh: ws
-                .and_then(|w| w.code_lens.as_ref())
-                .and_then(|i| i.refresh_support)
-                .unwrap_or(false),
-            related_information: td
-                .and_then(|t| t.publish_diagnostics.as_ref())
-                .and_then(|p| p.related_information)
-                .unwrap_or(false),
+            inlay_hint_refresh: ws.and_then(|w| w.inlay_hint.as_ref()).and_then(|i| i.refresh_support).unwrap_or(false),
+            code_lens_refresh: ws.and_then(|w| w.code_lens.as_ref()).and_then(|i| i.refresh_support).unwrap_or(false),
+            related_information: td.and_then(|t| t.publish_diagnostics.as_ref()).and_then(|p| p.related_information).unwrap_or(false),
         }
     }
 }
@@ -228,12 +213,7 @@ impl Session {
         };
         let ed = self.editor();
         let folder = path
-            .and_then(|p| {
-                ed.folders
-                    .iter()
-                    .filter(|(root, _)| p.starts_with(root))
-                    .max_by_key(|(root, _)| root.components().count())
-            })
+            .and_then(|p| ed.folders.iter().filter(|(root, _)| p.starts_with(root)).max_by_key(|(root, _)| root.components().count()))
             .map(|(_, s)| s.clone())
             .unwrap_or_default();
         file.merge(ed.init).merge(folder).merge(ed.overrides)

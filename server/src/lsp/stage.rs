@@ -123,7 +123,10 @@ pub enum StageFailure {
     Failed(String),
     /// The stage needs one line from the user before it can run: the server asks the editor
     /// (`xeforge/askProblem`), writes the answer as `line` (0-based) and runs again.
-    NeedsInput { message: String, question: StageQuestion },
+    NeedsInput {
+        message: String,
+        question: StageQuestion,
+    },
 }
 
 /// One line the user can give: `{indent}# xeforge: dims {answer}` inserted at `line` (0-based).
@@ -192,7 +195,9 @@ mod tests {
         assert_eq!(wire, json!({"uri": "file:///k.py", "version": 3, "stage": "autotune", "kernel": "k"}));
         assert_eq!(serde_json::from_value::<StageCommand>(wire).unwrap(), lens);
 
-        let by_doc: StageCommand = serde_json::from_value(json!({"textDocument": {"uri": "file:///k.py", "version": 3}, "stage": "autotune", "kernelName": "k"})).unwrap();
+        let by_doc: StageCommand =
+            serde_json::from_value(json!({"textDocument": {"uri": "file:///k.py", "version": 3}, "stage": "autotune", "kernelName": "k"}))
+                .unwrap();
         assert_eq!(by_doc, lens);
         let unversioned: StageCommand = serde_json::from_value(json!({"uri": "file:///k.py", "stage": "autotune", "kernel": "k"})).unwrap();
         assert_eq!(unversioned.version, None);

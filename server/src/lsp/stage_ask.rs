@@ -91,7 +91,8 @@ pub async fn ask_and_write(
     };
     let at_line = Position { line: q.line, character: 0 };
     let edit = TextEdit { range: Range { start: at_line, end: at_line }, new_text: insertion.clone() };
-    let params = ApplyWorkspaceEditParams { label: Some(format!("xeforge: sizes for {}", q.entry)), edit: versioned_edit(uri, version, vec![edit]) };
+    let params =
+        ApplyWorkspaceEditParams { label: Some(format!("xeforge: sizes for {}", q.entry)), edit: versioned_edit(uri, version, vec![edit]) };
     match client_request::<ApplyWorkspaceEdit>(&client, params, Duration::from_secs(60)).await {
         Ok(r) if r.applied => Ok(new),
         Ok(r) => Err(format!("the editor did not take `{}`: {}", insertion.trim(), r.failure_reason.unwrap_or_default())),

@@ -192,7 +192,9 @@ pub fn force(
         }
         out.push(Replace { range, text: h.text.clone() });
     }
-    let (Some(now), Some(verified)) = (current.get(current_kernel.start..current_kernel.end), new.get(kernel_after.start..kernel_after.end)) else {
+    let (Some(now), Some(verified)) =
+        (current.get(current_kernel.start..current_kernel.end), new.get(kernel_after.start..kernel_after.end))
+    else {
         return Err(Conflict::KernelGone);
     };
     if let Some((a, b, text)) = minimal_replacement(now, verified) {

@@ -141,10 +141,8 @@ enum Sent {
 
 async fn send(s: &Session, uri: &Url, version: i32, rope: &ropey::Rope, edits: &[Replace], label: &str) -> Sent {
     let Some(client) = s.client() else { return Sent::NoClient };
-    let edits: Vec<TextEdit> = edits
-        .iter()
-        .map(|e| TextEdit { range: range_to_lsp(rope, e.range, s.encoding()), new_text: e.text.clone() })
-        .collect();
+    let edits: Vec<TextEdit> =
+        edits.iter().map(|e| TextEdit { range: range_to_lsp(rope, e.range, s.encoding()), new_text: e.text.clone() }).collect();
     let params = ApplyWorkspaceEditParams { label: Some(label.to_string()), edit: versioned_edit(uri, version, edits) };
     match client_request::<ApplyWorkspaceEdit>(client, params, Duration::from_secs(60)).await {
         Ok(r) if r.applied => Sent::Applied,
@@ -177,7 +175,10 @@ fn offer(s: &Arc<Session>, f: &Finished, why: Conflict) -> String {
             let params = ShowMessageRequestParams {
                 typ: MessageType::WARNING,
                 message,
-                actions: Some(vec![MessageActionItem { title: APPLY_ANYWAY.into(), properties: Default::default() }, MessageActionItem { title: DISCARD.into(), properties: Default::default() }]),
+                actions: Some(vec![
+                    MessageActionItem { title: APPLY_ANYWAY.into(), properties: Default::default() },
+                    MessageActionItem { title: DISCARD.into(), properties: Default::default() },
+                ]),
             };
             // The user may leave the prompt open for long; the lens stays meanwhile.
             let answer = client_request::<ShowMessageRequest>(&client, params, Duration::from_secs(24 * 3600)).await;
@@ -283,7 +284,9 @@ pub fn lenses(s: &Session, c: &Computed, uri: &Url) -> Vec<CodeLens> {
 }
 
 fn refresh_lenses(s: &Arc<Session>) {
-    if s.caps().code_lens_refresh && let Some(c) = s.client().cloned() {
+    if s.caps().code_lens_refresh
+        && let Some(c) = s.client().cloned()
+    {
         tokio::spawn(async move {
             let _ = c.code_lens_refresh().await;
         });

@@ -26,8 +26,8 @@
 //! 9. **`$/` requests.** 0.20 turns MethodNotFound for a `$/` method into no reply at all, also for a
 //!    request with an id; LSP requires the error for those. [`OrderedIngress`] answers them.
 //! 10. **Before `initialize`.** The ordered ingress would apply text sync sent before the server was
-//!    initialized (and publish diagnostics for it); LSP says such notifications are dropped. The
-//!    ingress applies nothing until an `initialize` request has succeeded.
+//!     initialized (and publish diagnostics for it); LSP says such notifications are dropped. The
+//!     ingress applies nothing until an `initialize` request has succeeded.
 
 use std::any::Any;
 use std::future::Future;
@@ -306,7 +306,9 @@ impl Malformed {
     fn reply(self) -> Option<String> {
         let (code, message) = match self {
             Malformed::NotJson => (-32700, "Parse error: the message is not JSON"),
-            Malformed::BadRequest => (-32600, "Invalid Request: not a JSON-RPC 2.0 request the server can read (an id must be a string, null or an integer)"),
+            Malformed::BadRequest => {
+                (-32600, "Invalid Request: not a JSON-RPC 2.0 request the server can read (an id must be a string, null or an integer)")
+            }
             Malformed::BadResponse => return None,
         };
         Some(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}).to_string())
@@ -387,9 +389,7 @@ impl MuxWriter {
 fn frame_len(buf: &[u8]) -> Option<usize> {
     let head_end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&buf[..head_end]).ok()?;
-    let n: usize = head
-        .split("\r\n")
-        .find_map(|l| l.strip_prefix("Content-Length:").map(|v| v.trim().parse().ok()))??;
+    let n: usize = head.split("\r\n").find_map(|l| l.strip_prefix("Content-Length:").map(|v| v.trim().parse().ok()))??;
     let total = head_end + 4 + n;
     (buf.len() >= total).then_some(total)
 }

@@ -152,11 +152,7 @@ fn wire_diagnostic<'a>(d: &'a Diagnostic, uri: &'a str, pos: &Positions, version
             fix: d.fix.as_ref().map(|f| FixData {
                 title: &f.message,
                 applicability: convert::applicability(f.applicability),
-                edits: f
-                    .edits
-                    .iter()
-                    .map(|e| TextEdit { range: pos.range(e.range), new_text: &e.content })
-                    .collect(),
+                edits: f.edits.iter().map(|e| TextEdit { range: pos.range(e.range), new_text: &e.content }).collect(),
             }),
         },
     }
@@ -165,14 +161,7 @@ fn wire_diagnostic<'a>(d: &'a Diagnostic, uri: &'a str, pos: &Positions, version
 /// The JSON-RPC body of a `textDocument/publishDiagnostics` notification for `diagnostics`,
 /// computed on `text`, stamped with `version` (in each diagnostic's data, and in the params when
 /// `stamp` is set).
-pub fn publish_diagnostics(
-    uri: &Url,
-    diagnostics: &[Diagnostic],
-    text: &str,
-    enc: Encoding,
-    version: i32,
-    stamp: bool,
-) -> String {
+pub fn publish_diagnostics(uri: &Url, diagnostics: &[Diagnostic], text: &str, enc: Encoding, version: i32, stamp: bool) -> String {
     let n = Notification {
         jsonrpc: "2.0",
         method: "textDocument/publishDiagnostics",
@@ -248,9 +237,11 @@ mod tests {
     #[test]
     fn unstamped_publish_has_no_version_and_empty_list_is_an_array() {
         let uri = Url::parse("file:///k.py").unwrap();
-        let v: serde_json::Value =
-            serde_json::from_str(&publish_diagnostics(&uri, &[], "", Encoding::Utf16, 3, false)).unwrap();
-        assert_eq!(v, serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
-            "params": {"uri": "file:///k.py", "diagnostics": []}}));
+        let v: serde_json::Value = serde_json::from_str(&publish_diagnostics(&uri, &[], "", Encoding::Utf16, 3, false)).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+            "params": {"uri": "file:///k.py", "diagnostics": []}})
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use tower_lsp::lsp_types::{MessageType, notification::PublishDiagnostics, PublishDiagnosticsParams};
+use tower_lsp::lsp_types::{MessageType, PublishDiagnosticsParams, notification::PublishDiagnostics};
 
 use super::convert;
 use super::documents::parse_snapshot;
@@ -193,9 +193,7 @@ fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> 
     }));
     let mut replaced = None;
     entry.result.send_if_modified(|cur| {
-        let newer = cur.as_ref().is_none_or(|old| {
-            (old.version, old.config_gen) < (c.version, c.config_gen)
-        });
+        let newer = cur.as_ref().is_none_or(|old| (old.version, old.config_gen) < (c.version, c.config_gen));
         if newer {
             replaced = cur.replace(c.clone());
         }

@@ -6,9 +6,9 @@
 //! node cost more than the rest of the build. A unit test checks both agree on every fixture,
 //! broken or not.
 
-use crate::syntax::{KindTag, kinds};
-use crate::syntax::flat::{named_children, node_text};
 use crate::syntax::flat::{Cursor, FlatTree, Node};
+use crate::syntax::flat::{named_children, node_text};
+use crate::syntax::{KindTag, kinds};
 
 /// Nodes the pass collects, each list in document order.
 #[derive(Default, Debug, PartialEq, Eq)]
@@ -32,10 +32,8 @@ pub fn collect<'t>(text: &str, tree: &'t FlatTree) -> Found<'t> {
     let mut f = Found::default();
     for n in tree.preorder() {
         match k.tag(n) {
-            KindTag::DecoratedDefinition => {
-                if n.field("definition").is_some_and(|d| k.is(d, KindTag::FunctionDefinition)) {
-                    f.decorated.push(n);
-                }
+            KindTag::DecoratedDefinition if n.field("definition").is_some_and(|d| k.is(d, KindTag::FunctionDefinition)) => {
+                f.decorated.push(n);
             }
             KindTag::Call => {
                 if let Some(func) = n.field("function").filter(|x| wildcard(*x)) {
@@ -47,10 +45,11 @@ pub fn collect<'t>(text: &str, tree: &'t FlatTree) -> Found<'t> {
                             }
                         }
                         KindTag::Attribute => {
-                            if let Some(obj) = func.field("object") {
-                                if k.is(obj, KindTag::Identifier) && node_text(text, obj) == "importlib" {
-                                    f.obfuscations.push((n, obj));
-                                }
+                            if let Some(obj) = func.field("object")
+                                && k.is(obj, KindTag::Identifier)
+                                && node_text(text, obj) == "importlib"
+                            {
+                                f.obfuscations.push((n, obj));
                             }
                         }
                         _ => {}
@@ -71,10 +70,8 @@ pub fn collect<'t>(text: &str, tree: &'t FlatTree) -> Found<'t> {
                     f.obfuscations.push((n, id));
                 }
             }
-            KindTag::Comment => {
-                if is_suppression(node_text(text, n)) {
-                    f.suppressions.push(n);
-                }
+            KindTag::Comment if is_suppression(node_text(text, n)) => {
+                f.suppressions.push(n);
             }
             KindTag::Assignment => {
                 let left = n.field("left").filter(|x| wildcard(*x));
@@ -118,10 +115,10 @@ fn is_suppression(comment: &str) -> bool {
     let mut rest = comment;
     while let Some(at) = rest.find("xeforge") {
         let after = rest[at + "xeforge".len()..].trim_start();
-        if let Some(after) = after.strip_prefix(':') {
-            if after.trim_start().starts_with("ignore") {
-                return true;
-            }
+        if let Some(after) = after.strip_prefix(':')
+            && after.trim_start().starts_with("ignore")
+        {
+            return true;
         }
         rest = &rest[at + 1..];
     }

@@ -10,8 +10,8 @@
 use super::cx::{Cx, Local, enclosing_function, unparen};
 use super::eval::string_value;
 use super::types::{Autotune, Config, Value};
-use crate::syntax::flat::{named_children, range};
 use crate::syntax::flat::Node;
+use crate::syntax::flat::{named_children, range};
 
 /// Most configs one autotune list is expanded into; larger spaces are marked incomplete.
 pub const MAX_CONFIGS: usize = 4096;
@@ -99,10 +99,7 @@ pub fn heuristic_names<'t>(cx: &Cx<'t>, call: Node<'t>) -> Vec<String> {
     if dict.kind() != "dictionary" {
         return Vec::new();
     }
-    named_children(dict)
-        .filter(|p| p.kind() == "pair")
-        .filter_map(|p| p.field("key").and_then(|k| string_value(cx.text, k)))
-        .collect()
+    named_children(dict).filter(|p| p.kind() == "pair").filter_map(|p| p.field("key").and_then(|k| string_value(cx.text, k))).collect()
 }
 
 fn string_list<'t>(cx: &Cx<'t>, node: Node<'t>, scope: Option<Node<'t>>) -> Vec<String> {
@@ -219,29 +216,24 @@ impl<'a, 't> Expander<'a, 't> {
         let Some(ret) = returned_expression(def) else { return false };
         // Bind the helper's parameters to the call's positional arguments (or defaults).
         let mut locals: Vec<Local> = Vec::new();
-        let args: Vec<Node> = call
-            .field("arguments")
-            .map(|a| named_children(a).collect())
-            .unwrap_or_default();
+        let args: Vec<Node> = call.field("arguments").map(|a| named_children(a).collect()).unwrap_or_default();
         if let Some(params) = def.field("parameters") {
             for (i, p) in named_children(params).enumerate() {
                 let (pname, default) = match p.kind() {
                     "identifier" => (Some(p), None),
                     "typed_parameter" => (named_children(p).find(|c| c.kind() == "identifier"), None),
-                    "default_parameter" | "typed_default_parameter" => {
-                        (p.field("name"), p.field("value"))
-                    }
+                    "default_parameter" | "typed_default_parameter" => (p.field("name"), p.field("value")),
                     _ => (None, None),
                 };
                 let Some(pname) = pname else { continue };
                 let pname = self.cx.text_of(pname);
-                let keyword = args.iter().find(|a| {
-                    a.kind() == "keyword_argument"
-                        && a.field("name").is_some_and(|k| self.cx.text_of(k) == pname)
-                });
+                let keyword =
+                    args.iter().find(|a| a.kind() == "keyword_argument" && a.field("name").is_some_and(|k| self.cx.text_of(k) == pname));
                 let source = keyword
                     .and_then(|k| k.field("value"))
-                    .or_else(|| args.get(i).copied().filter(|a| !matches!(a.kind(), "keyword_argument" | "list_splat" | "dictionary_splat")))
+                    .or_else(|| {
+                        args.get(i).copied().filter(|a| !matches!(a.kind(), "keyword_argument" | "list_splat" | "dictionary_splat"))
+                    })
                     .or(default);
                 let (value, r) = match source {
                     Some(s) => self.cx.value_of(s, env),
@@ -325,11 +317,8 @@ impl<'a, 't> Expander<'a, 't> {
             }
             "pattern_list" | "tuple_pattern" | "tuple" | "list_pattern" | "list" => {
                 let names: Vec<Node> = named_children(target).collect();
-                let sub_nodes: Option<Vec<Node>> = item
-                    .node
-                    .map(unparen)
-                    .filter(|n| matches!(n.kind(), "tuple" | "list"))
-                    .map(|n| named_children(n).collect());
+                let sub_nodes: Option<Vec<Node>> =
+                    item.node.map(unparen).filter(|n| matches!(n.kind(), "tuple" | "list")).map(|n| named_children(n).collect());
                 let values = match &item.value {
                     Value::Tuple(v) | Value::List(v) => v.clone(),
                     _ => vec![Value::Unknown; names.len()],
@@ -439,10 +428,11 @@ fn returned_expression(def: Node) -> Option<Node> {
     let stmts: Vec<Node> = named_children(body).collect();
     let mut iter = stmts.iter().peekable();
     // Skip a docstring.
-    if let Some(first) = iter.peek() {
-        if first.kind() == "expression_statement" && named_children(**first).next().is_some_and(|n| n.kind() == "string") {
-            iter.next();
-        }
+    if let Some(first) = iter.peek()
+        && first.kind() == "expression_statement"
+        && named_children(**first).next().is_some_and(|n| n.kind() == "string")
+    {
+        iter.next();
     }
     let rest: Vec<&Node> = iter.collect();
     match rest.as_slice() {
@@ -487,10 +477,11 @@ pub fn parse_config<'t>(cx: &Cx<'t>, call: Node<'t>, env: &[Local], scope: Optio
 /// The kwargs dict of a Config: a dict literal, `dict(A=1, ...)`, or a name bound to one.
 fn read_kwargs<'t>(cx: &Cx<'t>, node: Node<'t>, env: &[Local], scope: Option<Node<'t>>, cfg: &mut Config) {
     let mut node = unparen(node);
-    if node.kind() == "identifier" && !env.iter().any(|l| l.name == cx.text_of(node)) {
-        if let Some(v) = cx.resolve_name(cx.text_of(node), scope) {
-            node = unparen(v);
-        }
+    if node.kind() == "identifier"
+        && !env.iter().any(|l| l.name == cx.text_of(node))
+        && let Some(v) = cx.resolve_name(cx.text_of(node), scope)
+    {
+        node = unparen(v);
     }
     match node.kind() {
         "dictionary" => {

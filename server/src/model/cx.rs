@@ -5,12 +5,12 @@
 use super::eval::expr_of;
 use super::imports::normalize;
 use super::types::{Binding, Imports, Value};
+use crate::syntax::flat::Node;
 use crate::syntax::flat::{named_children, node_text, range};
 use crate::text::TextRange;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
-use crate::syntax::flat::Node;
 
 /// Python builtins the evaluator understands, unless the file rebinds them.
 const BUILTINS: &[&str] = &["min", "max", "abs", "int", "float", "range", "len", "dict"];
@@ -136,9 +136,7 @@ impl<'t> Cx<'t> {
             Fact::Shadowed(n, _) => Fact::Shadowed(n.clone(), self.shadowed.contains(n)),
             Fact::Mutated(n, _) => Fact::Mutated(n.clone(), self.mutated.contains(n)),
             Fact::ModuleValue(n, _) => Fact::ModuleValue(n.clone(), self.module_values.get(n).map(|v| self.located(*v))),
-            Fact::ModuleFunction(n, _) => {
-                Fact::ModuleFunction(n.clone(), self.module_functions.get(n).map(|v| self.located(*v)))
-            }
+            Fact::ModuleFunction(n, _) => Fact::ModuleFunction(n.clone(), self.module_functions.get(n).map(|v| self.located(*v))),
             Fact::Constant(n, _) => Fact::Constant(n.clone(), self.constant_index.get(n).and_then(|i| self.constants.get(*i)).cloned()),
         };
         now == *fact
@@ -286,12 +284,7 @@ impl<'t> Cx<'t> {
         }
         let expr = expr_of(self, node);
         let v = expr.eval(&|n| {
-            locals
-                .iter()
-                .rev()
-                .find(|l| l.name == n)
-                .map(|l| l.value.clone())
-                .or_else(|| self.constant(n).map(|c| c.value.clone()))
+            locals.iter().rev().find(|l| l.name == n).map(|l| l.value.clone()).or_else(|| self.constant(n).map(|c| c.value.clone()))
         });
         (v, range(node))
     }
@@ -370,10 +363,10 @@ impl<'t> FnLocals<'t> {
                     }
                 }
                 "augmented_assignment" => {
-                    if let Some(left) = n.field("left") {
-                        if left.kind() == "identifier" {
-                            out.counts.entry(node_text(text, left)).or_default().0 += 2;
-                        }
+                    if let Some(left) = n.field("left")
+                        && left.kind() == "identifier"
+                    {
+                        out.counts.entry(node_text(text, left)).or_default().0 += 2;
                     }
                 }
                 "for_statement" | "for_in_clause" => {

@@ -8,7 +8,11 @@ impl fmt::Display for Value {
         match self {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => {
-                if x.fract() == 0.0 && x.abs() < 1e16 { write!(f, "{x:.1}") } else { write!(f, "{x}") }
+                if x.fract() == 0.0 && x.abs() < 1e16 {
+                    write!(f, "{x:.1}")
+                } else {
+                    write!(f, "{x}")
+                }
             }
             Value::Str(s) => write!(f, "'{s}'"),
             Value::Bool(b) => f.write_str(if *b { "True" } else { "False" }),
@@ -64,7 +68,11 @@ impl fmt::Display for Expr {
             Expr::Neg(a) => write!(f, "-{a}"),
             Expr::BinOp(op, a, b) => {
                 let wrap = |e: &Expr| matches!(e, Expr::BinOp(..));
-                if wrap(a) { write!(f, "({a})")? } else { write!(f, "{a}")? }
+                if wrap(a) {
+                    write!(f, "({a})")?
+                } else {
+                    write!(f, "{a}")?
+                }
                 write!(f, " {} ", op.symbol())?;
                 if wrap(b) { write!(f, "({b})") } else { write!(f, "{b}") }
             }

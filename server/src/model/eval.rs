@@ -8,14 +8,35 @@
 
 use super::cx::Cx;
 use super::types::{BinOp, Expr, Value};
-use crate::syntax::flat::{named_children, node_text};
 use crate::syntax::flat::Node;
+use crate::syntax::flat::{named_children, node_text};
 
 /// Triton dtypes reachable as `tl.<name>`; the canonical name is the attribute itself.
 const DTYPES: &[&str] = &[
-    "float16", "float32", "float64", "bfloat16", "int1", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16", "fp16", "fp32",
-    "fp64", "bf16", "float8e4m3fn", "float8e5m2",
+    "float16",
+    "float32",
+    "float64",
+    "bfloat16",
+    "int1",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float8e4nv",
+    "float8e5",
+    "float8e4b15",
+    "float8e4b8",
+    "float8e5b16",
+    "fp16",
+    "fp32",
+    "fp64",
+    "bf16",
+    "float8e4m3fn",
+    "float8e5m2",
 ];
 
 /// Canonical dtype spelling ("fp16" and "float16" are the same type).
@@ -155,11 +176,7 @@ fn expr_depth(cx: &Cx, node: Node, depth: usize) -> Expr {
             }
         }
         "binary_operator" => {
-            let (Some(l), Some(r), Some(op)) = (
-                node.field("left"),
-                node.field("right"),
-                node.field("operator"),
-            ) else {
+            let (Some(l), Some(r), Some(op)) = (node.field("left"), node.field("right"), node.field("operator")) else {
                 return Expr::Unknown;
             };
             match binop_of(node_text(text, op)) {
@@ -215,11 +232,7 @@ fn expr_depth(cx: &Cx, node: Node, depth: usize) -> Expr {
             if parts.len() == 1 { parts.pop().unwrap_or(Expr::Unknown) } else { Expr::Call("operator.and".into(), parts) }
         }
         "boolean_operator" => {
-            let (Some(l), Some(r), Some(op)) = (
-                node.field("left"),
-                node.field("right"),
-                node.field("operator"),
-            ) else {
+            let (Some(l), Some(r), Some(op)) = (node.field("left"), node.field("right"), node.field("operator")) else {
                 return Expr::Unknown;
             };
             let name = if node_text(text, op) == "and" { "operator.and" } else { "operator.or" };
@@ -394,10 +407,11 @@ fn binop(op: BinOp, a: Value, b: Value) -> Value {
     if a.is_unknown() || b.is_unknown() {
         return Unknown;
     }
-    if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
-        if !matches!(a, Float(_)) && !matches!(b, Float(_)) {
-            return int_op(op, x, y);
-        }
+    if let (Some(x), Some(y)) = (a.as_int(), b.as_int())
+        && !matches!(a, Float(_))
+        && !matches!(b, Float(_))
+    {
+        return int_op(op, x, y);
     }
     match (op, &a, &b) {
         (BinOp::Add, Str(x), Str(y)) if x.len() + y.len() <= MAX_SEQ => return Str(format!("{x}{y}")),

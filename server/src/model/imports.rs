@@ -6,9 +6,9 @@
 //! spellings (`triton`, `tl`) are not assumed for them.
 
 use super::types::Imports;
+use crate::syntax::flat::Node;
 use crate::syntax::flat::{named_children, node_text};
 use std::collections::HashSet;
-use crate::syntax::flat::Node;
 
 /// Normalises a fully qualified Triton path to the short canonical form the model uses:
 /// `triton.language.dot` → `tl.dot`, any `...libdevice.exp` → `libdevice.exp`,
@@ -82,8 +82,7 @@ pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut Has
                         bind(imports, shadowed, head, head);
                     }
                     "aliased_import" => {
-                        let (Some(n), Some(alias)) = (name.field("name"), name.field("alias"))
-                        else {
+                        let (Some(n), Some(alias)) = (name.field("name"), name.field("alias")) else {
                             continue;
                         };
                         bind(imports, shadowed, node_text(text, alias), &dotted(text, n));
@@ -104,8 +103,7 @@ pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut Has
                         (o.clone(), o)
                     }
                     "aliased_import" => {
-                        let (Some(n), Some(alias)) = (name.field("name"), name.field("alias"))
-                        else {
+                        let (Some(n), Some(alias)) = (name.field("name"), name.field("alias")) else {
                             continue;
                         };
                         (dotted(text, n), node_text(text, alias).to_string())

@@ -6,8 +6,8 @@ use super::config;
 use super::cx::Cx;
 use super::ops;
 use super::types::{Heuristics, Kernel, Param};
-use crate::syntax::flat::{named_children, range};
 use crate::syntax::flat::Node;
+use crate::syntax::flat::{named_children, range};
 
 /// Where a kernel sits in the tree, kept beside `FileModel::kernels` while building.
 #[derive(Clone, Copy)]
@@ -106,12 +106,12 @@ fn called_names(cx: &Cx<'_>, body: Node<'_>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
-        if n.kind() == "call" {
-            if let Some(f) = n.field("function").filter(|f| f.kind() == "identifier") {
-                let name = cx.text_of(f);
-                if !out.iter().any(|x| x == name) {
-                    out.push(name.to_string());
-                }
+        if n.kind() == "call"
+            && let Some(f) = n.field("function").filter(|f| f.kind() == "identifier")
+        {
+            let name = cx.text_of(f);
+            if !out.iter().any(|x| x == name) {
+                out.push(name.to_string());
             }
         }
         stack.extend(named_children(n));
@@ -152,9 +152,7 @@ fn params(cx: &Cx, def: Node) -> Vec<Param> {
             "identifier" => (Some(p), None, None),
             "typed_parameter" => (named_children(p).find(|c| c.kind() == "identifier"), p.field("type"), None),
             "default_parameter" => (p.field("name"), None, p.field("value")),
-            "typed_default_parameter" => {
-                (p.field("name"), p.field("type"), p.field("value"))
-            }
+            "typed_default_parameter" => (p.field("name"), p.field("type"), p.field("value")),
             _ => continue, // *args, **kwargs, `*`, `/`
         };
         let Some(name) = name else { continue };

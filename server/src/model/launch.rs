@@ -11,10 +11,10 @@ use super::cx::{Cx, LocalAssign, enclosing_function, unparen};
 use super::eval::expr_of;
 use super::kernel::KernelSite;
 use super::types::{Autotune, Binding, Expr, Kernel, Launch, Value};
+use crate::syntax::flat::Node;
 use crate::syntax::flat::{named_children, range};
 use crate::text::TextRange;
 use std::collections::HashMap;
-use crate::syntax::flat::Node;
 
 /// Literal program counts that only make sense as an NVIDIA SM count (A100, H100 PCIe/SXM, H200...).
 const CUDA_SM_COUNTS: &[i64] = &[108, 114, 132, 144];
@@ -82,13 +82,12 @@ impl<'a, 't> Resolver<'a, 't> {
         let right = unparen(right);
         let key = self.binding_key(left);
         let key = key.as_str();
-        if right.kind() == "call" {
-            if let Some(f) = right.field("function").filter(|f| may_name_autotune(self.cx, *f)) {
-                if self.cx.canonical(f).as_deref() == Some("triton.autotune") {
-                    self.tuners.insert(key.to_string(), right);
-                    return;
-                }
-            }
+        if right.kind() == "call"
+            && let Some(f) = right.field("function").filter(|f| may_name_autotune(self.cx, *f))
+            && self.cx.canonical(f).as_deref() == Some("triton.autotune")
+        {
+            self.tuners.insert(key.to_string(), right);
+            return;
         }
         match self.kernel_of(right, 0) {
             Some(k) => {
@@ -135,10 +134,10 @@ impl<'a, 't> Resolver<'a, 't> {
             "attribute" => {
                 let obj = node.field("object")?;
                 let attr = self.cx.text_of(node.field("attribute")?);
-                if attr == "fn" {
-                    if let Some(k) = self.kernel_of(obj, depth + 1) {
-                        return Some(k);
-                    }
+                if attr == "fn"
+                    && let Some(k) = self.kernel_of(obj, depth + 1)
+                {
+                    return Some(k);
                 }
                 let obj_text = self.cx.text_of(obj);
                 if matches!(obj_text, "self" | "cls") {
@@ -194,9 +193,7 @@ impl<'a, 't> Resolver<'a, 't> {
             let site = self.sites.get(i)?;
             let rank = match site.scope {
                 None => 1,
-                Some(scope) if scope.kind() == "function_definition" && range(scope).contains(at.start_byte()) => {
-                    2 + scope.start_byte()
-                }
+                Some(scope) if scope.kind() == "function_definition" && range(scope).contains(at.start_byte()) => 2 + scope.start_byte(),
                 Some(_) => continue, // a method or a kernel local to another function
             };
             if best.is_none_or(|(_, r)| rank > r) {
@@ -242,9 +239,9 @@ impl<'a, 't> Resolver<'a, 't> {
         // `k[grid, num_warps=4](...)` (invalid) recovers with ERROR nodes inside the brackets.
         let (grid, grid_texts) = if sub.has_error() { (None, Vec::new()) } else { self.grid(&grid_nodes, scope) };
         let grid_uses_device_count = grid_texts.iter().any(|t| DEVICE_COUNT_MARKERS.iter().any(|m| t.contains(m)))
-            || grid.as_ref().is_some_and(|dims| {
-                dims.iter().any(|d| matches!(d.eval_const(), Value::Int(n) if CUDA_SM_COUNTS.contains(&n)))
-            });
+            || grid
+                .as_ref()
+                .is_some_and(|dims| dims.iter().any(|d| matches!(d.eval_const(), Value::Int(n) if CUDA_SM_COUNTS.contains(&n))));
         let mut launch = Launch {
             range: range(call),
             target_range: range(target),
@@ -274,10 +271,8 @@ impl<'a, 't> Resolver<'a, 't> {
                     "dictionary_splat" => launch.opaque_kwargs = true,
                     "list_splat" => positional_known = false,
                     _ => {
-                        if positional_known {
-                            if let Some(p) = params.get(launch.positional) {
-                                launch.positional_args.push(self.local_binding(&p.name, a, range(a), range(a), scope));
-                            }
+                        if positional_known && let Some(p) = params.get(launch.positional) {
+                            launch.positional_args.push(self.local_binding(&p.name, a, range(a), range(a), scope));
                         }
                         launch.positional += 1;
                     }
@@ -355,10 +350,10 @@ impl<'a, 't> Resolver<'a, 't> {
         let Some(scope) = scope else { return };
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            if n.kind() == "identifier" {
-                if let LocalAssign::One(rhs) = self.cx.local_assignment(scope, self.cx.text_of(n)) {
-                    texts.push(self.cx.text_of(rhs));
-                }
+            if n.kind() == "identifier"
+                && let LocalAssign::One(rhs) = self.cx.local_assignment(scope, self.cx.text_of(n))
+            {
+                texts.push(self.cx.text_of(rhs));
             }
             let mut c = n.walk();
             stack.extend(n.named_children(&mut c));

@@ -22,12 +22,12 @@ mod types;
 
 pub use display::shape_string;
 pub use env::{BindingSet, MAX_BINDING_SETS, binding_sets, binding_sets_with};
-pub use reuse::Reuse;
 pub use eval::{canonical_dtype, parse_int};
+pub use reuse::Reuse;
 pub use types::*;
 
-use crate::syntax::flat::{FlatTree, Node, named_children, node_text, range};
 use crate::syntax;
+use crate::syntax::flat::{FlatTree, Node, named_children, node_text, range};
 use crate::text::LineIndex;
 use cx::{Cx, unparen};
 use std::collections::{HashMap, HashSet};
@@ -97,10 +97,10 @@ fn build_flat(
         }
     }
     for (left, _) in &found.assignments {
-        if left.kind() == "subscript" {
-            if let Some(obj) = left.field("value").filter(|v| v.kind() == "identifier") {
-                cx.mutated.insert(node_text(text, obj).to_string());
-            }
+        if left.kind() == "subscript"
+            && let Some(obj) = left.field("value").filter(|v| v.kind() == "identifier")
+        {
+            cx.mutated.insert(node_text(text, obj).to_string());
         }
     }
     module_level(&mut cx, root);
@@ -111,17 +111,18 @@ fn build_flat(
     let prev = prev.filter(|(c, _, _)| c.compatible(&cx));
     for d in &found.decorated {
         let top = reusable_statement(*d);
-        if top && let Some((c, _, prev_text)) = prev {
-            if let Some((k, facts, was)) = c.reuse(prev_text, text, range(*d), &cx) {
-                cache.insert(text, range(*d), k.clone(), facts);
-                if let Some(was) = was {
-                    cache.note_moved(&k, &was);
-                }
-                cache.reused += 1;
-                kernels.push(k);
-                sites.push(kernel::KernelSite { scope: None });
-                continue;
+        if top
+            && let Some((c, _, prev_text)) = prev
+            && let Some((k, facts, was)) = c.reuse(prev_text, text, range(*d), &cx)
+        {
+            cache.insert(text, range(*d), k.clone(), facts);
+            if let Some(was) = was {
+                cache.note_moved(&k, &was);
             }
+            cache.reused += 1;
+            kernels.push(k);
+            sites.push(kernel::KernelSite { scope: None });
+            continue;
         }
         if top {
             cx.record_facts();
@@ -163,10 +164,10 @@ fn build_flat(
         }
     }
     for (k, h) in heur {
-        if let Some(kernel) = kernels.get_mut(k) {
-            if !kernel.heuristics.iter().any(|x| x.range == h.range) {
-                std::sync::Arc::make_mut(kernel).heuristics.push(h);
-            }
+        if let Some(kernel) = kernels.get_mut(k)
+            && !kernel.heuristics.iter().any(|x| x.range == h.range)
+        {
+            std::sync::Arc::make_mut(kernel).heuristics.push(h);
         }
     }
     // `tl.dot` in a `@triton.jit` helper counts for every kernel that calls it (recomputed on every
@@ -181,11 +182,8 @@ fn build_flat(
 
     if !found.suppressions.is_empty() {
         let lines = LineIndex::new(text);
-        model.suppressions = found
-            .suppressions
-            .iter()
-            .filter_map(|c| suppressions::parse(node_text(text, *c), range(*c), &lines))
-            .collect();
+        model.suppressions =
+            found.suppressions.iter().filter_map(|c| suppressions::parse(node_text(text, *c), range(*c), &lines)).collect();
     }
     let computed: Vec<(Node, Node)> = found
         .obfuscations
@@ -228,25 +226,26 @@ fn launches_by_statement<'t>(
         i = j;
         let at = range(top);
         let cacheable = reusable_statement(top);
-        if cacheable && let Some((cache, prev_text)) = prev {
-            if let Some(hit) = cache.reuse(prev_text, text, at, cx) {
-                let now: Vec<Option<usize>> = group.iter().map(|c| target(*c).and_then(|t| res.kernel_of(t, 0))).collect();
-                let records = &hit.calls;
-                if records.len() == group.len()
-                    && records.iter().zip(&now).all(|(r, k)| r.same_target(k.and_then(|k| res.kernels.get(k)).map(|k| &**k)))
-                {
-                    for ((r, k), c) in records.iter().zip(&now).zip(group) {
-                        if let (Some(l), Some(k)) = (&r.launch, k) {
-                            let mut l = l.clone();
-                            l.kernel = *k;
-                            l.via_fn = target(*c).is_some_and(|t| res.is_fn_of_kernel(t));
-                            l.via_tuner = target(*c).is_some_and(|t| res.is_tuned(t));
-                            launches.push(l);
-                        }
+        if cacheable
+            && let Some((cache, prev_text)) = prev
+            && let Some(hit) = cache.reuse(prev_text, text, at, cx)
+        {
+            let now: Vec<Option<usize>> = group.iter().map(|c| target(*c).and_then(|t| res.kernel_of(t, 0))).collect();
+            let records = &hit.calls;
+            if records.len() == group.len()
+                && records.iter().zip(&now).all(|(r, k)| r.same_target(k.and_then(|k| res.kernels.get(k)).map(|k| &**k)))
+            {
+                for ((r, k), c) in records.iter().zip(&now).zip(group) {
+                    if let (Some(l), Some(k)) = (&r.launch, k) {
+                        let mut l = l.clone();
+                        l.kernel = *k;
+                        l.via_fn = target(*c).is_some_and(|t| res.is_fn_of_kernel(t));
+                        l.via_tuner = target(*c).is_some_and(|t| res.is_tuned(t));
+                        launches.push(l);
                     }
-                    out_cache.keep(text, hit);
-                    continue;
                 }
+                out_cache.keep(text, hit);
+                continue;
             }
         }
         if cacheable {
@@ -300,9 +299,7 @@ fn mutated_name<'t>(text: &'t str, call: Node) -> Option<&'t str> {
 }
 
 fn getattr_is_literal(text: &str, call: Node) -> bool {
-    call.field("arguments")
-        .and_then(|a| named_children(a).nth(1))
-        .is_some_and(|n| eval::string_value(text, unparen(n)).is_some())
+    call.field("arguments").and_then(|a| named_children(a).nth(1)).is_some_and(|n| eval::string_value(text, unparen(n)).is_some())
 }
 
 /// Module-level names: constants (assigned once, statically known), single-assignment values
@@ -318,15 +315,15 @@ fn module_level<'t>(cx: &mut Cx<'t>, root: Node<'t>) {
                     for a in named_children(s) {
                         if a.kind() == "assignment" {
                             count_targets(cx.text, a, &mut counts);
-                            if let (Some(l), Some(r)) = (a.field("left"), a.field("right")) {
-                                if l.kind() == "identifier" {
-                                    assigns.push((a, l, r));
-                                }
+                            if let (Some(l), Some(r)) = (a.field("left"), a.field("right"))
+                                && l.kind() == "identifier"
+                            {
+                                assigns.push((a, l, r));
                             }
-                        } else if a.kind() == "augmented_assignment" {
-                            if let Some(l) = a.field("left") {
-                                *counts.entry(node_text(cx.text, l)).or_default() += 2;
-                            }
+                        } else if a.kind() == "augmented_assignment"
+                            && let Some(l) = a.field("left")
+                        {
+                            *counts.entry(node_text(cx.text, l)).or_default() += 2;
                         }
                     }
                 }
@@ -338,10 +335,10 @@ fn module_level<'t>(cx: &mut Cx<'t>, root: Node<'t>) {
                     }
                 }
                 "decorated_definition" => {
-                    if let Some(def) = s.field("definition") {
-                        if let Some(name) = def.field("name") {
-                            *counts.entry(node_text(cx.text, name)).or_default() += 1;
-                        }
+                    if let Some(def) = s.field("definition")
+                        && let Some(name) = def.field("name")
+                    {
+                        *counts.entry(node_text(cx.text, name)).or_default() += 1;
                     }
                 }
                 "if_statement" | "try_statement" | "with_statement" | "elif_clause" | "else_clause" | "except_clause"
@@ -385,10 +382,10 @@ fn count_targets<'t>(text: &'t str, assignment: Node<'t>, counts: &mut HashMap<&
         }
     }
     // `a = b = 1` chains: the right side may itself be an assignment.
-    if let Some(r) = assignment.field("right") {
-        if r.kind() == "assignment" {
-            count_targets(text, r, counts);
-        }
+    if let Some(r) = assignment.field("right")
+        && r.kind() == "assignment"
+    {
+        count_targets(text, r, counts);
     }
 }
 

@@ -8,11 +8,11 @@
 use super::cx::{Cx, unparen};
 use super::eval::{canonical_dtype, expr_of};
 use super::types::{BinOp, Binding, Expr, Param, TlOp, TlOpKind, Value};
-use crate::syntax::{KindTag, kinds};
+use crate::syntax::flat::Node;
 use crate::syntax::flat::{named_children, range};
+use crate::syntax::{KindTag, kinds};
 use crate::text::TextRange;
 use std::collections::HashMap;
-use crate::syntax::flat::Node;
 
 /// What inference knows about a value.
 #[derive(Debug, Clone, Default)]
@@ -31,14 +31,13 @@ impl Info {
     }
 }
 
-const REDUCTIONS: &[&str] = &[
-    "sum", "max", "min", "reduce", "cumsum", "cumprod", "argmax", "argmin", "xor_sum", "associative_scan", "prod",
-];
+const REDUCTIONS: &[&str] =
+    &["sum", "max", "min", "reduce", "cumsum", "cumprod", "argmax", "argmin", "xor_sum", "associative_scan", "prod"];
 
 /// `tl.<name>` elementwise functions whose result has the broadcast shape of their tensor arguments.
 const ELEMENTWISE: &[&str] = &[
-    "exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "abs", "sigmoid", "erf", "floor", "ceil",
-    "maximum", "minimum", "where", "fma", "fdiv", "div_rn", "clamp", "softmax", "umulhi", "log1p", "tanh",
+    "exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "abs", "sigmoid", "erf", "floor", "ceil", "maximum", "minimum",
+    "where", "fma", "fdiv", "div_rn", "clamp", "softmax", "umulhi", "log1p", "tanh",
 ];
 
 struct Walker<'a, 't> {
@@ -74,12 +73,7 @@ pub fn collect<'t>(cx: &Cx<'t>, def: Node<'t>, params: &[Param]) -> (Vec<TlOp>, 
     }
     for (r, stride, used) in std::mem::take(&mut w.offsets) {
         if used {
-            w.ops.push(TlOp {
-                kind: TlOpKind::Int32Offset { stride },
-                range: r,
-                callee_range: r,
-                callee: "tl.program_id".into(),
-            });
+            w.ops.push(TlOp { kind: TlOpKind::Int32Offset { stride }, range: r, callee_range: r, callee: "tl.program_id".into() });
         }
     }
     w.ops.sort_by_key(|o| (o.range.start, o.range.end));
@@ -191,9 +185,7 @@ impl<'a, 't> Walker<'a, 't> {
         let step = args[2];
         let step_text = self.cx.text_of(step);
         let step_is_count = self.mentions(step, "tl.num_programs", &self.nprog_vars)
-            || ["NUM_SMS", "num_sms", "NUM_PROGRAMS", "num_programs", "NUM_CORES", "NUM_WORKERS"]
-                .iter()
-                .any(|m| step_text.contains(m));
+            || ["NUM_SMS", "num_sms", "NUM_PROGRAMS", "num_programs", "NUM_CORES", "NUM_WORKERS"].iter().any(|m| step_text.contains(m));
         if start_is_pid && step_is_count {
             self.persistent = true;
         }
@@ -303,15 +295,16 @@ impl<'a, 't> Walker<'a, 't> {
         let op = node.field("operator").map(|o| self.cx.text_of(o)).unwrap_or("");
         let right_u = unparen(right);
         if op == "+=" && right_u.kind() == "call" && self.callee(right_u).as_deref() == Some("tl.dot") {
-            let acc_dtype = (left.kind() == "identifier").then(|| self.env.get(self.cx.text_of(left))).flatten().and_then(|i| i.dtype.clone());
+            let acc_dtype =
+                (left.kind() == "identifier").then(|| self.env.get(self.cx.text_of(left))).flatten().and_then(|i| i.dtype.clone());
             let r = range(node);
             let dot_range = range(right_u);
-            if let Some(op) = self.ops.iter_mut().find(|o| o.range == dot_range) {
-                if let TlOpKind::Dot { inplace_accumulate, acc_dtype: ad, .. } = &mut op.kind {
-                    *inplace_accumulate = Some(r);
-                    if ad.is_none() {
-                        *ad = acc_dtype;
-                    }
+            if let Some(op) = self.ops.iter_mut().find(|o| o.range == dot_range)
+                && let TlOpKind::Dot { inplace_accumulate, acc_dtype: ad, .. } = &mut op.kind
+            {
+                *inplace_accumulate = Some(r);
+                if ad.is_none() {
+                    *ad = acc_dtype;
                 }
             }
         }
@@ -404,12 +397,7 @@ impl<'a, 't> Walker<'a, 't> {
             && let Some(callee) = self.boundary_check_callee(f)
         {
             let value = self.cx.binding("boundary_check", *v, range(*n), range(*n), &[]);
-            self.ops.push(TlOp {
-                kind: TlOpKind::BoundaryCheck { value },
-                range: range(*n),
-                callee_range: range(f),
-                callee,
-            });
+            self.ops.push(TlOp { kind: TlOpKind::BoundaryCheck { value }, range: range(*n), callee_range: range(f), callee });
         }
         let Some(func) = func else { return };
         self.check_offset_use(call, &pos);
@@ -471,20 +459,16 @@ impl<'a, 't> Walker<'a, 't> {
         };
         let mut input_precision = keyword("input_precision");
         let allow_tf32 = keyword("allow_tf32");
-        if input_precision.is_none() {
-            if let Some(b) = &allow_tf32 {
-                if b.value == Value::Bool(false) {
-                    input_precision = Some(Binding { value: Value::Str("ieee".into()), ..b.clone() });
-                }
-            }
+        if input_precision.is_none()
+            && let Some(b) = &allow_tf32
+            && b.value == Value::Bool(false)
+        {
+            input_precision = Some(Binding { value: Value::Str("ieee".into()), ..b.clone() });
         }
-        let out_dtype = kw
-            .iter()
-            .find(|(k, _, _)| *k == "out_dtype")
-            .and_then(|(_, v, _)| match expr_of(self.cx, *v).eval_const() {
-                Value::Dtype(d) => Some(d),
-                _ => None,
-            });
+        let out_dtype = kw.iter().find(|(k, _, _)| *k == "out_dtype").and_then(|(_, v, _)| match expr_of(self.cx, *v).eval_const() {
+            Value::Dtype(d) => Some(d),
+            _ => None,
+        });
         let acc_dtype = acc.and_then(|n| self.infer(n).dtype).or(out_dtype);
         let shape2 = |s: Option<Vec<Expr>>| s.filter(|v| v.len() >= 2);
         let _ = call;
@@ -549,10 +533,13 @@ impl<'a, 't> Walker<'a, 't> {
                 match (attr, node.field("object")) {
                     (Some("T"), Some(o)) => {
                         let i = sub(o);
-                        Info { shape: i.shape.map(|mut s| {
-                            s.reverse();
-                            s
-                        }), dtype: i.dtype }
+                        Info {
+                            shape: i.shape.map(|mut s| {
+                                s.reverse();
+                                s
+                            }),
+                            dtype: i.dtype,
+                        }
                     }
                     _ => Info::unknown(),
                 }
@@ -620,10 +607,13 @@ impl<'a, 't> Walker<'a, 't> {
             return match attr {
                 "to" => Info { shape: base.shape, dtype: arg(0, "dtype").and_then(|d| self.dtype_of(d)) },
                 "load" | "gather" => Info { shape: base.shape, dtype: None },
-                "trans" | "T" => Info { shape: base.shape.map(|mut s| {
-                    s.reverse();
-                    s
-                }), dtype: base.dtype },
+                "trans" | "T" => Info {
+                    shape: base.shape.map(|mut s| {
+                        s.reverse();
+                        s
+                    }),
+                    dtype: base.dtype,
+                },
                 _ => Info::unknown(),
             };
         }
@@ -672,15 +662,18 @@ impl<'a, 't> Walker<'a, 't> {
             }
             "trans" | "permute" if pos.len() <= 1 => {
                 let i = arg(0, "input").map(sub).unwrap_or_default();
-                Info { shape: i.shape.map(|mut s| {
-                    s.reverse();
-                    s
-                }), dtype: i.dtype }
+                Info {
+                    shape: i.shape.map(|mut s| {
+                        s.reverse();
+                        s
+                    }),
+                    dtype: i.dtype,
+                }
             }
             "reshape" | "view" | "broadcast_to" => Info {
-                shape: arg(1, "shape").and_then(|s| self.shape_of_tuple(s)).or_else(|| {
-                    (pos.len() > 2).then(|| pos[1..].iter().map(|d| expr_of(self.cx, *d)).collect())
-                }),
+                shape: arg(1, "shape")
+                    .and_then(|s| self.shape_of_tuple(s))
+                    .or_else(|| (pos.len() > 2).then(|| pos[1..].iter().map(|d| expr_of(self.cx, *d)).collect())),
                 dtype: arg(0, "input").map(sub).and_then(|i| i.dtype),
             },
             "cast" => Info { shape: arg(0, "input").map(sub).and_then(|i| i.shape), dtype: arg(1, "dtype").and_then(|d| self.dtype_of(d)) },
@@ -773,18 +766,18 @@ impl<'a, 't> Walker<'a, 't> {
     /// Locals assigned from an expression holding an int32 product (or another tainted local).
     fn taint_of(&self, expr: Node) -> Option<usize> {
         let er = range(expr);
-        if let Some(i) = self.offsets.iter().position(|(r, _, _)| er.contains_range(*r)) {
-            if !self.cx.text_of(expr).contains("int64") {
-                return Some(i);
-            }
+        if let Some(i) = self.offsets.iter().position(|(r, _, _)| er.contains_range(*r))
+            && !self.cx.text_of(expr).contains("int64")
+        {
+            return Some(i);
         }
         let mut stack = vec![expr];
         while let Some(n) = stack.pop() {
             let tag = kinds().tag(n);
-            if tag == KindTag::Identifier {
-                if let Some(i) = self.tainted.get(self.cx.text_of(n)) {
-                    return Some(*i);
-                }
+            if tag == KindTag::Identifier
+                && let Some(i) = self.tainted.get(self.cx.text_of(n))
+            {
+                return Some(*i);
             }
             if tag == KindTag::Call && self.cx.text_of(n).contains("int64") {
                 continue;
@@ -810,10 +803,10 @@ impl<'a, 't> Walker<'a, 't> {
         if let Some(i) = self.taint_of(right) {
             self.tainted.insert(name.to_string(), i);
             // `ptr += pid * stride` on a pointer parameter is itself address arithmetic.
-            if self.param(name).is_some_and(|p| !p.is_constexpr) {
-                if let Some(o) = self.offsets.get_mut(i) {
-                    o.2 = true;
-                }
+            if self.param(name).is_some_and(|p| !p.is_constexpr)
+                && let Some(o) = self.offsets.get_mut(i)
+            {
+                o.2 = true;
             }
         }
     }
@@ -830,10 +823,10 @@ impl<'a, 't> Walker<'a, 't> {
             _ => None,
         };
         let Some(addr) = addr else { return };
-        if let Some(i) = self.taint_of(addr) {
-            if let Some(o) = self.offsets.get_mut(i) {
-                o.2 = true;
-            }
+        if let Some(i) = self.taint_of(addr)
+            && let Some(o) = self.offsets.get_mut(i)
+        {
+            o.2 = true;
         }
     }
 }

@@ -13,7 +13,13 @@ use super::eval;
 use crate::syntax::flat::{Node, named_children};
 
 /// The reflective calls among `obfuscations` (call, callee) that reach a compute op.
-pub fn reaching<'t>(cx: &Cx<'t>, text: &str, obfuscations: &[(Node<'t>, Node<'t>)], assignments: &[(Node<'t>, Node<'t>)], calls: &[Node<'t>]) -> Vec<(Node<'t>, Node<'t>)> {
+pub fn reaching<'t>(
+    cx: &Cx<'t>,
+    text: &str,
+    obfuscations: &[(Node<'t>, Node<'t>)],
+    assignments: &[(Node<'t>, Node<'t>)],
+    calls: &[Node<'t>],
+) -> Vec<(Node<'t>, Node<'t>)> {
     if obfuscations.is_empty() {
         return Vec::new();
     }
@@ -87,7 +93,8 @@ impl<'t> Reach<'_, 't> {
                     }
                     "__import__" | "importlib.import_module" => {
                         // A literal module: torch or not; a computed one could be anything.
-                        chain.torch |= first.is_none_or(|a| eval::string_value(self.text, unparen(a)).is_none_or(|m| m.starts_with("torch")));
+                        chain.torch |=
+                            first.is_none_or(|a| eval::string_value(self.text, unparen(a)).is_none_or(|m| m.starts_with("torch")));
                     }
                     "eval" => chain.torch |= is_source && self.code_names_torch(node),
                     _ => {}

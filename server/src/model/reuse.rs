@@ -261,7 +261,7 @@ mod tests {
         for dir in ["rules", "model"] {
             for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
                 let Ok(mut text) = std::fs::read_to_string(e.path()) else { continue };
-                if !e.path().extension().is_some_and(|x| x == "py") {
+                if e.path().extension().is_none_or(|x| x != "py") {
                     continue;
                 }
                 files += 1;
@@ -273,7 +273,7 @@ mod tests {
                     match i % 6 {
                         0 => next.insert(cut, 'x'),
                         1 => next.insert(cut, '('),
-                        2 => next.insert_str(text[..cut].rfind('\n').map_or(0, |n| n + 1), "\n"),
+                        2 => next.insert(text[..cut].rfind('\n').map_or(0, |n| n + 1), '\n'),
                         // A digit somewhere after the cut: a constant, a config value, a block size.
                         3 => {
                             if let Some(d) = text[cut..].find(|c: char| c.is_ascii_digit()) {
@@ -282,7 +282,7 @@ mod tests {
                                 next.replace_range(at..at + 1, v);
                             }
                         }
-                        4 => next.insert_str(cut, "é"),
+                        4 => next.insert(cut, 'é'),
                         _ => {
                             // Undo of the broken insert above, when it is still there.
                             next = next.replacen("(", "", usize::from(i == 5));

@@ -166,28 +166,51 @@ pub enum TlOpKind {
         acc_dtype: Option<String>,
     },
     /// `tl.arange(start, end)`.
-    Arange { start: Expr, end: Expr },
+    Arange {
+        start: Expr,
+        end: Expr,
+    },
     /// `tl.zeros(shape, dtype)` / `tl.full`.
-    Zeros { shape: Vec<Expr>, dtype: Option<String> },
+    Zeros {
+        shape: Vec<Expr>,
+        dtype: Option<String>,
+    },
     MakeBlockPtr,
     Advance,
     /// `tl.make_tensor_descriptor` (`experimental: false`) or `tl._experimental_make_tensor_descriptor`.
-    MakeTensorDescriptor { experimental: bool },
+    MakeTensorDescriptor {
+        experimental: bool,
+    },
     /// A `boundary_check=` argument (on `tl.load`/`tl.store`/descriptor loads); its literal tuple.
-    BoundaryCheck { value: Binding },
+    BoundaryCheck {
+        value: Binding,
+    },
     /// Any use of fp64: `tl.float64`, `.to(tl.float64)`, `dtype=tl.float64`.
     Float64,
     /// `tl.program_id(..) * stride` where `stride` is a kernel parameter that is not constexpr,
     /// feeding address arithmetic with no `.to(tl.int64)` on the path.
-    Int32Offset { stride: String },
+    Int32Offset {
+        stride: String,
+    },
     /// Reductions (`tl.sum`, `tl.max`, `tl.min`, `tl.reduce`, `tl.cumsum`, ...) with the reduced tensor's shape where known.
-    Reduce { func: String, shape: Option<Vec<Expr>>, dtype: Option<String> },
+    Reduce {
+        func: String,
+        shape: Option<Vec<Expr>>,
+        dtype: Option<String>,
+    },
     /// `tl.exp` / `tl.math.exp` and other libdevice calls, kept for hover and advice.
-    Math { func: String },
+    Math {
+        func: String,
+    },
     /// `tl.program_id` / `tl.num_programs`, with the axis if literal.
-    ProgramId { axis: Option<i64>, num_programs: bool },
+    ProgramId {
+        axis: Option<i64>,
+        num_programs: bool,
+    },
     /// `tl.load`, `tl.store`, `tl.atomic_*`.
-    Memory { func: String },
+    Memory {
+        func: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -39,9 +39,7 @@ pub struct FileResult {
 
 impl FileResult {
     pub fn new(path: PathBuf, display: String, source: String, mut diagnostics: Vec<Diagnostic>) -> Self {
-        diagnostics.sort_by(|a, b| {
-            (a.range.start, a.range.end, a.code, &a.message).cmp(&(b.range.start, b.range.end, b.code, &b.message))
-        });
+        diagnostics.sort_by(|a, b| (a.range.start, a.range.end, a.code, &a.message).cmp(&(b.range.start, b.range.end, b.code, &b.message)));
         let index = LineIndex::new(&source);
         Self { path, display, source, index, diagnostics }
     }

@@ -101,13 +101,7 @@ fn render_one(f: &FileResult, d: &Diagnostic, o: TextOptions, out: &mut dyn std:
         let (_, col_to) = expand(text, to);
         let width = col_to.saturating_sub(col_from).max(1);
         let label = if line == last { format!(" {}", d.code) } else { String::new() };
-        writeln!(
-            out,
-            "{pad} {} {}{}",
-            "|".style(blue),
-            " ".repeat(col_from),
-            format!("{}{label}", "^".repeat(width)).style(sev)
-        )?;
+        writeln!(out, "{pad} {} {}{}", "|".style(blue), " ".repeat(col_from), format!("{}{label}", "^".repeat(width)).style(sev))?;
     }
     writeln!(out, "{pad} {}", "|".style(blue))?;
     for r in &d.related {

@@ -416,14 +416,36 @@ mod tests {
                     assert_eq!(ts_nodes.len(), flat.len());
                     for (t, f) in ts_nodes.iter().zip(flat.preorder()) {
                         assert_eq!((t.kind(), t.start_byte(), t.end_byte()), (f.kind(), f.start_byte(), f.end_byte()));
-                        assert_eq!((t.is_named(), t.is_error(), t.is_missing(), t.has_error()), (f.is_named(), f.is_error(), f.is_missing(), f.has_error()));
+                        assert_eq!(
+                            (t.is_named(), t.is_error(), t.is_missing(), t.has_error()),
+                            (f.is_named(), f.is_error(), f.is_missing(), f.has_error())
+                        );
                         assert_eq!(t.parent().map(|p| p.start_byte()), f.parent().map(|p| p.start_byte()));
                         let mut c = t.walk();
                         let kids: Vec<_> = t.children(&mut c).map(|k| (k.kind(), k.start_byte())).collect();
                         let fkids: Vec<_> = f.all_children().map(|k| (k.kind(), k.start_byte())).collect();
                         assert_eq!(kids, fkids);
-                        for name in ["name", "left", "right", "function", "arguments", "value", "body", "subscript", "alternative", "key", "type", "module_name", "definition"] {
-                            assert_eq!(t.child_by_field_name(name).map(|n| (n.kind(), n.start_byte())), f.field(name).map(|n| (n.kind(), n.start_byte())), "field {name} of {}", t.kind());
+                        for name in [
+                            "name",
+                            "left",
+                            "right",
+                            "function",
+                            "arguments",
+                            "value",
+                            "body",
+                            "subscript",
+                            "alternative",
+                            "key",
+                            "type",
+                            "module_name",
+                            "definition",
+                        ] {
+                            assert_eq!(
+                                t.child_by_field_name(name).map(|n| (n.kind(), n.start_byte())),
+                                f.field(name).map(|n| (n.kind(), n.start_byte())),
+                                "field {name} of {}",
+                                t.kind()
+                            );
                             let mut c = t.walk();
                             let all: Vec<_> = t.children_by_field_name(name, &mut c).map(|n| n.start_byte()).collect();
                             let fall: Vec<_> = f.children_by_field_name(name, &mut Cursor).map(|n| n.start_byte()).collect();

@@ -54,7 +54,29 @@ pub fn parse_incremental(text: &str, old_tree: &Tree) -> Tree {
 
 /// Field names the builder asks for, resolved to grammar field ids once (tree-sitter's own
 /// lookup scans every field name of the grammar on each call).
-const FIELDS: [&str; 21] = ["name", "left", "function", "right", "arguments", "value", "body", "operator", "object", "attribute", "parameters", "definition", "argument", "type", "module_name", "key", "condition", "alias", "consequence", "alternative", "subscript"];
+const FIELDS: [&str; 21] = [
+    "name",
+    "left",
+    "function",
+    "right",
+    "arguments",
+    "value",
+    "body",
+    "operator",
+    "object",
+    "attribute",
+    "parameters",
+    "definition",
+    "argument",
+    "type",
+    "module_name",
+    "key",
+    "condition",
+    "alias",
+    "consequence",
+    "alternative",
+    "subscript",
+];
 
 fn field_id(name: &str) -> Option<u16> {
     static IDS: std::sync::OnceLock<Vec<Option<u16>>> = std::sync::OnceLock::new();

@@ -68,12 +68,7 @@ impl Queries {
     }
 
     /// Runs every pattern over `tree`, calling `f` once per match with its captures.
-    pub fn for_each_match<'t>(
-        &self,
-        tree: &'t Tree,
-        text: &str,
-        mut f: impl FnMut(&[(Capture, tree_sitter::Node<'t>)]),
-    ) {
+    pub fn for_each_match<'t>(&self, tree: &'t Tree, text: &str, mut f: impl FnMut(&[(Capture, tree_sitter::Node<'t>)])) {
         let mut cursor = QueryCursor::new();
         let mut matches = cursor.matches(&self.query, tree.root_node(), text.as_bytes());
         let mut buf: Vec<(Capture, tree_sitter::Node<'t>)> = Vec::with_capacity(4);

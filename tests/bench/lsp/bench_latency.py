@@ -9,17 +9,28 @@ Usage: python tests/bench/lsp/bench_latency.py [--xeforge BIN] [--ruff BIN] [--e
 Writes a markdown table to stdout (and to --out if given). Both servers get a push-only client
 (no pull-diagnostics capability) and UTF-16 positions, so the work per edit is comparable.
 """
-import argparse, json, os, statistics, subprocess, sys, time, threading, queue
+
+import argparse
+import json
+import os
+import queue
+import statistics
+import subprocess
+import sys
+import threading
+import time
 
 # One kernel, its autotune configs and a launch; `@I@` is the copy's number. Shared with the
 # in-process bench (tests/bench/edit_pipeline.rs), so both time the same module.
 KERNEL = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_block.py.tmpl")).read()
+
 
 def make_file(lines):
     head = "import triton\nimport triton.language as tl\n"
     block = KERNEL.count("\n")
     n = max(1, lines // block)
     return head + "".join(KERNEL.replace("@I@", str(i)) for i in range(n))
+
 
 class Server:
     def __init__(self, cmd):
@@ -47,7 +58,13 @@ class Server:
             t = time.perf_counter()
             msg = json.loads(body)
             if "method" in msg and "id" in msg:  # server→client request: answer null
-                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None if msg["method"] != "workspace/configuration" else [{} for _ in msg["params"]["items"]]})
+                self.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": msg["id"],
+                        "result": None if msg["method"] != "workspace/configuration" else [{} for _ in msg["params"]["items"]],
+                    }
+                )
                 continue
             self.q.put((t, msg))
 
@@ -83,24 +100,35 @@ class Server:
         except Exception:
             self.p.kill()
 
+
 def rss_kb(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
-            for l in f:
-                if l.startswith("VmRSS:"):
-                    return int(l.split()[1])
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
     except OSError:
         return None
 
+
 def start(cmd, text, uri):
     s = Server(cmd)
-    s.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
-        "general": {"positionEncodings": ["utf-16"]},
-        "textDocument": {"publishDiagnostics": {"versionSupport": True}}}})
+    s.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": None,
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]},
+                "textDocument": {"publishDiagnostics": {"versionSupport": True}},
+            },
+        },
+    )
     s.notify("initialized", {})
     s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 0, "text": text}})
     s.wait_diags(uri, 0)
     return s
+
 
 def run(cmds, text, edits, mode):
     """Every server gets the same edits, interleaved: edit v goes to each server in turn (the
@@ -115,7 +143,7 @@ def run(cmds, text, edits, mode):
     col = lines[target].index("acc * 2.0") + 3
     lat = [[] for _ in servers]
     for v in range(1, edits + 1):
-        insert = (v % 2 == 1)
+        insert = v % 2 == 1
         ch = "x" if mode == "typing" else "("
         if insert:
             change = {"range": {"start": {"line": target, "character": col}, "end": {"line": target, "character": col}}, "text": ch}
@@ -134,11 +162,12 @@ def run(cmds, text, edits, mode):
     for s in servers:
         s.close()
     out = []
-    for k, l in enumerate(lat):
-        l.sort()
-        p99 = l[min(len(l) - 1, int(len(l) * 0.99))]
-        out.append((statistics.median(l), p99, idle[k]))
+    for k, times in enumerate(lat):
+        times.sort()
+        p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+        out.append((statistics.median(times), p99, idle[k]))
     return out
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -156,8 +185,11 @@ def main():
     a = ap.parse_args()
     ruff_version = subprocess.run([a.ruff, "--version"], capture_output=True, text=True).stdout.strip()
     rows = []
-    servers = [(n, c) for key, n, c in (("xeforge", "xeforge", [a.xeforge, "lsp"]), ("ruff", ruff_version, [a.ruff, "server"]))
-               if key in a.servers.split(",")]
+    servers = [
+        (n, c)
+        for key, n, c in (("xeforge", "xeforge", [a.xeforge, "lsp"]), ("ruff", ruff_version, [a.ruff, "server"]))
+        if key in a.servers.split(",")
+    ]
     for lines in map(int, a.sizes.split(",")):
         text = make_file(lines)
         n = text.count("\n")
@@ -172,6 +204,7 @@ def main():
     if a.out:
         with open(a.out, "w") as f:
             f.write(report)
+
 
 if __name__ == "__main__":
     main()

@@ -8,6 +8,7 @@ first and the last fifth of the run after warm-up (the first --warmup seconds ar
 
 Usage: python tests/bench/lsp/soak.py [--xeforge BIN] [--ruff BIN] [--seconds 600] [--out FILE]
 """
+
 import argparse
 import os
 import statistics
@@ -25,9 +26,17 @@ def module(i: int) -> str:
 
 def soak(binary: str, seconds: float, docs: int, edits: int, sample: float) -> dict:
     s = Server([binary, "lsp"])
-    s.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
-        "general": {"positionEncodings": ["utf-16"]},
-        "textDocument": {"publishDiagnostics": {"versionSupport": True}}}})
+    s.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": None,
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-16"]},
+                "textDocument": {"publishDiagnostics": {"versionSupport": True}},
+            },
+        },
+    )
     s.notify("initialized", {})
     t0 = time.monotonic()
     samples: list[tuple[float, int]] = []
@@ -43,9 +52,15 @@ def soak(binary: str, seconds: float, docs: int, edits: int, sample: float) -> d
             # Typing: insert a character, then delete it, alternating.
             start_char = 4
             if v % 2:
-                change = {"range": {"start": {"line": line, "character": start_char}, "end": {"line": line, "character": start_char}}, "text": "x"}
+                change = {
+                    "range": {"start": {"line": line, "character": start_char}, "end": {"line": line, "character": start_char}},
+                    "text": "x",
+                }
             else:
-                change = {"range": {"start": {"line": line, "character": start_char}, "end": {"line": line, "character": start_char + 1}}, "text": ""}
+                change = {
+                    "range": {"start": {"line": line, "character": start_char}, "end": {"line": line, "character": start_char + 1}},
+                    "text": "",
+                }
             s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]})
         s.wait_diags(uri, edits)
         s.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
@@ -69,8 +84,15 @@ def idle(cmds: list[list[str]], text: str, wait: float) -> list[tuple[float, flo
     for s in servers:
         kb = rss_kb(s.p.pid)
         t = time.perf_counter()
-        s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 1}, "contentChanges": [
-            {"range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 4}}, "text": "x"}]})
+        s.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": 1},
+                "contentChanges": [
+                    {"range": {"start": {"line": line, "character": 4}, "end": {"line": line, "character": 4}}, "text": "x"}
+                ],
+            },
+        )
         out.append((kb / 1024, (s.wait_diags(uri, 1) - t) * 1000))
     for s in servers:
         s.close()
@@ -88,8 +110,13 @@ def main() -> int:
     ap.add_argument("--edits", type=int, default=6)
     ap.add_argument("--sample", type=float, default=5)
     ap.add_argument("--lines", type=int, default=20000)
-    ap.add_argument("--idle", type=float, default=35, help="seconds a server is left alone before its RSS is read "
-                    "(xeforge lets a large idle document's tree go after 30 s, lint.idleReleaseMs)")
+    ap.add_argument(
+        "--idle",
+        type=float,
+        default=35,
+        help="seconds a server is left alone before its RSS is read "
+        "(xeforge lets a large idle document's tree go after 30 s, lint.idleReleaseMs)",
+    )
     ap.add_argument("--out")
     a = ap.parse_args()
 
@@ -105,16 +132,19 @@ def main() -> int:
     x_idle, r_idle = (statistics.median(r[i][0] for r in rounds) for i in (0, 1))
     x_edit, r_edit = (statistics.median(r[i][1] for r in rounds) for i in (0, 1))
     lines = [
-        "# Soak: documents opened, edited and closed in a loop; idle memory beside ruff", "",
+        "# Soak: documents opened, edited and closed in a loop; idle memory beside ruff",
+        "",
         f"`python3 tests/bench/lsp/soak.py --seconds {a.seconds:g} --docs {a.docs} --edits {a.edits}` "
-        f"(xeforge `{os.path.relpath(a.xeforge, root) if a.xeforge.startswith(root) else a.xeforge}`, {ruff_version})", "",
+        f"(xeforge `{os.path.relpath(a.xeforge, root) if a.xeforge.startswith(root) else a.xeforge}`, {ruff_version})",
+        "",
         f"- {r['turns']} documents opened, edited {a.edits}× and closed in {a.seconds:g} s ({a.docs} distinct URIs, ~300 lines each)",
         f"- RSS after the {a.warmup:g} s warm-up: median of the first fifth {first:.1f} MiB, of the last fifth {last:.1f} MiB "
         f"(growth {last - first:+.1f} MiB, {100 * (last - first) / first:+.1f}%); peak {peak:.1f} MiB",
         f"- idle RSS with a {big.count(chr(10))}-line file open, {a.idle:g} s after its diagnostics (median of 3 starts, servers side by side): "
         f"xeforge {x_idle:.1f} MiB, {ruff_version} {r_idle:.1f} MiB (ratio {x_idle / r_idle:.2f})",
         f"- the first edit after that idle time, to its diagnostics: xeforge {x_edit:.0f} ms (a fresh parse and analysis), "
-        f"{ruff_version} {r_edit:.0f} ms", "",
+        f"{ruff_version} {r_edit:.0f} ms",
+        "",
         "RSS samples (s, MiB): " + ", ".join(f"{t:.0f}:{kb / 1024:.1f}" for t, kb in r["samples"][:: max(1, len(r["samples"]) // 40)]),
     ]
     report = "\n".join(lines) + "\n"

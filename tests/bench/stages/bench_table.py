@@ -5,35 +5,52 @@ from __future__ import annotations
 
 import statistics
 
-GEMMS = {"gemm_grouped_fp16", "gemm_bf16_2d", "gemm_nt_helper", "bmm_fp16", "linear_bias_relu", "gemm_fp32_floordiv", "gemm_splitk",
-         "gemm_unmasked_fp16", "conv2d_implicit_gemm"}
+GEMMS = {
+    "gemm_grouped_fp16",
+    "gemm_bf16_2d",
+    "gemm_nt_helper",
+    "bmm_fp16",
+    "linear_bias_relu",
+    "gemm_fp32_floordiv",
+    "gemm_splitk",
+    "gemm_unmasked_fp16",
+    "conv2d_implicit_gemm",
+}
 
 
 def fmt(x, spec="{:.1f}"):
     return "–" if x is None or x != x else spec.format(x)
 
 
-def table(results: list[dict], skipped: list[str], device: str, *, dev: str, family: str, budget: str,
-          marks: dict[str, str] | None = None) -> str:
+def table(
+    results: list[dict], skipped: list[str], device: str, *, dev: str, family: str, budget: str, marks: dict[str, str] | None = None
+) -> str:
     """Markdown table plus the goal lines. `marks`: a footnote sign per kernel (which call measured it)."""
     marks = marks or {}
-    lines = [f"# Autotune stage on 22 naive kernels: {device}", "",
-             f"`xeforge stage autotune FILE --device {dev} --family {family} --format json --apply`"
-             + (f" `--budget {budget}`" if budget != "0" else "") + ", every other setting default.",
-             "Times: median µs of `triton.testing.do_bench` in one process (naive file, the stage's file after its autotuner's",
-             "warm-up, every config of the stage's pruned space, the PyTorch equivalent: cuBLAS/cuDNN/ATen).",
-             "vs sweep = stage µs ÷ the sweep's best µs (≤ 1.05 is the goal); vs torch = stage µs ÷ torch µs.", "",
-             "| kernel | outcome | stage s | configs measured/space | naive µs | stage µs | speedup | sweep best µs (config) | vs sweep | torch µs | vs torch | autotuner pick |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Autotune stage on 22 naive kernels: {device}",
+        "",
+        f"`xeforge stage autotune FILE --device {dev} --family {family} --format json --apply`"
+        + (f" `--budget {budget}`" if budget != "0" else "")
+        + ", every other setting default.",
+        "Times: median µs of `triton.testing.do_bench` in one process (naive file, the stage's file after its autotuner's",
+        "warm-up, every config of the stage's pruned space, the PyTorch equivalent: cuBLAS/cuDNN/ATen).",
+        "vs sweep = stage µs ÷ the sweep's best µs (≤ 1.05 is the goal); vs torch = stage µs ÷ torch µs.",
+        "",
+        "| kernel | outcome | stage s | configs measured/space | naive µs | stage µs | speedup | sweep best µs (config) | vs sweep | torch µs | vs torch | autotuner pick |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         stage_us = r.get("stage_us")
         sp = r["naive_us"] / stage_us if stage_us else None
         vs = stage_us / r["sweep_best_us"] if stage_us and r.get("sweep_best_us") else None
         vt = stage_us / r["torch_us"] if stage_us and r.get("torch_us") else None
         outcome = r["outcome"] + ("" if r.get("stage_correct", True) else " **(output differs)**")
-        lines.append(f"| {r['kernel']}{marks.get(r['kernel'], '')} | {outcome} | {r['stage_s']} | {r.get('measured', '–')}/{r.get('space', '–')} | "
-                     f"{fmt(r['naive_us'])} | {fmt(stage_us)} | {fmt(sp, '{:.2f}×')} | {fmt(r.get('sweep_best_us'))} ({r.get('sweep_best', '–')}) | "
-                     f"{fmt(vs, '{:.3f}')} | {fmt(r.get('torch_us'))} | {fmt(vt, '{:.2f}')} | {r.get('autotuner_pick') or '–'} |")
+        lines.append(
+            f"| {r['kernel']}{marks.get(r['kernel'], '')} | {outcome} | {r['stage_s']} | {r.get('measured', '–')}/{r.get('space', '–')} | "
+            f"{fmt(r['naive_us'])} | {fmt(stage_us)} | {fmt(sp, '{:.2f}×')} | {fmt(r.get('sweep_best_us'))} ({r.get('sweep_best', '–')}) | "
+            f"{fmt(vs, '{:.3f}')} | {fmt(r.get('torch_us'))} | {fmt(vt, '{:.2f}')} | {r.get('autotuner_pick') or '–'} |"
+        )
     done = [r for r in results if "stage_us" in r]
     within = [r for r in done if r.get("sweep_best_us") and r["stage_us"] <= 1.05 * r["sweep_best_us"]]
     slower = [r["kernel"] for r in done if r["stage_us"] > 1.03 * r["naive_us"]]
@@ -41,11 +58,14 @@ def table(results: list[dict], skipped: list[str], device: str, *, dev: str, fam
     gemm = [r for r in done if r["kernel"] in GEMMS and r.get("torch_us")]
     gemm_ok = [r for r in gemm if r["stage_us"] <= 1.10 * r["torch_us"]]
     med = statistics.median([r["stage_s"] for r in results]) if results else None
-    lines += ["", "Goals:",
-              f"- every kernel gets an outcome: {len(results) - len(refused)}/{len(results)} (failed: {', '.join(refused) or 'none'})"
-              + (f"; not run within the deadline: {', '.join(skipped)}" if skipped else ""),
-              f"- stage within 5% of the sweep's best: {len(within)}/{len(done)} (goal ≥ 90%)",
-              f"- no kernel slower than it started (3% noise allowance): {'yes' if not slower else 'no: ' + ', '.join(slower)}",
-              f"- median stage time: {fmt(med)} s (goal ≤ 60 s)",
-              f"- GEMMs within 10% of cuBLAS/cuDNN: {len(gemm_ok)}/{len(gemm)}"]
+    lines += [
+        "",
+        "Goals:",
+        f"- every kernel gets an outcome: {len(results) - len(refused)}/{len(results)} (failed: {', '.join(refused) or 'none'})"
+        + (f"; not run within the deadline: {', '.join(skipped)}" if skipped else ""),
+        f"- stage within 5% of the sweep's best: {len(within)}/{len(done)} (goal ≥ 90%)",
+        f"- no kernel slower than it started (3% noise allowance): {'yes' if not slower else 'no: ' + ', '.join(slower)}",
+        f"- median stage time: {fmt(med)} s (goal ≤ 60 s)",
+        f"- GEMMs within 10% of cuBLAS/cuDNN: {len(gemm_ok)}/{len(gemm)}",
+    ]
     return "\n".join(lines) + "\n"

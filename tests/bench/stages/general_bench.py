@@ -15,7 +15,6 @@ import importlib.util
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -35,9 +34,30 @@ FAMILY = os.environ.get("FAMILY", "bench-gpu")
 BUDGET = os.environ.get("STAGE_BUDGET", "15")
 DEADLINE = float(os.environ.get("DEADLINE_S", "500"))
 # Interleaved kinds, so a run cut short by the deadline still covers GEMMs, norms and element-wise kernels.
-ORDER = ["gemm_grouped_fp16", "softmax_rows", "vector_add", "rmsnorm_bf16", "gemm_bf16_2d", "attention_fwd", "layernorm_affine",
-         "bias_gelu_chain", "gemm_nt_helper", "cross_entropy", "transpose", "bmm_fp16", "swiglu", "row_sum", "linear_bias_relu",
-         "softmax_looped", "rotary", "gemm_fp32_floordiv", "total_sum", "gemm_splitk", "conv2d_implicit_gemm", "gemm_unmasked_fp16"]
+ORDER = [
+    "gemm_grouped_fp16",
+    "softmax_rows",
+    "vector_add",
+    "rmsnorm_bf16",
+    "gemm_bf16_2d",
+    "attention_fwd",
+    "layernorm_affine",
+    "bias_gelu_chain",
+    "gemm_nt_helper",
+    "cross_entropy",
+    "transpose",
+    "bmm_fp16",
+    "swiglu",
+    "row_sum",
+    "linear_bias_relu",
+    "softmax_looped",
+    "rotary",
+    "gemm_fp32_floordiv",
+    "total_sum",
+    "gemm_splitk",
+    "conv2d_implicit_gemm",
+    "gemm_unmasked_fp16",
+]
 sys.path.insert(0, SUITE)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_table import table as _table  # noqa: E402
@@ -53,6 +73,7 @@ def log(msg: str) -> None:
 
 
 # --- specs: the subset of YAML the suite uses (block maps, `- ` lists of maps, flow maps and lists) ---
+
 
 def _scalar(s: str):
     s = s.strip()
@@ -147,6 +168,7 @@ def make_inputs(spec: dict, variant: dict) -> list:
 
 # --- timing --------------------------------------------------------------------------------------
 
+
 def load(path: str, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
@@ -213,7 +235,7 @@ def sweep(space_dir: str, inputs: list, ref, rtol, atol) -> list[dict]:
             row["error"] = "incorrect"
         else:
             with torch.no_grad():
-                row["us"] = bench(lambda: model(*inputs))
+                row["us"] = bench(lambda model=model: model(*inputs))
         rows.append(row)
     return rows
 
@@ -252,8 +274,12 @@ def run_kernel(name: str) -> dict:
         r["changed"] = False
     # 2. Its space, from the original file.
     space_dir = os.path.join(work, "space")
-    subprocess.run([BIN, "stage", "autotune", os.path.join(work, "naive.py"), "--device", "cuda", "--emit-space", space_dir],
-                   capture_output=True, text=True, timeout=60)
+    subprocess.run(
+        [BIN, "stage", "autotune", os.path.join(work, "naive.py"), "--device", "cuda", "--emit-space", space_dir],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     # 3. Everything timed here, on the same inputs.
     inputs = make_inputs(spec, variant)
@@ -307,7 +333,7 @@ def main() -> int:
         with open(os.path.join(OUT, "results.json"), "w") as f:
             json.dump({"device": device, "budget": BUDGET, "results": results, "skipped": skipped}, f, indent=1)
         with open(os.path.join(OUT, "autotune_general_h200.md"), "w") as f:
-            f.write(table(results, names[i + 1:] if i + 1 < len(names) else [], device))
+            f.write(table(results, names[i + 1 :] if i + 1 < len(names) else [], device))
     with open(os.path.join(OUT, "autotune_general_h200.md"), "w") as f:
         f.write(table(results, skipped, device))
     print(open(os.path.join(OUT, "autotune_general_h200.md")).read())

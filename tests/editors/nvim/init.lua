@@ -73,7 +73,10 @@ local function run()
     return vim.api.nvim_buf_get_commands(buf, {}).XeForgeStage ~= nil
   end, 20)
   local cmds = vim.api.nvim_buf_get_commands(buf, {})
-  check(cmds.XeForgeStage and cmds.XeForgeDevice and cmds.XeForgeRestart, 'buffer-local :XeForgeStage/:XeForgeDevice/:XeForgeRestart')
+  check(
+    cmds.XeForgeStage and cmds.XeForgeDevice and cmds.XeForgeRestart,
+    'buffer-local :XeForgeStage/:XeForgeDevice/:XeForgeRestart'
+  )
 
   -- 2. Diagnostics arrive: XF104 on grf_mode='large' (xpu-3.7 spells it '256').
   local got = vim.wait(20000, function()
@@ -84,8 +87,11 @@ local function run()
   end
   local d = find(buf, 'XF104')
   local row, text = line_with(buf, "grf_mode='large'")
-  check(d.lnum == row and text:sub(d.col + 1, d.end_col) == "'large'", 'XF104 sits on the value',
-    ('%d:%d-%d in %q'):format(d.lnum, d.col, d.end_col, tostring(text)))
+  check(
+    d.lnum == row and text:sub(d.col + 1, d.end_col) == "'large'",
+    'XF104 sits on the value',
+    ('%d:%d-%d in %q'):format(d.lnum, d.col, d.end_col, tostring(text))
+  )
   log('     diagnostics: ' .. table.concat(codes(buf), ' '))
 
   -- 3. The preferred quick fix, through vim.lsp.buf.code_action, renames it to '256'.
@@ -95,7 +101,8 @@ local function run()
     apply = true,
     filter = function(action)
       table.insert(offered, action.title)
-      return action.isPreferred == true and action.kind == 'quickfix'
+      return action.isPreferred == true
+        and action.kind == 'quickfix'
         and vim.iter(action.diagnostics or {}):any(function(x)
           return x.code == 'XF104'
         end)
@@ -115,13 +122,21 @@ local function run()
   if check(r ~= nil, 'launch line found') then
     local c = l:find('num_warps=8', 1, true) + #'num_warps='
     vim.api.nvim_buf_set_text(buf, r, c - 1, r, c, { '6' })
-    check(vim.wait(10000, function()
-      return find(buf, 'XF101') ~= nil
-    end, 50), 'XF101 appears for num_warps=6', table.concat(codes(buf), ' '))
+    check(
+      vim.wait(10000, function()
+        return find(buf, 'XF101') ~= nil
+      end, 50),
+      'XF101 appears for num_warps=6',
+      table.concat(codes(buf), ' ')
+    )
     vim.api.nvim_buf_set_text(buf, r, c - 1, r, c, { '4' })
-    check(vim.wait(10000, function()
-      return find(buf, 'XF101') == nil
-    end, 50), 'XF101 clears for num_warps=4', table.concat(codes(buf), ' '))
+    check(
+      vim.wait(10000, function()
+        return find(buf, 'XF101') == nil
+      end, 50),
+      'XF101 clears for num_warps=4',
+      table.concat(codes(buf), ' ')
+    )
   end
 
   -- 5. The device list the pickers use.
@@ -130,17 +145,27 @@ local function run()
   local ids = vim.tbl_map(function(x)
     return x.id
   end, devices)
-  check(vim.tbl_contains(ids, 'arc-pro-b70') and vim.tbl_contains(ids, 'max-1550'), 'xeforge/devices lists the devices',
-    vim.inspect(reply))
+  check(
+    vim.tbl_contains(ids, 'arc-pro-b70') and vim.tbl_contains(ids, 'max-1550'),
+    'xeforge/devices lists the devices',
+    vim.inspect(reply)
+  )
 
   -- 6. :checkhealth xeforge reports the binary with its version and the Python it found.
   vim.cmd('checkhealth xeforge')
   local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   check(report:find('xeforge: language server', 1, true) ~= nil, 'checkhealth has the server section')
-  check(report:find('OK binary: ' .. vim.fn.exepath(vim.env.XEFORGE_BIN), 1, true) ~= nil
-    and report:find('xeforge %d+%.%d+') ~= nil, 'checkhealth shows the binary and its version', report)
+  check(
+    report:find('OK binary: ' .. vim.fn.exepath(vim.env.XEFORGE_BIN), 1, true) ~= nil
+      and report:find('xeforge %d+%.%d+') ~= nil,
+    'checkhealth shows the binary and its version',
+    report
+  )
   check(report:find('OK python %d') ~= nil, 'checkhealth found a Python for the harness', report)
-  check(report:find('torch', 1, true) ~= nil and report:find('triton', 1, true) ~= nil, 'checkhealth reports torch and triton')
+  check(
+    report:find('torch', 1, true) ~= nil and report:find('triton', 1, true) ~= nil,
+    'checkhealth reports torch and triton'
+  )
   check(report:find('ERROR', 1, true) == nil, 'checkhealth has no error', report)
   for line in vim.gsplit(report, '\n') do
     if line:match('^%s*- ') then
@@ -171,11 +196,17 @@ local function run()
   local written = vim.wait(30000, function()
     return line_with(wbuf, '# xeforge: dims alpha=2.0') ~= nil
   end, 100)
-  check(written and #asked == 1, 'asked once, the answer written above the entry',
-    ('asked %d time(s): %s'):format(#asked, vim.inspect(asked[1])))
+  check(
+    written and #asked == 1,
+    'asked once, the answer written above the entry',
+    ('asked %d time(s): %s'):format(#asked, vim.inspect(asked[1]))
+  )
   if #asked == 1 then
-    check(asked[1].default == 'alpha=<value>' and asked[1].prompt:find('alpha', 1, true) ~= nil,
-      'the prompt names what is missing and starts from the suggestion', vim.inspect(asked[1]))
+    check(
+      asked[1].default == 'alpha=<value>' and asked[1].prompt:find('alpha', 1, true) ~= nil,
+      'the prompt names what is missing and starts from the suggestion',
+      vim.inspect(asked[1])
+    )
   end
   local arow = line_with(wbuf, '# xeforge: dims alpha=2.0')
   local drow = line_with(wbuf, 'def scale(x, alpha)')
@@ -183,8 +214,11 @@ local function run()
   local tuned = vim.wait(60000, function()
     return line_with(wbuf, '@triton.autotune(') ~= nil
   end, 200)
-  check(tuned, 'the same run ended in the verified edit (@triton.autotune)',
-    table.concat(vim.api.nvim_buf_get_lines(wbuf, 0, -1, false), '\n'))
+  check(
+    tuned,
+    'the same run ended in the verified edit (@triton.autotune)',
+    table.concat(vim.api.nvim_buf_get_lines(wbuf, 0, -1, false), '\n')
+  )
 end
 
 function _G.XeForgeE2E()

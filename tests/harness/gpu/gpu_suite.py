@@ -23,8 +23,9 @@ from cases import VERDICT_CASES, hang_timeout  # noqa: E402
 
 class Serve:
     def __init__(self, env: dict):
-        self.proc = subprocess.Popen([sys.executable, "-m", "xeforge_harness", "serve"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "xeforge_harness", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, env=env
+        )
         self.n = 0
 
     def request(self, command: str, args: dict | None = None, timeout: float = 300) -> dict:
@@ -82,7 +83,11 @@ def main() -> int:
                 extra = {"timeout": hang_timeout(on_gpu)} if "hang" in candidate else {}
                 reply = serve.request("evaluate", args_for(candidate, problem, no_timing=True, **extra))
                 ok = reply.get("verdict") == verdict and words in reply.get("message", "")
-                record(f"verdict {candidate}", ok, {"expected": verdict, "got": reply.get("verdict"), "message": reply.get("message"), "elapsed": reply.get("elapsed")})
+                record(
+                    f"verdict {candidate}",
+                    ok,
+                    {"expected": verdict, "got": reply.get("verdict"), "message": reply.get("message"), "elapsed": reply.get("elapsed")},
+                )
 
         # Timing: the same kernel against itself, for three problems; then a slowed candidate.
         for problem in ("vector_add", "softmax", "matmul"):
@@ -93,11 +98,19 @@ def main() -> int:
                 ok = reply.get("verdict") == "correct" and t.get("meaningful") and lo <= 1.0 <= hi
             else:
                 ok = reply.get("verdict") == "correct" and t.get("meaningful") is False
-            record(f"self-timing {problem}", bool(ok), {"verdict": reply.get("verdict"), "timing": t, "compile": reply.get("compile"), "message": reply.get("message")})
+            record(
+                f"self-timing {problem}",
+                bool(ok),
+                {"verdict": reply.get("verdict"), "timing": t, "compile": reply.get("compile"), "message": reply.get("message")},
+            )
 
         reply = serve.request("evaluate", args_for("fixtures/add_slow.py", "vector_add", family="bench-gpu" if on_gpu else None))
         expected = "slower" if on_gpu else "correct"
-        record("slowed candidate", reply.get("verdict") == expected, {"expected": expected, "verdict": reply.get("verdict"), "timing": reply.get("timing")})
+        record(
+            "slowed candidate",
+            reply.get("verdict") == expected,
+            {"expected": expected, "verdict": reply.get("verdict"), "timing": reply.get("timing")},
+        )
 
         if on_gpu:
             reply = serve.request("evaluate", args_for("fixtures/add_correct.py", "vector_add", no_timing=True))

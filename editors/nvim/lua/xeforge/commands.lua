@@ -58,15 +58,19 @@ end
 local last_devices = {}
 
 local function select_device(client, bufnr, id)
-  client:exec_cmd({ title = 'Select device', command = SELECT_DEVICE, arguments = { { device = id } } }, { bufnr = bufnr }, function(err)
-    if err then
-      notify(('could not select %s: %s'):format(id, err.message), vim.log.levels.ERROR)
-      return
+  client:exec_cmd(
+    { title = 'Select device', command = SELECT_DEVICE, arguments = { { device = id } } },
+    { bufnr = bufnr },
+    function(err)
+      if err then
+        notify(('could not select %s: %s'):format(id, err.message), vim.log.levels.ERROR)
+        return
+      end
+      -- Kept in the client's settings so a restart and `workspace/configuration` agree.
+      require('xeforge').set('device', id)
+      notify('device ' .. id)
     end
-    -- Kept in the client's settings so a restart and `workspace/configuration` agree.
-    require('xeforge').set('device', id)
-    notify('device ' .. id)
-  end)
+  )
 end
 
 function M.device(bufnr, arg)
@@ -207,29 +211,33 @@ function M.restart()
   end
   local waited = 0
   local timer = assert(vim.uv.new_timer())
-  timer:start(50, 50, vim.schedule_wrap(function()
-    waited = waited + 50
-    local alive = false
-    for _, c in ipairs(clients) do
-      if not c:is_stopped() then
-        alive = true
-      end
-    end
-    if alive and waited < 5000 then
-      return
-    end
-    timer:stop()
-    timer:close()
-    if alive then
+  timer:start(
+    50,
+    50,
+    vim.schedule_wrap(function()
+      waited = waited + 50
+      local alive = false
       for _, c in ipairs(clients) do
-        c:stop(true) -- forced: the server ignored shutdown for 5 s
+        if not c:is_stopped() then
+          alive = true
+        end
       end
-    end
-    -- enable() re-runs the FileType logic for every loaded buffer, root detection included.
-    vim.lsp.enable('xeforge')
-    notify('server restarted')
-    done()
-  end))
+      if alive and waited < 5000 then
+        return
+      end
+      timer:stop()
+      timer:close()
+      if alive then
+        for _, c in ipairs(clients) do
+          c:stop(true) -- forced: the server ignored shutdown for 5 s
+        end
+      end
+      -- enable() re-runs the FileType logic for every loaded buffer, root detection included.
+      vim.lsp.enable('xeforge')
+      notify('server restarted')
+      done()
+    end)
+  )
 end
 
 local function complete_devices()

@@ -146,7 +146,10 @@ local function check_harness(exe, cfg)
   end
   local py, why = local_python(s)
   if not py or py == '' then
-    health.error('no Python interpreter found for the harness', { 'Set harness.python, or create a .venv in the project' })
+    health.error(
+      'no Python interpreter found for the harness',
+      { 'Set harness.python, or create a .venv in the project' }
+    )
     return
   end
   local env = {}

@@ -81,7 +81,12 @@ def compare_one(ref: Any, out: Any, rtol: float, atol: float, where: str) -> Dif
         return Diff(False, f"{where}: {new_nonfinite} NaN/Inf values where the reference is finite", max_abs, rel_err)
     if not torch.allclose(o, r, rtol=rtol, atol=atol, equal_nan=True):
         bad = int((~torch.isclose(o, r, rtol=rtol, atol=atol, equal_nan=True)).sum().item())
-        return Diff(False, f"{where}: {bad} of {ref.numel()} elements outside rtol={rtol:g}, atol={atol:g} (max_abs {max_abs:.3g})", max_abs, rel_err)
+        return Diff(
+            False,
+            f"{where}: {bad} of {ref.numel()} elements outside rtol={rtol:g}, atol={atol:g} (max_abs {max_abs:.3g})",
+            max_abs,
+            rel_err,
+        )
     if bool((r != 0).any()) and not bool((o != 0).any()):
         return Diff(False, f"{where}: all zeros where the reference is not", max_abs, rel_err)
     return Diff(True, "", max_abs, rel_err)

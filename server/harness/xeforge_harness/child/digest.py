@@ -117,8 +117,9 @@ def _fused_many(entries: list, tables: Tables) -> torch.Tensor:
     dev = tables.dev
     meta = torch.tensor([[x.data_ptr(), x.numel(), e] for e, x in entries], dtype=torch.int64, device=dev)
     partial = torch.empty(len(entries), rows, device=dev, dtype=torch.float32)
-    _many_kernel()[launch_grid(len(entries), rows)](meta, tables.u, tables.inv_s_dev, partial, rows, PERIOD_=PERIOD,
-                                          DTYPE=_tl_dtype(entries[0][1].dtype), num_warps=8)
+    _many_kernel()[launch_grid(len(entries), rows)](
+        meta, tables.u, tables.inv_s_dev, partial, rows, PERIOD_=PERIOD, DTYPE=_tl_dtype(entries[0][1].dtype), num_warps=8
+    )
     return (partial * tables.v[meta[:, 2], :rows]).sum(1)
 
 
@@ -126,7 +127,7 @@ def _plain(x: torch.Tensor, u: torch.Tensor, v: torch.Tensor, inv_s: float) -> t
     x = torch.sin(x.float() * inv_s)
     m = x.numel() // PERIOD
     d = torch.dot(torch.mv(x[: m * PERIOD].view(m, PERIOD), u), v[:m]) if m else torch.zeros((), device=x.device)
-    tail = x[m * PERIOD:]
+    tail = x[m * PERIOD :]
     return d + torch.dot(tail, u[: tail.numel()]) * v[m] if tail.numel() else d
 
 
@@ -200,7 +201,7 @@ def bounds(outputs_per_call: list[list], rtol, atol, scales_per_call: list) -> l
             row.append(x.numel())
         counts.append(row)
     values = iter(torch.stack(norms).tolist() if norms else [])  # one transfer for the batch, no sync per output
-    return [[SIGMAS * next(values) / 3 + 1e-5 * (n ** 0.5) + 1e-6 for n in row] for row in counts]
+    return [[SIGMAS * next(values) / 3 + 1e-5 * (n**0.5) + 1e-6 for n in row] for row in counts]
 
 
 def output_scales(outputs: list) -> list[float]:

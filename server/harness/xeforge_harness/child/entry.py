@@ -15,9 +15,10 @@ instance the method belongs to (so an `nn.Module` owner's weights can be shared 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -115,8 +116,12 @@ def missing_message(role: str, path: str, name: str | None) -> str:
     """What to add when a file has neither a `Model` nor the named entry."""
     what = {"original": "the original kernel file", "reference": "the reference file", "candidate": "the candidate"}.get(role, role)
     if name and name != "Model":
-        return (f"{what} has no `{name}` (the problem's entry): {path}. Name the function that launches the kernel with "
-                "`entry: <name>` in the spec (a function, `Class.method` or `Fn.apply`)")
-    return (f"{what} defines no class Model and the spec names no entry: {path}. Add `entry: <function that launches the "
-            "kernel>` and its inputs to the spec (`xeforge spec FILE` drafts one from the code; `xeforge stage` infers it), "
-            "or define `class Model` whose forward launches the kernel")
+        return (
+            f"{what} has no `{name}` (the problem's entry): {path}. Name the function that launches the kernel with "
+            "`entry: <name>` in the spec (a function, `Class.method` or `Fn.apply`)"
+        )
+    return (
+        f"{what} defines no class Model and the spec names no entry: {path}. Add `entry: <function that launches the "
+        "kernel>` and its inputs to the spec (`xeforge spec FILE` drafts one from the code; `xeforge stage` infers it), "
+        "or define `class Model` whose forward launches the kernel"
+    )

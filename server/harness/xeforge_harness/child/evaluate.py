@@ -17,8 +17,9 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from .. import protocol as P
 from .. import wire
@@ -95,7 +96,9 @@ class Judge:
         self.args = args
         self.phase = phase
         self.deadline = time.monotonic() + args.timeout
-        self.dirs = [tempfile.mkdtemp(prefix="xeforge-trusted-")] + [tempfile.mkdtemp(prefix="xeforge-candidate-") for _ in range(candidates)]
+        self.dirs = [tempfile.mkdtemp(prefix="xeforge-trusted-")] + [
+            tempfile.mkdtemp(prefix="xeforge-candidate-") for _ in range(candidates)
+        ]
         kind = args.device
         # Fork every worker before anything else runs here: no device state, no user code, no reference
         # output, nothing to inherit. A sweep's later candidates get workers forked now, not from a judge
@@ -226,16 +229,24 @@ class Judge:
         reaching = source.new_reaching(source.read(args.kernel), source.read(args.candidate))
         if reaching:
             shown = ", ".join(f"`{c}` (line {n})" for c, n in reaching[:4])
-            raise Stop(P.REJECTED, f"the candidate reaches into the interpreter's internals ({shown}): code that can rewrite "
-                       "the harness's recorders in its own process is not run")
+            raise Stop(
+                P.REJECTED,
+                f"the candidate reaches into the interpreter's internals ({shown}): code that can rewrite "
+                "the harness's recorders in its own process is not run",
+            )
 
         self.set_phase("candidate:import")
         files = {"candidate": self._give(args.candidate)}
-        reply, _ = self.candidate_call({"op": "load", "files": files, "spec": self._give(args.spec) if args.spec else None},
-                                       what="importing")
+        reply, _ = self.candidate_call(
+            {"op": "load", "files": files, "spec": self._give(args.spec) if args.spec else None}, what="importing"
+        )
         if not reply["has_model"]["candidate"]:
-            raise Stop(P.COMPILE_ERROR, "the candidate defines no class Model" if entry_name in (None, "Model")
-                       else f"the candidate has no `{entry_name}` (the problem's entry)")
+            raise Stop(
+                P.COMPILE_ERROR,
+                "the candidate defines no class Model"
+                if entry_name in (None, "Model")
+                else f"the candidate has no `{entry_name}` (the problem's entry)",
+            )
 
         result["correctness"] = {"ok": False, "family": problem.family, "variants": []}
         result["guard"] = {"ok": True, "new_torch_ops": []}
@@ -285,7 +296,8 @@ class Judge:
                 checked = result["timing"]
                 result["timing"] = timing.not_meaningful(
                     f"{interpreter} (the timed protocol ran: {checked['digests_checked']} timed calls' digests and "
-                    f"{checked['full_checks']} full outputs checked)")
+                    f"{checked['full_checks']} full outputs checked)"
+                )
         result["log_notes"] = problem.notes
         if not result["timing"].get("meaningful"):
             result.update(verdict=P.CORRECT, message="correct on every variant and seed; " + result["timing"]["reason"])
@@ -322,19 +334,23 @@ class Judge:
 
         `summary`: variants that are only timed; their tensors stay on the trusted side (the judge
         compares no checked call of theirs) and only their sizes come back."""
-        for variant in (problem.variants if variants is None else variants):
+        for variant in problem.variants if variants is None else variants:
             name = _name(variant)
             self.set_phase("reference:init")
             dtype = variant.dtype if variant is not None else None
-            reply, tensors = self.trusted_call({"op": "model", "variant": name, "dtype": dtype}, what=f"building the reference model for {name}")
+            reply, tensors = self.trusted_call(
+                {"op": "model", "variant": name, "dtype": dtype}, what=f"building the reference model for {name}"
+            )
             if reply.get("note"):
                 problem.notes.append(f"{name}: original {reply['note']}")
             problem.models[name] = (reply, tensors)
             refs = []
             for n, seed in enumerate(_seeds(self.args.seeds)[:seeds]):
                 self.set_phase("reference:forward")
-                reply, tensors = self.trusted_call({"op": "reference", "variant": name, "seed": seed, "record_original": n == 0,
-                                                    "summary": summary}, what=f"the reference on {name}")
+                reply, tensors = self.trusted_call(
+                    {"op": "reference", "variant": name, "seed": seed, "record_original": n == 0, "summary": summary},
+                    what=f"the reference on {name}",
+                )
                 rec = reply["record"]
                 if rec["of"] == "original":
                     problem.original_ops |= set(rec["ops"])
@@ -364,9 +380,17 @@ class Judge:
         self.set_phase("candidate:init")
         model_reply, model_tensors = problem.models[name]
         reply, _ = self.candidate_call(
-            {"op": "model", "variant": name, "dtype": variant.dtype if variant is not None else None,
-             "init": model_reply["init"], "n_init": model_reply["n_init"], "weights": model_reply["weights"]},
-            model_tensors, what=f"building the entry for {name}")
+            {
+                "op": "model",
+                "variant": name,
+                "dtype": variant.dtype if variant is not None else None,
+                "init": model_reply["init"],
+                "n_init": model_reply["n_init"],
+                "weights": model_reply["weights"],
+            },
+            model_tensors,
+            what=f"building the entry for {name}",
+        )
         if reply.get("note"):
             problem.notes.append(f"{name}: candidate {reply['note']}")
 
@@ -377,8 +401,9 @@ class Judge:
         ref_prints, cand_prints = [], []
         for n, (seed, ref) in enumerate(zip(_seeds(self.args.seeds), problem.refs[name])):
             self.set_phase("candidate:forward")
-            reply, tensors = self.candidate_call({"op": "run", "variant": name, "args": ref.inputs[0]}, ref.inputs[1],
-                                                 what=f"{name}, seed {seed}")
+            reply, tensors = self.candidate_call(
+                {"op": "run", "variant": name, "args": ref.inputs[0]}, ref.inputs[1], what=f"{name}, seed {seed}"
+            )
             rec = reply.get("record") or {}
             cand_ops |= set(rec.get("ops") or [])
             cand_kernels |= set(rec.get("kernels") or [])
@@ -388,9 +413,9 @@ class Judge:
             self.set_phase("candidate:check")
             try:
                 out_tree = reply["outputs"]
-                outputs = wire.decode(out_tree, tensors[reply["n_inputs"]:reply["n_inputs"] + reply["n_outputs"]])
+                outputs = wire.decode(out_tree, tensors[reply["n_inputs"] : reply["n_inputs"] + reply["n_outputs"]])
                 changed_idx = [int(i) for i in reply["changed"]]
-                after = tensors[reply["n_inputs"] + reply["n_outputs"]:]
+                after = tensors[reply["n_inputs"] + reply["n_outputs"] :]
                 alias = {int(k): int(v) for k, v in reply["alias"].items()}
             except (KeyError, TypeError, ValueError, wire.WireError) as e:
                 raise Stop(P.CRASHED, f"the candidate's process sent a malformed reply ({e})") from None
@@ -413,8 +438,12 @@ class Judge:
 
     def _compile_report(self) -> dict:
         if self.kind == "cpu":
-            return {"ok": True, "configs": [], "metadata_available": False,
-                    "note": "the Triton interpreter compiles nothing: no shared memory, register or spill figures"}
+            return {
+                "ok": True,
+                "configs": [],
+                "metadata_available": False,
+                "note": "the Triton interpreter compiles nothing: no shared memory, register or spill figures",
+            }
         try:
             reply, _ = self.candidate.call({"op": "compile_meta"}, (), self.deadline)
             configs = reply.get("configs")
@@ -423,26 +452,40 @@ class Judge:
         except Exception as e:  # noqa: BLE001  (metadata is a report, never a reason to fail a candidate)
             return {"ok": True, "configs": [], "metadata_available": False, "note": f"could not read Triton's kernel cache: {e}"}
         picks, table = reply.get("autotune_picks"), reply.get("autotune_timings")
-        return {"ok": True, "configs": configs, "metadata_available": True, "autotune_picks": picks if isinstance(picks, list) else [],
-                "autotune_timings": table if isinstance(table, list) else []}
+        return {
+            "ok": True,
+            "configs": configs,
+            "metadata_available": True,
+            "autotune_picks": picks if isinstance(picks, list) else [],
+            "autotune_timings": table if isinstance(table, list) else [],
+        }
 
     def _guard(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> None:
         new_ops = guard.new_compute_ops(cand_ops, problem.original_ops)
         triton_names = source.triton_kernels(source.read(self.args.candidate)) | source.triton_kernels(source.read(self.args.kernel))
-        new_kernels = [k for k in guard.library_kernels(sorted(cand_kernels), triton_names)
-                       if k not in problem.original_kernels]
+        new_kernels = [k for k in guard.library_kernels(sorted(cand_kernels), triton_names) if k not in problem.original_kernels]
         no_triton = bool(launches) and problem.original_launches > 0 and min(launches) == 0
-        result["guard"] = {"ok": not (new_ops or new_kernels or tampered or no_triton), "new_torch_ops": new_ops,
-                           "new_device_kernels": new_kernels, "triton_launches": launches, "tampered": sorted(set(tampered))}
+        result["guard"] = {
+            "ok": not (new_ops or new_kernels or tampered or no_triton),
+            "new_torch_ops": new_ops,
+            "new_device_kernels": new_kernels,
+            "triton_launches": launches,
+            "tampered": sorted(set(tampered)),
+        }
         if tampered:
             raise Stop(P.REJECTED, "the candidate interfered with the harness's recorders: " + "; ".join(sorted(set(tampered))))
         if new_ops:
             raise Stop(P.REJECTED, "the candidate runs PyTorch operators the original kernel file does not: " + ", ".join(new_ops))
         if new_kernels:
-            raise Stop(P.REJECTED, "the candidate launches device kernels that are not Triton kernels of the file: " + ", ".join(new_kernels[:6]))
+            raise Stop(
+                P.REJECTED, "the candidate launches device kernels that are not Triton kernels of the file: " + ", ".join(new_kernels[:6])
+            )
         if no_triton:
-            raise Stop(P.REJECTED, "the candidate launched no Triton kernel in a checked call (the original launches "
-                       f"{problem.original_launches}): its result was computed some other way")
+            raise Stop(
+                P.REJECTED,
+                "the candidate launched no Triton kernel in a checked call (the original launches "
+                f"{problem.original_launches}): its result was computed some other way",
+            )
 
 
 def _seeds(count: int) -> list[int]:
@@ -454,8 +497,8 @@ def _seeds(count: int) -> list[int]:
 def _reference(reply: dict, tensors: list) -> Reference:
     n_in, n_out = reply["n_inputs"], reply["n_outputs"]
     ins = tensors[:n_in]
-    outs = tensors[n_in:n_in + n_out]
-    after = tensors[n_in + n_out:]
+    outs = tensors[n_in : n_in + n_out]
+    after = tensors[n_in + n_out :]
     return Reference(
         inputs=(reply["inputs"], ins),
         outputs=wire.decode(reply["outputs"], outs),
@@ -547,11 +590,14 @@ def _outcome(judge: Judge, body: Callable[[dict], None], trusted_spent: dict | N
             log.append(s.detail)
     finally:
         before = trusted_spent or {}
-        spent = {("trusted", op): (n - before.get(op, (0, 0.0))[0], t - before.get(op, (0, 0.0))[1])
-                 for op, (n, t) in judge.trusted.spent.items()}
+        spent = {
+            ("trusted", op): (n - before.get(op, (0, 0.0))[0], t - before.get(op, (0, 0.0))[1])
+            for op, (n, t) in judge.trusted.spent.items()
+        }
         spent.update({("candidate", op): (n, t) for op, (n, t) in judge.candidate.spent.items()})
         result.setdefault("elapsed", {})["requests"] = {
-            f"{role}:{op}": {"n": n, "s": round(t, 3)} for (role, op), (n, t) in sorted(spent.items(), key=lambda x: -x[1][1]) if n}
+            f"{role}:{op}": {"n": n, "s": round(t, 3)} for (role, op), (n, t) in sorted(spent.items(), key=lambda x: -x[1][1]) if n
+        }
         if trusted_spent is not None:
             result["elapsed"]["candidate_s"] = round(time.monotonic() - started, 4)
         tail = judge.candidate.log_tail()

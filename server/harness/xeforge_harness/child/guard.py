@@ -30,20 +30,81 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 NON_COMPUTE = frozenset(
     {
         # allocation, with or without a fill value
-        "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
-        "zeros", "zeros_like", "new_zeros", "ones", "ones_like", "new_ones",
-        "full", "full_like", "new_full", "scalar_tensor", "fill_", "zero_", "resize_",
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "empty_permuted",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "full",
+        "full_like",
+        "new_full",
+        "scalar_tensor",
+        "fill_",
+        "zero_",
+        "resize_",
         # views and metadata
-        "view", "_unsafe_view", "view_as", "reshape", "_reshape_alias", "as_strided", "expand",
-        "expand_as", "permute", "transpose", "t", "squeeze", "unsqueeze", "select", "slice",
-        "narrow", "split", "split_with_sizes", "unbind", "chunk", "flatten", "unflatten",
-        "movedim", "alias", "detach", "detach_", "lift_fresh", "lift_fresh_copy",
-        "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous",
+        "view",
+        "_unsafe_view",
+        "view_as",
+        "reshape",
+        "_reshape_alias",
+        "as_strided",
+        "expand",
+        "expand_as",
+        "permute",
+        "transpose",
+        "t",
+        "squeeze",
+        "unsqueeze",
+        "select",
+        "slice",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "unbind",
+        "chunk",
+        "flatten",
+        "unflatten",
+        "movedim",
+        "alias",
+        "detach",
+        "detach_",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "sym_size",
+        "sym_stride",
+        "sym_numel",
+        "sym_storage_offset",
+        "is_contiguous",
         # copies and conversions between devices, dtypes and layouts
-        "clone", "copy_", "_to_copy", "to", "contiguous", "_local_scalar_dense", "record_stream",
+        "clone",
+        "copy_",
+        "_to_copy",
+        "to",
+        "contiguous",
+        "_local_scalar_dense",
+        "record_stream",
         # names only the profiler shows: wrappers of the above and bookkeeping
-        "item", "resolve_conj", "resolve_neg", "empty_like", "set_", "numpy_T", "is_nonzero",
-        "result_type", "size", "stride", "numel", "dim", "data_ptr", "storage_offset",
+        "item",
+        "resolve_conj",
+        "resolve_neg",
+        "set_",
+        "numpy_T",
+        "is_nonzero",
+        "result_type",
+        "size",
+        "stride",
+        "numel",
+        "dim",
+        "data_ptr",
+        "storage_offset",
     }
 )
 
@@ -145,7 +206,7 @@ class Recording:
         self._mode = OpRecorder()
         self._prof = None
 
-    def __enter__(self) -> "Recording":
+    def __enter__(self) -> Recording:
         from torch.profiler import ProfilerActivity, profile
 
         activities = [ProfilerActivity.CPU]
@@ -190,7 +251,11 @@ class Recording:
 
 def _is_device_kernel(event) -> bool:
     device_type = getattr(event, "device_type", None)
-    return device_type is not None and str(device_type).split(".")[-1] in ("CUDA", "XPU", "PrivateUse1") and not event.name.startswith(("cuda", "Memcpy", "Memset", "ur", "ze"))
+    return (
+        device_type is not None
+        and str(device_type).split(".")[-1] in ("CUDA", "XPU", "PrivateUse1")
+        and not event.name.startswith(("cuda", "Memcpy", "Memset", "ur", "ze"))
+    )
 
 
 def _kernel_name(name: str) -> str:
@@ -207,8 +272,16 @@ def _kernel_name(name: str) -> str:
 
 
 # Device kernels that move or fill memory; any other non-Triton kernel counts as library compute.
-_UTILITY_KERNEL_WORDS = ("FillFunctor", "fill_kernel", "copy_kernel", "CatArrayBatchedCopy", "direct_copy",
-                         "unrolled_elementwise_kernel<at::native::FillFunctor", "memcpy", "memset")
+_UTILITY_KERNEL_WORDS = (
+    "FillFunctor",
+    "fill_kernel",
+    "copy_kernel",
+    "CatArrayBatchedCopy",
+    "direct_copy",
+    "unrolled_elementwise_kernel<at::native::FillFunctor",
+    "memcpy",
+    "memset",
+)
 
 
 def library_kernels(kernels: list[str], triton_names: set[str]) -> list[str]:

@@ -17,8 +17,13 @@ import torch
 
 def _namespaces() -> list[tuple[str, object]]:
     spaces: list[tuple[str, object]] = [
-        ("torch", torch), ("torch.Tensor", torch.Tensor), ("torch.linalg", torch.linalg), ("torch.nn.functional", torch.nn.functional),
-        ("torch.testing", torch.testing), ("time", time), ("builtins", builtins),
+        ("torch", torch),
+        ("torch.Tensor", torch.Tensor),
+        ("torch.linalg", torch.linalg),
+        ("torch.nn.functional", torch.nn.functional),
+        ("torch.testing", torch.testing),
+        ("time", time),
+        ("builtins", builtins),
     ]
     for kind in ("cuda", "xpu"):
         api = getattr(torch, kind, None)

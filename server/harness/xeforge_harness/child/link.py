@@ -15,7 +15,6 @@ import time
 
 from .. import wire
 
-
 # Kineto's own log lines (profiler start/stop), printed on every profiled call.
 _PROFILER_NOISE = re.compile(r"^(USDT|ERROR|WARNING|INFO):\d{4}-\d\d-\d\d [\d:]+ \d+:\d+ \w+\.cpp:\d+\]")
 
@@ -72,7 +71,7 @@ class Link:
             self.sock.settimeout(None if deadline is None else max(0.01, deadline - time.monotonic()))
             wire.send(self.sock, msg, list(tensors))
             reply, out = wire.recv(self.sock)
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             self.kill()
             raise Hung() from None
         except (wire.Closed, BrokenPipeError, ConnectionResetError, OSError):

@@ -32,4 +32,3 @@ def import_file(path: str, role: str) -> ModuleType:
         except ValueError:
             pass
     return module
-

@@ -67,16 +67,64 @@ def precision_changes(original: str, candidate: str) -> list[str]:
 
 # Constructs through which code can reach, and rewrite, the harness's in-process recorders or the
 # interpreter's state: modules, and attributes that only introspection needs.
-_REACHING_MODULES = {"inspect", "gc", "ctypes", "cffi", "importlib", "xeforge_harness", "_thread", "builtins",
-                     # work outside the recorders: other processes, and compute on the host
-                     "subprocess", "multiprocessing", "concurrent", "numpy", "pty", "signal"}
-_REACHING_ATTRS = {"_getframe", "_current_frames", "f_locals", "f_back", "f_globals", "f_code", "tb_frame", "gi_frame",
-                   "__globals__", "__closure__", "__code__", "__subclasses__", "__builtins__", "_C",
-                   "_get_current_dispatch_mode", "_pop_torch_dispatch_stack", "_len_torch_dispatch_stack",
-                   "profiler", "_profiler_enabled", "_is_profiler_enabled",
-                   # work on streams or graphs of its own, and sleeping kernels
-                   "Stream", "set_stream", "stream", "CUDAGraph", "XPUGraph", "graph", "make_graphed_callables", "_sleep",
-                   "fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "popen", "kill", "killpg", "numpy", "tolist"}
+_REACHING_MODULES = {
+    "inspect",
+    "gc",
+    "ctypes",
+    "cffi",
+    "importlib",
+    "xeforge_harness",
+    "_thread",
+    "builtins",
+    # work outside the recorders: other processes, and compute on the host
+    "subprocess",
+    "multiprocessing",
+    "concurrent",
+    "numpy",
+    "pty",
+    "signal",
+}
+_REACHING_ATTRS = {
+    "_getframe",
+    "_current_frames",
+    "f_locals",
+    "f_back",
+    "f_globals",
+    "f_code",
+    "tb_frame",
+    "gi_frame",
+    "__globals__",
+    "__closure__",
+    "__code__",
+    "__subclasses__",
+    "__builtins__",
+    "_C",
+    "_get_current_dispatch_mode",
+    "_pop_torch_dispatch_stack",
+    "_len_torch_dispatch_stack",
+    "profiler",
+    "_profiler_enabled",
+    "_is_profiler_enabled",
+    # work on streams or graphs of its own, and sleeping kernels
+    "Stream",
+    "set_stream",
+    "stream",
+    "CUDAGraph",
+    "XPUGraph",
+    "graph",
+    "make_graphed_callables",
+    "_sleep",
+    "fork",
+    "forkpty",
+    "posix_spawn",
+    "posix_spawnp",
+    "system",
+    "popen",
+    "kill",
+    "killpg",
+    "numpy",
+    "tolist",
+}
 
 
 def reaching(text: str) -> list[tuple[str, int]]:
@@ -98,7 +146,12 @@ def reaching(text: str) -> list[tuple[str, int]]:
                 found.append((ast.unparse(node), node.lineno))
         elif isinstance(node, ast.Name) and node.id in _REACHING_ATTRS | {"__import__"}:
             found.append((node.id, node.lineno))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(".")[0] in _REACHING_MODULES | {"sys"} and len(node.value) > 2:
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.split(".")[0] in _REACHING_MODULES | {"sys"}
+            and len(node.value) > 2
+        ):
             found.append((repr(node.value), node.lineno))
     return found
 

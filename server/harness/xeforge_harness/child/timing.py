@@ -235,8 +235,11 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     awake({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)}, what="warm-up")
     stray = _stray_processes(candidate.pid)
     if stray:
-        return {"meaningful": False, "reason": "rejected", "rejected":
-                f"the candidate left {len(stray)} process(es) running outside its process group before timing"}
+        return {
+            "meaningful": False,
+            "reason": "rejected",
+            "rejected": f"the candidate left {len(stray)} process(es) running outside its process group before timing",
+        }
 
     base, cand, checked, full, charged = [], [], 0, 0, []
     original = _Awake(judge, pause=True, role="trusted")
@@ -253,7 +256,8 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
                 _before(judge, side, awake)
                 if side == "A":
                     us, digests["A"] = original.around(
-                        lambda: _timed(lambda m, what="": judge.trusted_call(m, what=what, wake=False), name))
+                        lambda: _timed(lambda m, what="": judge.trusted_call(m, what=what, wake=False), name)
+                    )
                     base.append(us)
                 else:
                     # The clock runs inside `around`: a stopped process's wake-up is not the
@@ -283,14 +287,21 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
 
 def _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol) -> dict | None:
     if judge.trusted.stopped_by_someone():
-        return {"meaningful": False, "reason": "rejected",
-                "rejected": "the original's process was stopped or continued by a signal the harness did not send, during timing"}
+        return {
+            "meaningful": False,
+            "reason": "rejected",
+            "rejected": "the original's process was stopped or continued by a signal the harness did not send, during timing",
+        }
     reply, _ = judge.trusted_call({"op": "bounds", "variant": name, "rtol": rtol, "atol": atol})
     reference = reply["digests"] if reply["digests"] is not None else digests["A"]  # `null`: the original's own
     bad = _digest_mismatch(reference, reply["bounds"], digests["B"])
     if bad is not None:
-        return {"meaningful": False, "reason": "incorrect", "incorrect": f"{variant.name if variant else name}, timed run {i + 1}, call {bad}: "
-                "the candidate's outputs differ from the reference's (digest check of a timed call)"}
+        return {
+            "meaningful": False,
+            "reason": "incorrect",
+            "incorrect": f"{variant.name if variant else name}, timed run {i + 1}, call {bad}: "
+            "the candidate's outputs differ from the reference's (digest check of a timed call)",
+        }
     return None
 
 
@@ -320,9 +331,12 @@ def _decided_slower(base, cand, charged, overhead: float, batch: int, stop_below
 
 def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged: list[float], prep_times) -> dict:
     if median(charged) > PREPARE_WORK * median(cand):
-        return {"meaningful": False, "reason": "rejected", "rejected":
-                f"the candidate's process works while its timed inputs are made (a median {median(charged):.0f} µs per batch more "
-                "than the original's process needs for the same inputs): work moved out of the timed calls"}
+        return {
+            "meaningful": False,
+            "reason": "rejected",
+            "rejected": f"the candidate's process works while its timed inputs are made (a median {median(charged):.0f} µs per batch more "
+            "than the original's process needs for the same inputs): work moved out of the timed calls",
+        }
     overhead = solo_info.get("overhead_us", 0.0)
     base_gross, cand_gross = list(base), list(cand)
     charge = _charge(charged)
@@ -350,19 +364,25 @@ def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged
         "full_checks": full,
         "prepare_charged_us": round(sum(charged) if CHARGE == "sample" else charge * len(cand), 1),
         "variant": _name(variant),
-        "batches_us": {"original": [round(x, 1) for x in base_gross], "candidate": [round(x, 1) for x in cand_gross],
-                       "inputs_original": [round(t, 1) for t, _ in prep_times],
-                       "inputs_candidate": [round(c, 1) for _, c in prep_times]},
+        "batches_us": {
+            "original": [round(x, 1) for x in base_gross],
+            "candidate": [round(x, 1) for x in cand_gross],
+            "inputs_original": [round(t, 1) for t, _ in prep_times],
+            "inputs_candidate": [round(c, 1) for _, c in prep_times],
+        },
         "method": "judge-side clock around each batch of calls in separate original and candidate processes; fresh inputs per "
-                  "batch; every call's output digest checked, a random sample compared in full; 256 MiB L2 flush by the trusted "
-                  "process before each batch; candidate stopped while the original runs; the request's own cost (round trip "
-                  "and digests, timed on the trusted side) taken off both sides; A/B pairs in alternating order, "
-                  "median ratio with order-statistic 95% interval widened by a 0.5% resolution floor",
+        "batch; every call's output digest checked, a random sample compared in full; 256 MiB L2 flush by the trusted "
+        "process before each batch; candidate stopped while the original runs; the request's own cost (round trip "
+        "and digests, timed on the trusted side) taken off both sides; A/B pairs in alternating order, "
+        "median ratio with order-statistic 95% interval widened by a 0.5% resolution floor",
     }
     slowdown = median(base) / solo_info["us"] if solo_info["us"] > 0 else 1.0
     if slowdown > INTERFERENCE:
-        return {**result, "meaningful": False, "reason":
-                f"the original ran {slowdown:.2f}x slower beside the candidate than alone: something interfered; no speedup is claimed"}
+        return {
+            **result,
+            "meaningful": False,
+            "reason": f"the original ran {slowdown:.2f}x slower beside the candidate than alone: something interfered; no speedup is claimed",
+        }
     return result
 
 

@@ -30,8 +30,8 @@ from .. import wire
 from ..spec import Spec, load_spec
 from . import compile_meta, device, entry, guard, inputs, integrity, loading
 from . import digest as digests
-from .digest import weights as _weights
 from .compare import aliased_inputs, changed_inputs, flatten
+from .digest import weights as _weights
 
 PR_SET_PDEATHSIG = 1
 FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current GPU's L2: zeroing it evicts everything
@@ -210,7 +210,11 @@ class Worker:
             init_args = self.spec.init_args(variant) if variant is not None else inputs.file_init_args(self._inputs_source())
             ref_role = "reference" if "reference" in self.modules else "original"
             ref = entry.build(self._entry(ref_role), self.modules[ref_role], init_args, self.dev, dtype)
-            orig = ref if ref_role == "original" else entry.build(self._entry("original"), self.modules["original"], init_args, self.dev, dtype)
+            orig = (
+                ref
+                if ref_role == "original"
+                else entry.build(self._entry("original"), self.modules["original"], init_args, self.dev, dtype)
+            )
             note = inputs.copy_weights(entry.weights_of(ref), entry.weights_of(orig)) if orig is not ref else None
             self.models[name] = (ref, orig)
             owner = entry.weights_of(ref)
@@ -283,8 +287,15 @@ class Worker:
         changed = changed_inputs(base, args)
         tensors = ins + outs + [args[i] for i in changed]
         alias = aliased_inputs(flatten(out), args)
-        reply = {"inputs": tree_in, "n_inputs": n_in, "outputs": tree_out, "n_outputs": n_out,
-                 "changed": changed, "alias": {str(k): v for k, v in alias.items()}, "record": report}
+        reply = {
+            "inputs": tree_in,
+            "n_inputs": n_in,
+            "outputs": tree_out,
+            "n_outputs": n_out,
+            "changed": changed,
+            "alias": {str(k): v for k, v in alias.items()},
+            "record": report,
+        }
         return reply, tensors
 
     def _make_inputs(self, name: str, seed: int, on_device: bool) -> list:
@@ -298,8 +309,11 @@ class Worker:
         if self.kind == "cpu":
             return {"configs": None}, []
         module = self.modules.get("candidate") or self.modules.get("original")
-        return {"configs": compile_meta.collect(module), "autotune_picks": compile_meta.picks(module),
-                "autotune_timings": compile_meta.timings(module)}, []
+        return {
+            "configs": compile_meta.collect(module),
+            "autotune_picks": compile_meta.picks(module),
+            "autotune_timings": compile_meta.timings(module),
+        }, []
 
     # --- timed calls ---------------------------------------------------------------------------
 
@@ -313,9 +327,15 @@ class Worker:
         previous, self.batch = self.batch, []
         for k, (s, n) in enumerate(zip(msg["seeds"], msg["nonces"])):
             args = _reuse(previous[k]["args"] if k < len(previous) else None, self._make_inputs(name, s, on_device=True))
-            self.batch.append({"args": args, "nonce": n, "pristine": inputs.clone_args(args) if keep else None,
-                               "weights": [_weights(n + j, self.dev, numel) for j, numel in enumerate(msg.get("numels") or [])],
-                               "scales": list(msg.get("scales") or [])})
+            self.batch.append(
+                {
+                    "args": args,
+                    "nonce": n,
+                    "pristine": inputs.clone_args(args) if keep else None,
+                    "weights": [_weights(n + j, self.dev, numel) for j, numel in enumerate(msg.get("numels") or [])],
+                    "scales": list(msg.get("scales") or []),
+                }
+            )
         self.tables = digests.Tables([item["weights"] for item in self.batch], list(msg.get("scales") or []), self.dev)
         device.synchronize(self.kind)
         return {}, []
@@ -366,8 +386,10 @@ class Worker:
             for item in self.batch:
                 out = item["out"] if ref is orig else ref(*item["pristine"])
                 refs.append(flatten(out))
-        return {"digests": None if ref is orig else digests.batch(refs, self.tables),
-                "bounds": digests.bounds(refs, msg.get("rtol"), msg.get("atol"), [item["scales"] for item in self.batch])}, []
+        return {
+            "digests": None if ref is orig else digests.batch(refs, self.tables),
+            "bounds": digests.bounds(refs, msg.get("rtol"), msg.get("atol"), [item["scales"] for item in self.batch]),
+        }, []
 
     def op_outputs(self, msg: dict, _t) -> tuple[dict, list]:
         """The full outputs of one call of the last batch (the reference's, on the trusted side)."""
@@ -410,10 +432,12 @@ def _sizes(base: list, out: Any) -> dict:
     """What the judge's timing needs of a reference call, computed here on the device."""
     ins = [t for t in flatten(base) if isinstance(t, torch.Tensor)]
     outs = [t for t in flatten(out) if isinstance(t, torch.Tensor)]
-    return {"input_numel": sum(t.numel() for t in ins),
-            "bytes": sum(t.numel() * t.element_size() for t in ins + outs),
-            "outputs": [t.numel() * (2 if t.is_complex() else 1) for t in outs],
-            "scales": digests.output_scales(outs)}
+    return {
+        "input_numel": sum(t.numel() for t in ins),
+        "bytes": sum(t.numel() * t.element_size() for t in ins + outs),
+        "outputs": [t.numel() * (2 if t.is_complex() else 1) for t in outs],
+        "scales": digests.output_scales(outs),
+    }
 
 
 def digests_of(batch: list, tables) -> list:
@@ -427,7 +451,13 @@ def _reuse(old: list | None, new: list) -> list:
         return new
     out = []
     for o, n in zip(old, new):
-        if isinstance(o, torch.Tensor) and isinstance(n, torch.Tensor) and o.shape == n.shape and o.dtype == n.dtype and o.stride() == n.stride():
+        if (
+            isinstance(o, torch.Tensor)
+            and isinstance(n, torch.Tensor)
+            and o.shape == n.shape
+            and o.dtype == n.dtype
+            and o.stride() == n.stride()
+        ):
             o.copy_(n)
             out.append(o)
         else:

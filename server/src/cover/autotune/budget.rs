@@ -54,7 +54,16 @@ impl Knobs {
     /// The embedded file (covered by a unit test); defaults if it were ever unreadable, never a panic.
     pub fn embedded() -> Knobs {
         serde_json::from_str(STAGE).unwrap_or(Knobs {
-            budget: Budget { stage_s: 60.0, eval_s: Default::default(), final_factor: 1.6, final_runs: 40, sweep_runs: 20, min_configs: 3, sweep_batch: 8, screen_factor: 2.0 },
+            budget: Budget {
+                stage_s: 60.0,
+                eval_s: Default::default(),
+                final_factor: 1.6,
+                final_runs: 40,
+                sweep_runs: 20,
+                min_configs: 3,
+                sweep_batch: 8,
+                screen_factor: 2.0,
+            },
             elementwise: Elementwise { min_elems_per_thread: 1.0, max_elems_per_thread: 16.0, preferred_bytes_per_thread: 16.0 },
         })
     }

@@ -174,8 +174,7 @@ mod tests {
     use super::*;
 
     const FLOW: &str = "inputs:\n  a: {shape: [M, K], dtype: float16}\nci:\n  - params: [a]\n    dims: {M: 64, N: 64, K: 64}\n    rtol: 1.0e-2\nbench-gpu:\n  - params: [a]\n    dims: {M: 4096, N: 4096, K: 4096}\n";
-    const BLOCK: &str =
-        "inputs:\n  x:\n    shape: [N]\n    dtype: float32\n\nci:\n  - params: [x]\n    dims:\n      N: 1000   # small\n      B: 2\n  - params: [x]\n    dims:\n      N: 4099\n";
+    const BLOCK: &str = "inputs:\n  x:\n    shape: [N]\n    dtype: float32\n\nci:\n  - params: [x]\n    dims:\n      N: 1000   # small\n      B: 2\n  - params: [x]\n    dims:\n      N: 4099\n";
 
     #[test]
     fn square_dims_become_unequal_uneven_ones() {

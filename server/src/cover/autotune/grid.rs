@@ -65,7 +65,14 @@ pub struct GridPlan {
 pub const MAX_READINGS: usize = 6;
 
 /// Grid sources of every launch of `kernel`, and the factors in them whose literals tuned names take.
-pub fn read(text: &str, outline: &Outline, kernel: &Function, launches: &[&LaunchSite], tuned: &[(String, i64)], pairing: &Pairing) -> GridPlan {
+pub fn read(
+    text: &str,
+    outline: &Outline,
+    kernel: &Function,
+    launches: &[&LaunchSite],
+    tuned: &[(String, i64)],
+    pairing: &Pairing,
+) -> GridPlan {
     let tree = crate::syntax::parse(text);
     let mut plan = GridPlan::default();
     for (li, l) in launches.iter().enumerate() {
@@ -143,10 +150,14 @@ impl GridPlan {
             let mut next = Vec::new();
             for r in &out {
                 for c in &f.candidates {
-                    let clash = self.factors[..i]
-                        .iter()
-                        .zip(r)
-                        .any(|(g, name)| name == c && g.source == f.source && g.axis == f.axis && g.dividend.is_some() && f.dividend.is_some() && g.dividend != f.dividend);
+                    let clash = self.factors[..i].iter().zip(r).any(|(g, name)| {
+                        name == c
+                            && g.source == f.source
+                            && g.axis == f.axis
+                            && g.dividend.is_some()
+                            && f.dividend.is_some()
+                            && g.dividend != f.dividend
+                    });
                     if !clash {
                         let mut r2 = r.clone();
                         r2.push(c.clone());
@@ -167,7 +178,8 @@ impl GridPlan {
 
     /// Names that open factors may take: the ones a verification config must set apart.
     pub fn open_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.factors.iter().filter(|f| f.basis == Basis::Open).flat_map(|f| f.candidates.iter().cloned()).collect();
+        let mut v: Vec<String> =
+            self.factors.iter().filter(|f| f.basis == Basis::Open).flat_map(|f| f.candidates.iter().cloned()).collect();
         v.sort();
         v.dedup();
         v
@@ -261,13 +273,13 @@ fn source_of(text: &str, tree: &tree_sitter::Tree, outline: &Outline, l: &Launch
                 }
             }
             "assignment" if n.child_by_field_name("left").is_some_and(|x| node_text(text, x) == g) => {
-                if let Some(right) = n.child_by_field_name("right") {
-                    if n.start_byte() >= best_at {
-                        best_at = n.start_byte();
-                        let r = crate::syntax::range(right);
-                        let t = slice(text, r);
-                        best = Some(Source { target: r, text: t.to_string(), meta: lambda_param(t), launch });
-                    }
+                if let Some(right) = n.child_by_field_name("right")
+                    && n.start_byte() >= best_at
+                {
+                    best_at = n.start_byte();
+                    let r = crate::syntax::range(right);
+                    let t = slice(text, r);
+                    best = Some(Source { target: r, text: t.to_string(), meta: lambda_param(t), launch });
                 }
             }
             _ => {}
@@ -381,7 +393,8 @@ fn factors(src: &str, source: usize, tuned: &[(String, i64)]) -> Vec<Factor> {
             None => break,
         }
     }
-    let axes: Vec<Node> = if matches!(inner.kind(), "tuple" | "list" | "expression_list") { named_children(inner).collect() } else { vec![expr] };
+    let axes: Vec<Node> =
+        if matches!(inner.kind(), "tuple" | "list" | "expression_list") { named_children(inner).collect() } else { vec![expr] };
     let owners = |v: i64| -> Vec<String> { tuned.iter().filter(|(_, x)| *x == v).map(|(n, _)| n.clone()).collect() };
     let mut out = Vec::new();
     for (axis, e) in axes.into_iter().enumerate() {
@@ -400,12 +413,21 @@ fn factors(src: &str, source: usize, tuned: &[(String, i64)]) -> Vec<Factor> {
         // Literals outside any factor: `(M // 32) * 4`, a bare split count.
         let mut stack = vec![e];
         while let Some(n) = stack.pop() {
-            if n.kind() == "integer" && !used.contains(&n.start_byte()) {
-                if let Some(v) = int(src, n) {
-                    let c = owners(v);
-                    if !c.is_empty() {
-                        found.push(Factor { source, axis, dividend: None, value: v, literals: vec![(crate::syntax::range(n), false)], candidates: c, basis: Basis::Open });
-                    }
+            if n.kind() == "integer"
+                && !used.contains(&n.start_byte())
+                && let Some(v) = int(src, n)
+            {
+                let c = owners(v);
+                if !c.is_empty() {
+                    found.push(Factor {
+                        source,
+                        axis,
+                        dividend: None,
+                        value: v,
+                        literals: vec![(crate::syntax::range(n), false)],
+                        candidates: c,
+                        basis: Basis::Open,
+                    });
                 }
             }
             stack.extend(named_children(n));
@@ -484,12 +506,12 @@ fn factor_at(src: &str, n: Node, source: usize, axis: usize, owners: &dyn Fn(i64
 fn sum_terms<'a>(n: Node<'a>, out: &mut Vec<Node<'a>>) {
     if n.kind() == "binary_operator" {
         let op = n.child_by_field_name("operator").map(|o| o.kind()).unwrap_or("");
-        if op == "+" || op == "-" {
-            if let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right")) {
-                sum_terms(l, out);
-                sum_terms(r, out);
-                return;
-            }
+        if (op == "+" || op == "-")
+            && let (Some(l), Some(r)) = (n.child_by_field_name("left"), n.child_by_field_name("right"))
+        {
+            sum_terms(l, out);
+            sum_terms(r, out);
+            return;
         }
     }
     out.push(n);

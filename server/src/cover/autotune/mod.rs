@@ -73,7 +73,12 @@ fn launch_targets(l: &LaunchSite, kernel: &str) -> bool {
 const OPTION_NAMES: &[&str] = &["grf_mode", "warp_size", "threads_per_warp"];
 
 pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBackend) -> Result<Plan, AutotuneError> {
-    let constexprs: Vec<&str> = kernel.params.iter().filter(|p| p.annotation.as_deref().is_some_and(|a| a.contains("constexpr"))).map(|p| p.name.as_str()).collect();
+    let constexprs: Vec<&str> = kernel
+        .params
+        .iter()
+        .filter(|p| p.annotation.as_deref().is_some_and(|a| a.contains("constexpr")))
+        .map(|p| p.name.as_str())
+        .collect();
     let body = slice(text, kernel.range);
     let has_dot = body.contains("tl.dot(") || body.contains(".dot(");
     let default_stages = if backend == space::TuneBackend::Xpu { 2 } else { 3 };
@@ -81,10 +86,12 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
 
     let (start, key, how) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
-        let (configs_range, first, key) = read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs { kernel: kernel.name.clone() })?;
+        let (configs_range, first, key) =
+            read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs { kernel: kernel.name.clone() })?;
         (first, key, How::ReplaceConfigs { configs: configs_range, indent: indent.clone() })
     } else {
-        let launch = o.launches.iter().find(|l| launch_targets(l, &kernel.name)).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
+        let launch =
+            o.launches.iter().find(|l| launch_targets(l, &kernel.name)).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
         let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
         let mut any = false;
         for a in &launch.args {
@@ -127,7 +134,12 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent })
     };
 
-    let blocks: Vec<(String, i64)> = start.kwargs.iter().filter(|(k, _)| constexprs.contains(&k.as_str())).filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i))).collect();
+    let blocks: Vec<(String, i64)> = start
+        .kwargs
+        .iter()
+        .filter(|(k, _)| constexprs.contains(&k.as_str()))
+        .filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i)))
+        .collect();
     let axes: Vec<char> = blocks.iter().filter_map(|(n, _)| space_axis(n)).collect();
     let kind = if has_dot && axes.contains(&'M') && axes.contains(&'N') && axes.contains(&'K') {
         KernelKind::Gemm
@@ -138,7 +150,11 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     } else {
         KernelKind::Other
     };
-    let fp32 = body.contains("tl.float32") && !body.contains("float16") && !body.contains("bfloat16") && has_dot && !body.contains(".to(tl.float16");
+    let fp32 = body.contains("tl.float32")
+        && !body.contains("float16")
+        && !body.contains("bfloat16")
+        && has_dot
+        && !body.contains(".to(tl.float16");
     let tuned: Vec<(String, i64)> = start.kwargs.iter().filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i))).collect();
     let names: Vec<String> = tuned.iter().map(|(k, _)| k.clone()).collect();
     let facts = pairing::read(body, &names);
@@ -274,14 +290,21 @@ impl Plan {
     /// The same with grid factors read as `reading` (one tuned name per factor of [`Plan::grid`]).
     pub fn render_as(&self, text: &str, configs: &[TuneConfig], reading: &[String]) -> Result<String, AutotuneError> {
         let mut edits: Vec<(TextRange, String)> = Vec::new();
-        let tuned: Vec<&str> = configs.iter().flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str())).chain(["num_warps", "num_stages"]).collect();
+        let tuned: Vec<&str> =
+            configs.iter().flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str())).chain(["num_warps", "num_stages"]).collect();
         match &self.how {
             How::ReplaceConfigs { configs: r, indent } => {
                 edits.push((*r, list(configs, indent)));
             }
             How::AddDecorator { at, indent } => {
                 let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
-                edits.push((*at, format!("@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{indent})\n{indent}", list(configs, indent))));
+                edits.push((
+                    *at,
+                    format!(
+                        "@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{indent})\n{indent}",
+                        list(configs, indent)
+                    ),
+                ));
             }
         }
         edits.extend(self.grid.edits(reading));
@@ -316,10 +339,10 @@ fn arg_with_separator(text: &str, l: &LaunchSite, a: &Arg) -> TextRange {
         // The only argument: keep a trailing comma out of it too.
         let mut end = a.range.end;
         let rest = &text[end..l.args_range.end.min(text.len())];
-        if let Some(p) = rest.find(',') {
-            if rest[..p].trim().is_empty() {
-                end += p + 1;
-            }
+        if let Some(p) = rest.find(',')
+            && rest[..p].trim().is_empty()
+        {
+            end += p + 1;
         }
         TextRange::new(a.range.start, end)
     }
@@ -377,7 +400,12 @@ mod tests {
         assert_eq!(p.input.start.num_warps, 2);
         let cfg = TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(128))], num_warps: 4, num_stages: 2 };
         let out = p.render(src, &[cfg]).unwrap();
-        assert!(out.contains("@triton.autotune(configs=[\n        triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2),\n    ], key=['n'])"), "{out}");
+        assert!(
+            out.contains(
+                "@triton.autotune(configs=[\n        triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2),\n    ], key=['n'])"
+            ),
+            "{out}"
+        );
         // num_warps at the launch would conflict with the configs (XF109).
         assert!(out.contains("](x, n)\n"), "{out}");
     }
@@ -398,7 +426,10 @@ mod tests {
         // Host N is passed as the kernel's M: the first axis is covered by BLOCK_M.
         assert_eq!(p.readings, vec![vec!["BLOCK_M".to_string(), "BLOCK_N".to_string()]]);
         assert_eq!(p.key, vec!["M".to_string(), "N".to_string()]);
-        let out = p.render(src, &[p.input.start.clone()]).unwrap();
-        assert!(out.contains("k[lambda META: ((N + (META['BLOCK_M'] - 1)) // META['BLOCK_M'], triton.cdiv(M, META['BLOCK_N']))](x, N, M)"), "{out}");
+        let out = p.render(src, std::slice::from_ref(&p.input.start)).unwrap();
+        assert!(
+            out.contains("k[lambda META: ((N + (META['BLOCK_M'] - 1)) // META['BLOCK_M'], triton.cdiv(M, META['BLOCK_N']))](x, N, M)"),
+            "{out}"
+        );
     }
 }

@@ -183,11 +183,13 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
                     }
                 }
                 // `(D + B - 1) // B`: D is covered by tiles of B.
-                if op == "//" && r.kind() == "identifier" && tiles.iter().any(|t| t == node_text(src, r)) {
-                    if let Some(d) = ids(src, l).first().filter(|d| !tiles.iter().any(|t| t == *d)) {
-                        p.by_dim.entry(d.to_string()).or_default().insert(node_text(src, r).to_string());
-                        shape_seeds.insert(d.to_string());
-                    }
+                if op == "//"
+                    && r.kind() == "identifier"
+                    && tiles.iter().any(|t| t == node_text(src, r))
+                    && let Some(d) = ids(src, l).first().filter(|d| !tiles.iter().any(|t| t == *d))
+                {
+                    p.by_dim.entry(d.to_string()).or_default().insert(node_text(src, r).to_string());
+                    shape_seeds.insert(d.to_string());
                 }
             }
             "call" => {
@@ -205,12 +207,11 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
                     for x in a.iter().take(2) {
                         shape_seeds.extend(ids(src, *x).iter().map(|s| s.to_string()));
                     }
-                } else if f.ends_with("load") || f.ends_with("store") || f.contains("atomic_") {
-                    if let Some(first) = a.first().filter(|x| x.kind() != "keyword_argument") {
-                        if let Some(base) = leftmost(src, *first) {
-                            p.pointers.insert(base.to_string());
-                        }
-                    }
+                } else if (f.ends_with("load") || f.ends_with("store") || f.contains("atomic_"))
+                    && let Some(first) = a.first().filter(|x| x.kind() != "keyword_argument")
+                    && let Some(base) = leftmost(src, *first)
+                {
+                    p.pointers.insert(base.to_string());
                 }
             }
             _ => {}
@@ -221,10 +222,10 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
     while changed {
         changed = false;
         for (name, rhs) in &rhs_of {
-            if p.pointers.contains(name) {
-                if let Some(base) = leftmost(src, *rhs) {
-                    changed |= p.pointers.insert(base.to_string());
-                }
+            if p.pointers.contains(name)
+                && let Some(base) = leftmost(src, *rhs)
+            {
+                changed |= p.pointers.insert(base.to_string());
             }
         }
     }

@@ -18,7 +18,13 @@ impl ConfigValue {
         match self {
             ConfigValue::Int(i) => i.to_string(),
             ConfigValue::Str(s) => format!("'{s}'"),
-            ConfigValue::Bool(b) => if *b { "True".into() } else { "False".into() },
+            ConfigValue::Bool(b) => {
+                if *b {
+                    "True".into()
+                } else {
+                    "False".into()
+                }
+            }
         }
     }
     pub fn as_int(&self) -> Option<i64> {
@@ -233,10 +239,10 @@ fn map_seed(seed: &SeedConfig, input: &TuneInput, target: &TuneTarget) -> Option
             }
             continue;
         }
-        if let Some(role) = axis_of(k) {
-            if let Some((name, _)) = input.blocks.iter().find(|(n, _)| axis_of(n) == Some(role)) {
-                set(&mut cfg, name, val);
-            }
+        if let Some(role) = axis_of(k)
+            && let Some((name, _)) = input.blocks.iter().find(|(n, _)| axis_of(n) == Some(role))
+        {
+            set(&mut cfg, name, val);
         }
         // Other seed options (loop_distribute, one_matrix_per_load_for_bt) are left out on purpose:
         // they are toolchain-specific and not needed for the shapes the seeds encode.
@@ -295,10 +301,9 @@ pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConf
             }
             v
         }
-        (KernelKind::RowWise, TuneBackend::Cuda) => [1u32, 2, 4, 8, 16, 32]
-            .iter()
-            .map(|&w| TuneConfig { num_warps: w, ..input.start.clone() })
-            .collect(),
+        (KernelKind::RowWise, TuneBackend::Cuda) => {
+            [1u32, 2, 4, 8, 16, 32].iter().map(|&w| TuneConfig { num_warps: w, ..input.start.clone() }).collect()
+        }
         (KernelKind::Other, _) => grid(input, target),
     };
     for c in candidates {
@@ -365,10 +370,10 @@ fn from_axes(input: &TuneInput, axes: &[(char, i64)], group: Option<i64>, warps:
         let (name, _) = input.blocks.iter().find(|(n, _)| axis_of(n) == Some((false, axis)))?;
         set(&mut cfg, name, ConfigValue::Int(v));
     }
-    if let Some(g) = group {
-        if let Some((name, _)) = input.blocks.iter().find(|(n, _)| axis_of(n).is_some_and(|(is_group, _)| is_group)) {
-            set(&mut cfg, name, ConfigValue::Int(g));
-        }
+    if let Some(g) = group
+        && let Some((name, _)) = input.blocks.iter().find(|(n, _)| axis_of(n).is_some_and(|(is_group, _)| is_group))
+    {
+        set(&mut cfg, name, ConfigValue::Int(g));
     }
     Some(cfg)
 }
@@ -382,15 +387,19 @@ fn grid(input: &TuneInput, target: &TuneTarget) -> Vec<TuneConfig> {
         }
         // Up to 16× larger: naive element-wise launches start far below the bandwidth-bound tile. Tiles
         // that start under 16 (heads per program, rows per program) may also shrink.
-        let values: Vec<i64> =
-            [*v / 4, *v / 2, *v, *v * 2, *v * 4, *v * 8, *v * 16].into_iter().filter(|x| *x >= 16.min(*v) && *x >= 1 && *x <= 16384 && x.count_ones() == 1).collect();
+        let values: Vec<i64> = [*v / 4, *v / 2, *v, *v * 2, *v * 4, *v * 8, *v * 16]
+            .into_iter()
+            .filter(|x| *x >= 16.min(*v) && *x >= 1 && *x <= 16384 && x.count_ones() == 1)
+            .collect();
         configs = configs
             .iter()
-            .flat_map(|c| values.iter().map(move |x| {
-                let mut c = c.clone();
-                set(&mut c, name, ConfigValue::Int(*x));
-                c
-            }))
+            .flat_map(|c| {
+                values.iter().map(move |x| {
+                    let mut c = c.clone();
+                    set(&mut c, name, ConfigValue::Int(*x));
+                    c
+                })
+            })
             .collect();
     }
     let warps: &[u32] = if target.backend == TuneBackend::Cuda { &[1, 2, 4, 8, 16] } else { &[2, 4, 8, 16, 32] };
@@ -435,13 +444,19 @@ pub fn legal(c: &TuneConfig, input: &TuneInput, target: &TuneTarget) -> bool {
             if v <= 0 || (!is_group && !(v as u64).is_power_of_two()) {
                 return false; // XF108: aranges over block sizes need powers of two
             }
-            if matches!(input.kind, KernelKind::Gemm | KernelKind::Attention) && !is_group && v < 16 && axis_of(name).is_some_and(|(_, a)| a != 'M') {
+            if matches!(input.kind, KernelKind::Gemm | KernelKind::Attention)
+                && !is_group
+                && v < 16
+                && axis_of(name).is_some_and(|(_, a)| a != 'M')
+            {
                 return false; // XF110: tl.dot minimum N/K
             }
         }
     }
     if input.kind == KernelKind::Gemm {
-        let dim = |axis: char| input.blocks.iter().find(|(n, _)| axis_of(n) == Some((false, axis))).and_then(|(n, _)| c.get(n)).and_then(|v| v.as_int());
+        let dim = |axis: char| {
+            input.blocks.iter().find(|(n, _)| axis_of(n) == Some((false, axis))).and_then(|(n, _)| c.get(n)).and_then(|v| v.as_int())
+        };
         if let (Some(m), Some(n), Some(k)) = (dim('M'), dim('N'), dim('K')) {
             // XF201's estimate: pipelined A and B tiles in shared memory.
             let bytes = ((m * k + k * n) as u64) * input.dot_elem_bytes * c.num_stages.max(1) as u64;
@@ -458,10 +473,15 @@ mod tests {
     use super::*;
 
     fn gemm_input() -> TuneInput {
-        let blocks = vec![("BLOCK_M".to_string(), 32), ("BLOCK_N".to_string(), 32), ("BLOCK_K".to_string(), 32), ("GROUP_M".to_string(), 1)];
+        let blocks =
+            vec![("BLOCK_M".to_string(), 32), ("BLOCK_N".to_string(), 32), ("BLOCK_K".to_string(), 32), ("GROUP_M".to_string(), 1)];
         TuneInput {
             kind: KernelKind::Gemm,
-            start: TuneConfig { kwargs: blocks.iter().map(|(n, v)| (n.clone(), ConfigValue::Int(*v))).collect(), num_warps: 4, num_stages: 2 },
+            start: TuneConfig {
+                kwargs: blocks.iter().map(|(n, v)| (n.clone(), ConfigValue::Int(*v))).collect(),
+                num_warps: 4,
+                num_stages: 2,
+            },
             blocks,
             dot_elem_bytes: 2,
         }
@@ -507,7 +527,8 @@ mod tests {
         // A row kernel's one tile (128) with every warp count: the first configs after the start must
         // already reach both ends of the tile range and of the warp range.
         let start = TuneConfig { kwargs: vec![("BLOCK_SIZE".into(), ConfigValue::Int(128))], num_warps: 4, num_stages: 3 };
-        let input = TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK_SIZE".into(), 128)], start: start.clone(), dot_elem_bytes: 4 };
+        let input =
+            TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK_SIZE".into(), 128)], start: start.clone(), dot_elem_bytes: 4 };
         let s = build(&input, &TuneTarget::cuda(), 5);
         assert_eq!(s[0], start);
         let tiles: Vec<i64> = s[1..].iter().filter_map(|c| c.get("BLOCK_SIZE")?.as_int()).collect();
@@ -523,7 +544,11 @@ mod tests {
 
     #[test]
     fn renders_a_triton_config() {
-        let c = TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(64)), ("grf_mode".into(), ConfigValue::Str("256".into()))], num_warps: 8, num_stages: 2 };
+        let c = TuneConfig {
+            kwargs: vec![("BLOCK".into(), ConfigValue::Int(64)), ("grf_mode".into(), ConfigValue::Str("256".into()))],
+            num_warps: 8,
+            num_stages: 2,
+        };
         assert_eq!(c.render(), "triton.Config({'BLOCK': 64, 'grf_mode': '256'}, num_warps=8, num_stages=2)");
     }
 }

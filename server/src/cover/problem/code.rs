@@ -78,14 +78,10 @@ pub struct CodeFacts {
 
 impl CodeFacts {
     fn note(&mut self, key: &str, o: &Origin) {
-        self.origins
-            .entry(key.to_string())
-            .or_insert_with(|| o.clone());
+        self.origins.entry(key.to_string()).or_insert_with(|| o.clone());
     }
     fn tensor(&mut self, p: &str, o: &Origin) {
-        self.tensors
-            .entry(p.to_string())
-            .or_insert_with(|| o.clone());
+        self.tensors.entry(p.to_string()).or_insert_with(|| o.clone());
     }
     fn at_least(&mut self, p: &str, r: usize) {
         let e = self.min_rank.entry(p.to_string()).or_insert(0);
@@ -95,8 +91,7 @@ impl CodeFacts {
     fn bind(&mut self, p: &str, axis: i64, key: &str, o: &Origin) {
         self.tensor(p, o);
         if axis < 0 {
-            self.neg
-                .push((p.to_string(), axis, key.to_string(), o.clone()));
+            self.neg.push((p.to_string(), axis, key.to_string(), o.clone()));
             return;
         }
         let s = slot(p, axis as usize);
@@ -125,13 +120,7 @@ impl CodeFacts {
 }
 
 /// Reads the entry's bodies (and, for the kernel's launches inside them, the kernel's block pointers).
-pub fn read(
-    src: &Src,
-    tree: &tree_sitter::Tree,
-    entry: &Entry,
-    kernel_def: Option<Node>,
-    kernel_params: &[String],
-) -> CodeFacts {
+pub fn read(src: &Src, tree: &tree_sitter::Tree, entry: &Entry, kernel_def: Option<Node>, kernel_params: &[String]) -> CodeFacts {
     let mut f = CodeFacts::default();
     let params: Vec<&EntryParam> = entry.params.iter().collect();
     let is_param = |n: &str| params.iter().any(|p| p.name == n);
@@ -139,11 +128,7 @@ pub fn read(
         if let Some(a) = &p.annotation {
             let o = Origin {
                 file: src.file.clone(),
-                line: src.line(
-                    tree.root_node()
-                        .descendant_for_byte_range(entry.def_start, entry.def_start)
-                        .unwrap_or(tree.root_node()),
-                ),
+                line: src.line(tree.root_node().descendant_for_byte_range(entry.def_start, entry.def_start).unwrap_or(tree.root_node())),
                 code: format!("{}: {a}", p.name),
             };
             if a.contains("Tensor") {
@@ -182,10 +167,7 @@ pub fn read(
             }
         }
         if let Some(kdef) = kernel_def {
-            for launch in scope_nodes(body)
-                .into_iter()
-                .filter(|c| c.kind() == "call" && is_launch_of(src, *c, kdef))
-            {
+            for launch in scope_nodes(body).into_iter().filter(|c| c.kind() == "call" && is_launch_of(src, *c, kdef)) {
                 launch_facts(src, launch, kdef, kernel_params, &mut f, &is_param);
             }
         }
@@ -199,10 +181,7 @@ fn is_launch_of(src: &Src, call: Node, kdef: Node) -> bool {
     };
     let target = field(func, "value").map(|v| src.text(v)).unwrap_or("");
     let kname = field(kdef, "name").map(|n| src.text(n)).unwrap_or("");
-    !kname.is_empty()
-        && (target == kname
-            || target.ends_with(&format!(".{kname}"))
-            || target == format!("{kname}.fn"))
+    !kname.is_empty() && (target == kname || target.ends_with(&format!(".{kname}")) || target == format!("{kname}.fn"))
 }
 
 /// `x.shape[i]`, `x.size(i)` or `x.shape[-1]` of an input: (input, axis).
@@ -242,9 +221,7 @@ fn int_lit(src: &Src, n: Node) -> Option<i64> {
     let n = unparen(n);
     match n.kind() {
         "integer" => src.text(n).replace('_', "").parse().ok(),
-        "unary_operator" if src.text(n).starts_with('-') => field(n, "argument")
-            .and_then(|a| int_lit(src, a))
-            .map(|v| -v),
+        "unary_operator" if src.text(n).starts_with('-') => field(n, "argument").and_then(|a| int_lit(src, a)).map(|v| -v),
         _ => None,
     }
 }
@@ -260,8 +237,7 @@ fn whole_shape(src: &Src, n: Node, is_param: &dyn Fn(&str) -> bool) -> Option<St
         }
         _ => return None,
     };
-    let ok = (n.kind() == "attribute" && src.text(attr) == "shape")
-        || (n.kind() == "call" && src.text(attr) == "size");
+    let ok = (n.kind() == "attribute" && src.text(attr) == "shape") || (n.kind() == "call" && src.text(attr) == "size");
     (ok && is_param(src.text(obj))).then(|| src.text(obj).to_string())
 }
 
@@ -271,10 +247,7 @@ fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> 
     };
     let o = src.origin(n);
     if let Some(p) = whole_shape(src, right, is_param) {
-        if matches!(
-            left.kind(),
-            "pattern_list" | "tuple_pattern" | "list_pattern"
-        ) {
+        if matches!(left.kind(), "pattern_list" | "tuple_pattern" | "list_pattern") {
             let names: Vec<Node> = named_children(left).collect();
             if names.iter().any(|x| x.kind() != "identifier") {
                 return; // `*rest`: the rank is not fixed
@@ -306,9 +279,7 @@ fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> 
                 return;
             }
             if c.starts_with("torch.")
-                && let Some(d) = call_args(src, r)
-                    .keyword("dtype")
-                    .and_then(|d| torch_dtype(src, d))
+                && let Some(d) = call_args(src, r).keyword("dtype").and_then(|d| torch_dtype(src, d))
                 && f.out_dtype.is_none()
                 && !c.ends_with("_like")
             {
@@ -336,10 +307,7 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
             }
         }
         "call" => {
-            if let Some(p) = callee(src, cond)
-                .strip_suffix(".is_contiguous")
-                .filter(|p| is_param(p))
-            {
+            if let Some(p) = callee(src, cond).strip_suffix(".is_contiguous").filter(|p| is_param(p)) {
                 f.tensor(p, &o);
                 f.contiguous.push((p.to_string(), o));
             }
@@ -348,10 +316,7 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
             let parts: Vec<Node> = named_children(cond).collect();
             let ops: Vec<&str> = {
                 let mut c = cond.walk();
-                cond.children(&mut c)
-                    .filter(|x| !x.is_named())
-                    .map(|x| src.text(x))
-                    .collect()
+                cond.children(&mut c).filter(|x| !x.is_named()).map(|x| src.text(x)).collect()
             };
             let [a, b] = parts.as_slice() else { return };
             match ops.as_slice() {
@@ -359,8 +324,7 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
                 ["in"] => {
                     // x.dtype in (torch.float16, torch.bfloat16): the first is what the generated inputs use
                     if let Some(p) = dtype_of_param(src, *a, is_param)
-                        && let Some(d) =
-                            named_children(unparen(*b)).find_map(|x| torch_dtype(src, x))
+                        && let Some(d) = named_children(unparen(*b)).find_map(|x| torch_dtype(src, x))
                     {
                         f.tensor(&p, &o);
                         f.dtypes.entry(p).or_insert((d, o));
@@ -391,13 +355,7 @@ enum Side {
     Int(i64),
 }
 
-fn side(
-    src: &Src,
-    n: Node,
-    is_param: &dyn Fn(&str) -> bool,
-    f: &mut CodeFacts,
-    o: &Origin,
-) -> Option<Side> {
+fn side(src: &Src, n: Node, is_param: &dyn Fn(&str) -> bool, f: &mut CodeFacts, o: &Origin) -> Option<Side> {
     let n = unparen(n);
     if let Some((p, axis)) = slot_expr(src, n, is_param) {
         if axis < 0 {
@@ -439,14 +397,7 @@ fn side(
     None
 }
 
-fn equality(
-    src: &Src,
-    a: Node,
-    b: Node,
-    f: &mut CodeFacts,
-    is_param: &dyn Fn(&str) -> bool,
-    o: &Origin,
-) {
+fn equality(src: &Src, a: Node, b: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool, o: &Origin) {
     if let (Some(p), Some(d)) = (dtype_of_param(src, a, is_param), torch_dtype(src, b)) {
         f.tensor(&p, o);
         f.dtypes.entry(p).or_insert((d, o.clone()));
@@ -484,12 +435,7 @@ fn equality(
 
 /// Expands `x.shape == y.shape` facts once ranks are known.
 pub fn equal_shapes(f: &mut CodeFacts, rank_of: &dyn Fn(&str) -> Option<usize>) {
-    let pending: Vec<_> = f
-        .neg
-        .iter()
-        .filter(|(_, a, _, _)| *a == i64::MIN)
-        .cloned()
-        .collect();
+    let pending: Vec<_> = f.neg.iter().filter(|(_, a, _, _)| *a == i64::MIN).cloned().collect();
     f.neg.retain(|(_, a, _, _)| *a != i64::MIN);
     for (p, _, q, o) in pending {
         if let Some(r) = rank_of(&p).or_else(|| rank_of(&q)) {
@@ -516,31 +462,20 @@ fn uses(src: &Src, call: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> boo
     match method {
         "stride" => {
             f.tensor(obj, &o);
-            if let Some(i) = call_args(src, call)
-                .positional
-                .first()
-                .and_then(|a| int_lit(src, *a))
+            if let Some(i) = call_args(src, call).positional.first().and_then(|a| int_lit(src, *a))
                 && i >= 0
             {
                 f.at_least(obj, i as usize + 1);
             }
         }
-        "size" | "numel" | "is_contiguous" | "data_ptr" | "contiguous" | "element_size"
-        | "view" | "reshape" => f.tensor(obj, &o),
+        "size" | "numel" | "is_contiguous" | "data_ptr" | "contiguous" | "element_size" | "view" | "reshape" => f.tensor(obj, &o),
         _ => {}
     }
 }
 
 /// Facts through a launch: each input passed as a pointer is a tensor; one passed as anything else a
 /// scalar; a block pointer or tensor descriptor `shape=(A, B)` over a pointer names the tensor's sizes.
-fn launch_facts(
-    src: &Src,
-    launch: Node,
-    kdef: Node,
-    kparams: &[String],
-    f: &mut CodeFacts,
-    is_param: &dyn Fn(&str) -> bool,
-) {
+fn launch_facts(src: &Src, launch: Node, kdef: Node, kparams: &[String], f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
     let args = call_args(src, launch);
     if args.splat {
         return;
@@ -559,13 +494,9 @@ fn launch_facts(
     let pointers = pointer_params(src, kdef, kparams);
     // Inputs used in the grid are program counts: integers.
     if let Some(grid) = field(launch, "function").and_then(|f| field(f, "subscript")) {
-        for n in descendants(grid)
-            .into_iter()
-            .filter(|n| n.kind() == "identifier" && is_param(src.text(*n)))
-        {
+        for n in descendants(grid).into_iter().filter(|n| n.kind() == "identifier" && is_param(src.text(*n))) {
             if !f.tensors.contains_key(src.text(n)) {
-                f.scalars
-                    .insert(src.text(n).to_string(), ("int".into(), o.clone()));
+                f.scalars.insert(src.text(n).to_string(), ("int".into(), o.clone()));
             }
         }
     }
@@ -587,27 +518,17 @@ fn launch_facts(
             continue;
         }
         let cargs = call_args(src, c);
-        let base = cargs
-            .keyword("base")
-            .or_else(|| cargs.positional.first().copied());
-        let shape = cargs
-            .keyword("shape")
-            .or_else(|| cargs.positional.get(1).copied());
+        let base = cargs.keyword("base").or_else(|| cargs.positional.first().copied());
+        let shape = cargs.keyword("shape").or_else(|| cargs.positional.get(1).copied());
         let (Some(base), Some(shape)) = (base, shape) else {
             continue;
         };
-        let Some(tensor) = passed
-            .get(src.text(base))
-            .map(|n| src.text(unparen(*n)))
-            .filter(|t| is_param(t))
-        else {
+        let Some(tensor) = passed.get(src.text(base)).map(|n| src.text(unparen(*n))).filter(|t| is_param(t)) else {
             continue;
         };
         let dims: Vec<Node> = named_children(unparen(shape)).collect();
         let ko = src.origin(c);
-        f.rank
-            .entry(tensor.to_string())
-            .or_insert((dims.len(), ko.clone()));
+        f.rank.entry(tensor.to_string()).or_insert((dims.len(), ko.clone()));
         for (i, d) in dims.iter().enumerate() {
             let Some(w) = passed.get(src.text(*d)).map(|n| unparen(*n)) else {
                 continue;
@@ -647,19 +568,11 @@ fn pointer_params(src: &Src, kdef: Node, kparams: &[String]) -> std::collections
         }
         let c = callee(src, *n);
         let method = c.rsplit('.').next().unwrap_or("");
-        if !(matches!(
-            method,
-            "load" | "store" | "make_block_ptr" | "make_tensor_descriptor"
-        ) || method.starts_with("atomic_"))
-        {
+        if !(matches!(method, "load" | "store" | "make_block_ptr" | "make_tensor_descriptor") || method.starts_with("atomic_")) {
             continue;
         }
         let args = call_args(src, *n);
-        let Some(mut e) = args
-            .keyword("pointer")
-            .or(args.keyword("base"))
-            .or_else(|| args.positional.first().copied())
-        else {
+        let Some(mut e) = args.keyword("pointer").or(args.keyword("base")).or_else(|| args.positional.first().copied()) else {
             continue;
         };
         for _ in 0..4 {

@@ -4,9 +4,7 @@
 //! (`_launch`) called by exactly one public function of the file is entered through that function.
 
 use super::Origin;
-use super::tree::{
-    Src, at_module_level, class_of, decorators, descendants, enclosing_defs, field, scope_nodes,
-};
+use super::tree::{Src, at_module_level, class_of, decorators, descendants, enclosing_defs, field, scope_nodes};
 use crate::model::FileModel;
 use crate::syntax::named_children;
 use serde::Serialize;
@@ -54,22 +52,14 @@ pub struct Entry {
 }
 
 /// The entry of `kernel`'s problem, or why there is none (a sentence saying what to add).
-pub fn find(
-    src: &Src,
-    tree: &Tree,
-    model: &FileModel,
-    kernel: usize,
-    named: Option<&str>,
-) -> Result<Entry, String> {
+pub fn find(src: &Src, tree: &Tree, model: &FileModel, kernel: usize, named: Option<&str>) -> Result<Entry, String> {
     let root = tree.root_node();
     if let Some(name) = named {
-        return by_name(src, root, name).ok_or_else(|| format!("the entry `{name}` named in the configuration is not a function, `Class.method` or `Fn.apply` of {}", src.file));
+        return by_name(src, root, name).ok_or_else(|| {
+            format!("the entry `{name}` named in the configuration is not a function, `Class.method` or `Fn.apply` of {}", src.file)
+        });
     }
-    let kname = model
-        .kernels
-        .get(kernel)
-        .map(|k| k.name.clone())
-        .unwrap_or_default();
+    let kname = model.kernels.get(kernel).map(|k| k.name.clone()).unwrap_or_default();
     let mut defs: Vec<Node> = Vec::new();
     for l in model.launches.iter().filter(|l| l.kernel == kernel) {
         let Some(at) = root.descendant_for_byte_range(l.range.start, l.range.end) else {
@@ -77,10 +67,7 @@ pub fn find(
         };
         let chain = enclosing_defs(at);
         // The outermost definition that is module-level or a method of a module-level class.
-        if let Some(d) = chain
-            .iter()
-            .rev()
-            .find(|d| at_module_level(**d) || class_of(**d).is_some_and(|c| at_module_level(c)))
+        if let Some(d) = chain.iter().rev().find(|d| at_module_level(**d) || class_of(**d).is_some_and(|c| at_module_level(c)))
             && !defs.iter().any(|x| x.id() == d.id())
         {
             defs.push(*d);
@@ -94,11 +81,7 @@ pub fn find(
         ));
     };
     // Several launching functions: prefer a public one (what users call).
-    let def = defs
-        .iter()
-        .copied()
-        .find(|d| !def_name(src, *d).starts_with('_'))
-        .unwrap_or(first);
+    let def = defs.iter().copied().find(|d| !def_name(src, *d).starts_with('_')).unwrap_or(first);
     let mut entry = describe(src, root, def);
     entry.bodies = vec![def.start_byte()];
     climb_to_public_caller(src, root, &mut entry);
@@ -114,16 +97,13 @@ fn by_name<'t>(src: &Src, root: Node<'t>, name: &str) -> Option<Entry> {
         Some((c, m)) => (Some(c), m),
         None => (None, name),
     };
-    let defs = descendants(root)
-        .into_iter()
-        .filter(|n| n.kind() == "function_definition");
+    let defs = descendants(root).into_iter().filter(|n| n.kind() == "function_definition");
     for d in defs {
         let ok = match class {
             None => at_module_level(d) && def_name(src, d) == method,
             Some(c) => {
                 class_of(d).is_some_and(|k| field(k, "name").is_some_and(|n| src.text(n) == c))
-                    && (def_name(src, d) == method
-                        || method == "apply" && def_name(src, d) == "forward")
+                    && (def_name(src, d) == method || method == "apply" && def_name(src, d) == "forward")
             }
         };
         if ok {
@@ -145,17 +125,11 @@ fn params(src: &Src, def: Node) -> Vec<EntryParam> {
             "identifier" => (src.text(p), None, None),
             "typed_parameter" => {
                 let name = named_children(p).next().map(|n| src.text(n)).unwrap_or("");
-                (
-                    name,
-                    field(p, "type").map(|t| src.text(t).to_string()),
-                    None,
-                )
+                (name, field(p, "type").map(|t| src.text(t).to_string()), None)
             }
-            "default_parameter" => (
-                field(p, "name").map(|n| src.text(n)).unwrap_or(""),
-                None,
-                field(p, "value").map(|v| src.text(v).to_string()),
-            ),
+            "default_parameter" => {
+                (field(p, "name").map(|n| src.text(n)).unwrap_or(""), None, field(p, "value").map(|v| src.text(v).to_string()))
+            }
             "typed_default_parameter" => (
                 field(p, "name").map(|n| src.text(n)).unwrap_or(""),
                 field(p, "type").map(|t| src.text(t).to_string()),
@@ -165,23 +139,14 @@ fn params(src: &Src, def: Node) -> Vec<EntryParam> {
             _ => continue,
         };
         if !name.is_empty() {
-            out.push(EntryParam {
-                name: name.to_string(),
-                annotation,
-                default,
-            });
+            out.push(EntryParam { name: name.to_string(), annotation, default });
         }
     }
     out
 }
 
 fn is_static(src: &Src, def: Node) -> bool {
-    decorators(def).iter().any(|d| {
-        matches!(
-            src.text(*d).trim_start_matches('@').trim(),
-            "staticmethod" | "classmethod"
-        )
-    })
+    decorators(def).iter().any(|d| matches!(src.text(*d).trim_start_matches('@').trim(), "staticmethod" | "classmethod"))
 }
 
 fn describe(src: &Src, root: Node, def: Node) -> Entry {
@@ -202,12 +167,8 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
             origin,
         };
     };
-    let cname = field(class, "name")
-        .map(|n| src.text(n).to_string())
-        .unwrap_or_default();
-    let bases = field(class, "superclasses")
-        .map(|b| src.text(b))
-        .unwrap_or("");
+    let cname = field(class, "name").map(|n| src.text(n).to_string()).unwrap_or_default();
+    let bases = field(class, "superclasses").map(|b| src.text(b)).unwrap_or("");
     let autograd = bases.contains("Function") && name == "forward";
     if (!is_static(src, def) || autograd) && !ps.is_empty() {
         ps.remove(0); // self, cls or ctx
@@ -227,11 +188,7 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
             origin,
         };
     }
-    let kind = if cname == "Model" && name == "forward" {
-        EntryKind::Model
-    } else {
-        EntryKind::Method
-    };
+    let kind = if cname == "Model" && name == "forward" { EntryKind::Model } else { EntryKind::Method };
     let init_params = if is_static(src, def) {
         Vec::new()
     } else {
@@ -241,11 +198,7 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
             .map(|m| params(src, m).into_iter().skip(1).collect())
             .unwrap_or_default()
     };
-    let full = if kind == EntryKind::Model {
-        "Model".to_string()
-    } else {
-        format!("{cname}.{name}")
-    };
+    let full = if kind == EntryKind::Model { "Model".to_string() } else { format!("{cname}.{name}") };
     Entry {
         name: full.clone(),
         kind,
@@ -266,9 +219,7 @@ fn class_methods(class: Node) -> Vec<Node> {
     named_children(body)
         .filter_map(|s| match s.kind() {
             "function_definition" => Some(s),
-            "decorated_definition" => {
-                field(s, "definition").filter(|d| d.kind() == "function_definition")
-            }
+            "decorated_definition" => field(s, "definition").filter(|d| d.kind() == "function_definition"),
             _ => None,
         })
         .collect()
@@ -278,10 +229,7 @@ fn class_methods(class: Node) -> Vec<Node> {
 fn aliases(src: &Src, root: Node, name: &str) -> Vec<String> {
     let mut out = vec![name.to_string()];
     for stmt in named_children(root) {
-        let Some(a) = named_children(stmt)
-            .next()
-            .filter(|a| stmt.kind() == "expression_statement" && a.kind() == "assignment")
-        else {
+        let Some(a) = named_children(stmt).next().filter(|a| stmt.kind() == "expression_statement" && a.kind() == "assignment") else {
             continue;
         };
         if let (Some(l), Some(r)) = (field(a, "left"), field(a, "right"))
@@ -298,35 +246,21 @@ fn aliases(src: &Src, root: Node, name: &str) -> Vec<String> {
 /// file that is not a test or benchmark: users call that function, so it becomes the entry.
 fn climb_to_public_caller(src: &Src, root: Node, entry: &mut Entry) {
     for _ in 0..3 {
-        let private = entry
-            .spellings
-            .iter()
-            .all(|s| s.split('.').next().is_some_and(|n| n.starts_with('_')));
+        let private = entry.spellings.iter().all(|s| s.split('.').next().is_some_and(|n| n.starts_with('_')));
         if !private || entry.kind == EntryKind::Method || entry.kind == EntryKind::Model {
             return;
         }
         let callers: Vec<Node> = named_children(root)
-            .filter_map(|s| {
-                if s.kind() == "decorated_definition" {
-                    field(s, "definition")
-                } else {
-                    Some(s)
-                }
-            })
+            .filter_map(|s| if s.kind() == "decorated_definition" { field(s, "definition") } else { Some(s) })
             .filter(|d| d.kind() == "function_definition")
             .filter(|d| {
                 let n = def_name(src, *d);
-                !n.starts_with('_')
-                    && !n.starts_with("test")
-                    && !n.starts_with("bench")
-                    && n != "main"
+                !n.starts_with('_') && !n.starts_with("test") && !n.starts_with("bench") && n != "main"
             })
             .filter(|d| {
-                scope_nodes(*d).iter().any(|c| {
-                    c.kind() == "call"
-                        && field(*c, "function")
-                            .is_some_and(|f| entry.spellings.iter().any(|s| s == src.text(f)))
-                })
+                scope_nodes(*d)
+                    .iter()
+                    .any(|c| c.kind() == "call" && field(*c, "function").is_some_and(|f| entry.spellings.iter().any(|s| s == src.text(f))))
             })
             .collect();
         let [caller] = callers.as_slice() else { return };

@@ -35,11 +35,7 @@ pub fn inline(text: &str, file: &str, def_line: usize, first_line: usize) -> Res
     let mut h = Hints::default();
     // The comment block directly above the decorators, then the decorator and def lines themselves.
     let mut from = first_line.saturating_sub(1);
-    while from > 0
-        && lines
-            .get(from - 1)
-            .is_some_and(|l| l.trim_start().starts_with('#'))
-    {
+    while from > 0 && lines.get(from - 1).is_some_and(|l| l.trim_start().starts_with('#')) {
         from -= 1;
     }
     for (i, line) in lines.iter().enumerate().take(def_line).skip(from) {
@@ -50,16 +46,8 @@ pub fn inline(text: &str, file: &str, def_line: usize, first_line: usize) -> Res
         let Some(tokens) = rest.strip_prefix("dims") else {
             continue;
         };
-        let origin = Origin {
-            file: file.to_string(),
-            line: i + 1,
-            code: line.trim().to_string(),
-        };
-        let mut v = HintVariant {
-            dims: BTreeMap::new(),
-            dtype: None,
-            origin: origin.clone(),
-        };
+        let origin = Origin { file: file.to_string(), line: i + 1, code: line.trim().to_string() };
+        let mut v = HintVariant { dims: BTreeMap::new(), dtype: None, origin: origin.clone() };
         for tok in split_tokens(tokens) {
             let Some((k, val)) = tok.split_once('=') else {
                 return Err(format!("{file}:{}: `{tok}` is not NAME=VALUE", i + 1));
@@ -72,16 +60,10 @@ pub fn inline(text: &str, file: &str, def_line: usize, first_line: usize) -> Res
                         .to_string(),
                 );
             } else if let Some(inner) = val.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
-                let dims = inner
-                    .split(',')
-                    .map(|d| d.trim().to_string())
-                    .filter(|d| !d.is_empty())
-                    .collect();
+                let dims = inner.split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect();
                 h.shapes.insert(k.to_string(), (dims, origin.clone()));
             } else {
-                let n: f64 = val.replace('_', "").parse().map_err(|_| {
-                    format!("{file}:{}: `{k}={val}`: a size must be a number", i + 1)
-                })?;
+                let n: f64 = val.replace('_', "").parse().map_err(|_| format!("{file}:{}: `{k}={val}`: a size must be a number", i + 1))?;
                 v.dims.insert(k.to_string(), n);
             }
         }
@@ -129,25 +111,14 @@ pub fn configured(file: &Path, entry: Option<&str>) -> Result<Hints, String> {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let table: toml::Table = text
-                .parse()
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            let xf = if nested {
-                table.get("tool").and_then(|t| t.get("xeforge"))
-            } else {
-                Some(&toml::Value::Table(table.clone()))
-            };
+            let table: toml::Table = text.parse().map_err(|e| format!("{}: {e}", path.display()))?;
+            let xf = if nested { table.get("tool").and_then(|t| t.get("xeforge")) } else { Some(&toml::Value::Table(table.clone())) };
             let Some(xf) = xf else { continue };
             let Some(problems) = xf.get("problems").and_then(|p| p.as_table()) else {
                 return Ok(Hints::default());
             };
-            let rel = abs
-                .strip_prefix(d)
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_default();
-            let key = problems
-                .keys()
-                .find(|k| **k == rel || entry.is_some_and(|e| *k == e));
+            let rel = abs.strip_prefix(d).map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_default();
+            let key = problems.keys().find(|k| **k == rel || entry.is_some_and(|e| *k == e));
             let Some(key) = key else {
                 return Ok(Hints::default());
             };
@@ -163,33 +134,16 @@ pub fn configured(file: &Path, entry: Option<&str>) -> Result<Hints, String> {
 }
 
 fn read_problem(v: &toml::Value, place: &str, file: &str, key: &str) -> Result<Hints, String> {
-    let origin = Origin {
-        file: file.to_string(),
-        line: 0,
-        code: format!("[tool.xeforge.problems.{key}]"),
-    };
+    let origin = Origin { file: file.to_string(), line: 0, code: format!("[tool.xeforge.problems.{key}]") };
     let mut h = Hints::default();
-    let t = v
-        .as_table()
-        .ok_or_else(|| format!("{place}: expected a table"))?;
+    let t = v.as_table().ok_or_else(|| format!("{place}: expected a table"))?;
     if let Some(e) = t.get("entry") {
-        h.entry = Some((
-            e.as_str()
-                .ok_or_else(|| format!("{place}: `entry` must be a string"))?
-                .to_string(),
-            origin.clone(),
-        ));
+        h.entry = Some((e.as_str().ok_or_else(|| format!("{place}: `entry` must be a string"))?.to_string(), origin.clone()));
     }
     let dtype = match t.get("dtype") {
         Some(d) => {
-            let s = d
-                .as_str()
-                .ok_or_else(|| format!("{place}: `dtype` must be a string"))?;
-            Some(
-                dtype_name(s.trim_start_matches("torch."))
-                    .ok_or_else(|| format!("{place}: unknown dtype `{s}`"))?
-                    .to_string(),
-            )
+            let s = d.as_str().ok_or_else(|| format!("{place}: `dtype` must be a string"))?;
+            Some(dtype_name(s.trim_start_matches("torch.")).ok_or_else(|| format!("{place}: unknown dtype `{s}`"))?.to_string())
         }
         None => None,
     };
@@ -198,55 +152,31 @@ fn read_problem(v: &toml::Value, place: &str, file: &str, key: &str) -> Result<H
         Some(toml::Value::Table(one)) => vec![one],
         Some(toml::Value::Array(many)) => many
             .iter()
-            .map(|x| {
-                x.as_table()
-                    .ok_or_else(|| format!("{place}: `dims` must hold tables such as {{M = 64}}"))
-            })
+            .map(|x| x.as_table().ok_or_else(|| format!("{place}: `dims` must hold tables such as {{M = 64}}")))
             .collect::<Result<_, _>>()?,
         Some(_) => {
-            return Err(format!(
-                "{place}: `dims` must be a table or a list of tables"
-            ));
+            return Err(format!("{place}: `dims` must be a table or a list of tables"));
         }
     };
     for d in dims {
-        let mut v = HintVariant {
-            dims: BTreeMap::new(),
-            dtype: dtype.clone(),
-            origin: origin.clone(),
-        };
+        let mut v = HintVariant { dims: BTreeMap::new(), dtype: dtype.clone(), origin: origin.clone() };
         for (k, n) in d {
-            let n = n
-                .as_integer()
-                .map(|i| i as f64)
-                .or_else(|| n.as_float())
-                .ok_or_else(|| format!("{place}: `dims.{k}` must be a number"))?;
+            let n =
+                n.as_integer().map(|i| i as f64).or_else(|| n.as_float()).ok_or_else(|| format!("{place}: `dims.{k}` must be a number"))?;
             v.dims.insert(k.clone(), n);
         }
         h.variants.push(v);
     }
     if h.variants.is_empty() && dtype.is_some() {
-        h.variants.push(HintVariant {
-            dims: BTreeMap::new(),
-            dtype,
-            origin: origin.clone(),
-        });
+        h.variants.push(HintVariant { dims: BTreeMap::new(), dtype, origin: origin.clone() });
     }
     if let Some(s) = t.get("shapes") {
-        let s = s.as_table().ok_or_else(|| {
-            format!("{place}: `shapes` must be a table such as {{a = [\"M\", \"K\"]}}")
-        })?;
+        let s = s.as_table().ok_or_else(|| format!("{place}: `shapes` must be a table such as {{a = [\"M\", \"K\"]}}"))?;
         for (k, dims) in s {
-            let dims = dims.as_array().ok_or_else(|| {
-                format!("{place}: `shapes.{k}` must be a list of dimension names")
-            })?;
+            let dims = dims.as_array().ok_or_else(|| format!("{place}: `shapes.{k}` must be a list of dimension names"))?;
             let names = dims
                 .iter()
-                .map(|d| {
-                    d.as_str().map(str::to_string).ok_or_else(|| {
-                        format!("{place}: `shapes.{k}` must be a list of dimension names")
-                    })
-                })
+                .map(|d| d.as_str().map(str::to_string).ok_or_else(|| format!("{place}: `shapes.{k}` must be a list of dimension names")))
                 .collect::<Result<_, _>>()?;
             h.shapes.insert(k.clone(), (names, origin.clone()));
         }
@@ -267,10 +197,6 @@ mod tests {
         assert_eq!(h.variants[0].dtype.as_deref(), Some("float16"));
         assert_eq!(h.variants[1].origin.line, 3);
         assert_eq!(h.shapes["a"].0, vec!["M", "N"]);
-        assert!(
-            inline("# xeforge: dims M=big\ndef f(a):\n    pass\n", "k.py", 2, 2)
-                .unwrap_err()
-                .contains("number")
-        );
+        assert!(inline("# xeforge: dims M=big\ndef f(a):\n    pass\n", "k.py", 2, 2).unwrap_err().contains("number"));
     }
 }

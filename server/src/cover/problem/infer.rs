@@ -24,28 +24,15 @@ const CI_DEFAULTS: &[i64] = &[64, 96, 128, 80, 112, 48];
 /// Infers the problem of `kernel` (or the file's only launched kernel) in `text`, the content of `path`.
 /// `Err` when there is nothing to call: the message says what to add.
 pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, String> {
-    let file = path
-        .file_name()
-        .map(|f| f.to_string_lossy().to_string())
-        .unwrap_or_else(|| path.display().to_string());
+    let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| path.display().to_string());
     let tree = crate::syntax::parse(text);
     let model = crate::model::build(text, &tree);
     let kidx = pick_kernel(&model, kernel)?;
     let k = &model.kernels[kidx];
     let src = Src::new(text, &file);
     let by_file = hints::configured(path, None)?;
-    let entry = entry::find(
-        &src,
-        &tree,
-        &model,
-        kidx,
-        by_file.entry.as_ref().map(|e| e.0.as_str()),
-    )?;
-    let mut hints = if by_file == Hints::default() {
-        hints::configured(path, Some(&entry.name))?
-    } else {
-        by_file
-    };
+    let entry = entry::find(&src, &tree, &model, kidx, by_file.entry.as_ref().map(|e| e.0.as_str()))?;
+    let mut hints = if by_file == Hints::default() { hints::configured(path, Some(&entry.name))? } else { by_file };
     if entry.kind == EntryKind::Model {
         return Err(format!(
             "{file} defines `class Model`: the harness runs it as it is, with a spec beside the file (`xeforge spec {file}` drafts one)"
@@ -53,14 +40,7 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
     }
     let def = entry::def_node(&tree, entry.def_start);
     let def_line = def.map(|d| src.line(d)).unwrap_or(1);
-    let first_line = def
-        .map(|d| {
-            super::tree::decorators(d)
-                .first()
-                .map(|x| src.line(*x))
-                .unwrap_or(src.line(d))
-        })
-        .unwrap_or(1);
+    let first_line = def.map(|d| super::tree::decorators(d).first().map(|x| src.line(*x)).unwrap_or(src.line(d))).unwrap_or(1);
     let inline = hints::inline(text, &file, def_line, first_line)?;
     hints.variants.extend(inline.variants);
     hints.shapes.extend(inline.shapes);
@@ -87,26 +67,12 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
     let inputs = b.inputs();
     let (variants, inits) = b.variants(&inputs);
     let launch_lines = entry::launch_lines(&src, &tree, &model, kidx);
-    let launched = launch_lines
-        .iter()
-        .map(|l| l.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    b.provenance.insert(
-        "entry".into(),
-        format!(
-            "{} (launches `{}` at line {launched})",
-            entry.origin, k.name
-        ),
-    );
+    let launched = launch_lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ");
+    b.provenance.insert("entry".into(), format!("{} (launches `{}` at line {launched})", entry.origin, k.name));
     let place = b.def_hint();
     let (notes, missing, provenance) = (b.notes, b.missing, b.provenance);
     let hint_line = first_line.saturating_sub(1);
-    let hint_indent = text
-        .lines()
-        .nth(hint_line)
-        .map(|l| l[..l.len() - l.trim_start().len()].to_string())
-        .unwrap_or_default();
+    let hint_indent = text.lines().nth(hint_line).map(|l| l[..l.len() - l.trim_start().len()].to_string()).unwrap_or_default();
     Ok(Problem {
         hint_line,
         hint_indent,
@@ -125,15 +91,9 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
 
 fn pick_kernel(model: &crate::model::FileModel, name: Option<&str>) -> Result<usize, String> {
     if let Some(n) = name {
-        return model
-            .kernels
-            .iter()
-            .position(|k| k.name == n)
-            .ok_or_else(|| format!("no Triton kernel named `{n}`"));
+        return model.kernels.iter().position(|k| k.name == n).ok_or_else(|| format!("no Triton kernel named `{n}`"));
     }
-    let launched: Vec<usize> = (0..model.kernels.len())
-        .filter(|i| model.launches.iter().any(|l| l.kernel == *i))
-        .collect();
+    let launched: Vec<usize> = (0..model.kernels.len()).filter(|i| model.launches.iter().any(|l| l.kernel == *i)).collect();
     match (model.kernels.len(), launched.as_slice()) {
         (0, _) => Err("the file has no Triton kernel".into()),
         (1, _) => Ok(0),
@@ -161,53 +121,29 @@ enum Shape {
 
 impl Builder<'_> {
     fn def_hint(&self) -> String {
-        format!(
-            "above `def {}` in {}",
-            self.entry.name.rsplit('.').next().unwrap_or(""),
-            self.file
-        )
+        format!("above `def {}` in {}", self.entry.name.rsplit('.').next().unwrap_or(""), self.file)
     }
 
     fn obs_arg(&self, i: usize) -> Option<(&Val, &Origin)> {
-        self.obs
-            .iter()
-            .map(|o| (&o.args[i], &o.origin))
-            .find(|(v, _)| !matches!(v, Val::Unknown))
+        self.obs.iter().map(|o| (&o.args[i], &o.origin)).find(|(v, _)| !matches!(v, Val::Unknown))
     }
 
     fn inputs(&mut self) -> Vec<Input> {
-        let params: Vec<(usize, String)> = self
-            .entry
-            .params
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.default.is_none())
-            .map(|(i, p)| (i, p.name.clone()))
-            .collect();
+        let params: Vec<(usize, String)> =
+            self.entry.params.iter().enumerate().filter(|(_, p)| p.default.is_none()).map(|(i, p)| (i, p.name.clone())).collect();
         let mut shapes: Vec<(String, Option<Shape>)> = Vec::new();
         for (i, p) in &params {
             shapes.push((p.clone(), self.shape_of(*i, p)));
         }
-        let ranks: HashMap<String, usize> = shapes
-            .iter()
-            .filter_map(|(p, s)| {
-                if let Some(Shape::Tensor(r, _)) = s {
-                    Some((p.clone(), *r))
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let ranks: HashMap<String, usize> =
+            shapes.iter().filter_map(|(p, s)| if let Some(Shape::Tensor(r, _)) = s { Some((p.clone(), *r)) } else { None }).collect();
         let rank_of = |p: &str| ranks.get(p).copied();
         code::equal_shapes(self.facts, &rank_of);
         self.facts.resolve_negative(&rank_of);
         for (p, (dims, o)) in &self.hints.shapes {
             for (axis, d) in dims.iter().enumerate() {
                 self.facts.uf.union(&slot(p, axis), d);
-                self.facts
-                    .origins
-                    .entry(d.clone())
-                    .or_insert_with(|| o.clone());
+                self.facts.origins.entry(d.clone()).or_insert_with(|| o.clone());
             }
         }
         for (p, n, o) in self.facts.numel.clone() {
@@ -223,37 +159,21 @@ impl Builder<'_> {
                 Some(Shape::Tensor(rank, origin)) => {
                     let shape = (0..rank).map(|a| self.dim_name(&p, a)).collect::<Vec<_>>();
                     let fixed = self.int_dtype(&p);
-                    self.provenance.insert(
-                        format!("input {p}"),
-                        format!("tensor [{}]: {origin}", shape.join(", ")),
-                    );
+                    self.provenance.insert(format!("input {p}"), format!("tensor [{}]: {origin}", shape.join(", ")));
                     out.push(Input {
                         name: p,
-                        kind: InputKind::Tensor {
-                            shape,
-                            dtype: fixed.as_ref().map(|f| f.0.clone()),
-                            range: fixed.and_then(|f| f.1),
-                        },
+                        kind: InputKind::Tensor { shape, dtype: fixed.as_ref().map(|f| f.0.clone()), range: fixed.and_then(|f| f.1) },
                         origin: Some(origin),
                     });
                 }
                 Some(Shape::Scalar(py, origin)) => {
-                    self.provenance
-                        .insert(format!("input {p}"), format!("{py} scalar: {origin}"));
-                    out.push(Input {
-                        name: p,
-                        kind: InputKind::Scalar { py },
-                        origin: Some(origin),
-                    });
+                    self.provenance.insert(format!("input {p}"), format!("{py} scalar: {origin}"));
+                    out.push(Input { name: p, kind: InputKind::Scalar { py }, origin: Some(origin) });
                 }
                 None => {
                     let min = self.facts.min_rank.get(&p).copied().unwrap_or(1);
                     let names: Vec<String> = (0..min.max(1)).map(|a| format!("{p}_{a}")).collect();
-                    let sizes = names
-                        .iter()
-                        .map(|n| format!("{n}=1024"))
-                        .collect::<Vec<_>>()
-                        .join(" ");
+                    let sizes = names.iter().map(|n| format!("{n}=1024")).collect::<Vec<_>>().join(" ");
                     self.missing.push(Missing {
                         what: format!("the shape of `{p}` (no call site passes it and the code does not unpack `{p}.shape`)"),
                         add: format!("{p}=[{}] {sizes}", names.join(",")),
@@ -294,10 +214,8 @@ impl Builder<'_> {
             return Some(Shape::Tensor(1, no.clone()));
         }
         let min = self.facts.min_rank.get(p).copied()?;
-        self.notes.push(format!(
-            "`{p}` is taken to have {min} dimension{} (the most its code indexes: {o})",
-            if min == 1 { "" } else { "s" }
-        ));
+        self.notes
+            .push(format!("`{p}` is taken to have {min} dimension{} (the most its code indexes: {o})", if min == 1 { "" } else { "s" }));
         Some(Shape::Tensor(min, o))
     }
 
@@ -317,19 +235,12 @@ impl Builder<'_> {
                     let site_key = format!("site:{n}");
                     let s = slot(p, axis);
                     self.facts.uf.add(&s);
-                    let named = |uf: &code::Unify, k: &str| {
-                        uf.order.iter().any(|x| !x.contains(':') && uf.same(x, k))
-                    };
+                    let named = |uf: &code::Unify, k: &str| uf.order.iter().any(|x| !x.contains(':') && uf.same(x, k));
                     if self.facts.uf.same(&s, &site_key) {
                         continue;
                     }
-                    let other_named = self
-                        .facts
-                        .uf
-                        .order
-                        .iter()
-                        .any(|x| x.starts_with("site:") && x == &site_key)
-                        && named(&self.facts.uf, &site_key);
+                    let other_named =
+                        self.facts.uf.order.iter().any(|x| x.starts_with("site:") && x == &site_key) && named(&self.facts.uf, &site_key);
                     if !(named(&self.facts.uf, &s) && other_named) {
                         self.facts.uf.union(&s, &site_key);
                     }
@@ -363,20 +274,13 @@ impl Builder<'_> {
 
     /// A fixed integer dtype (indices): from an assert or the call sites' `randint`.
     fn int_dtype(&self, p: &str) -> Option<(String, Option<(i64, i64)>)> {
-        if let Some((d, _)) = self
-            .facts
-            .dtypes
-            .get(p)
-            .filter(|(d, _)| d.starts_with("int") || d.starts_with("uint") || d == "bool")
-        {
+        if let Some((d, _)) = self.facts.dtypes.get(p).filter(|(d, _)| d.starts_with("int") || d.starts_with("uint") || d == "bool") {
             return Some((d.clone(), None));
         }
         let i = self.entry.params.iter().position(|q| q.name == p)?;
         match self.obs_arg(i) {
             Some((Val::Tensor(t), _))
-                if t.dtype.as_deref().is_some_and(|d| {
-                    d.starts_with("int") || d.starts_with("uint") || d == "bool"
-                }) =>
+                if t.dtype.as_deref().is_some_and(|d| d.starts_with("int") || d.starts_with("uint") || d == "bool") =>
             {
                 Some((t.dtype.clone()?, t.range))
             }
@@ -391,17 +295,10 @@ impl Builder<'_> {
             if ip.default.is_some() {
                 break; // later ones keep their defaults too
             }
-            if !self.obs.iter().any(|o| {
-                o.inits
-                    .get(j)
-                    .is_some_and(|v| v.as_int().is_some() || matches!(v, Val::Float(_)))
-            }) {
+            if !self.obs.iter().any(|o| o.inits.get(j).is_some_and(|v| v.as_int().is_some() || matches!(v, Val::Float(_)))) {
                 let class = self.entry.class.clone().unwrap_or_default();
                 self.missing.push(Missing {
-                    what: format!(
-                        "a value for `{}` of `{class}(...)` (no call site builds one)",
-                        ip.name
-                    ),
+                    what: format!("a value for `{}` of `{class}(...)` (no call site builds one)", ip.name),
                     add: format!("{}=<value>", ip.name),
                 });
             }
@@ -422,9 +319,7 @@ impl Builder<'_> {
                             observed.push(v);
                         }
                     }
-                    Err(why) => self
-                        .notes
-                        .push(format!("call at {} not used: {why}", o.origin)),
+                    Err(why) => self.notes.push(format!("call at {} not used: {why}", o.origin)),
                 }
             }
         }
@@ -448,11 +343,7 @@ impl Builder<'_> {
             if from_hints && !unknown.is_empty() {
                 self.notes.push(format!(
                     "{origin}: {} name{} no dimension of the inputs ({})",
-                    unknown
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    unknown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
                     if unknown.len() == 1 { "s" } else { "" },
                     needed.join(", ")
                 ));
@@ -461,20 +352,11 @@ impl Builder<'_> {
             let mut defaulted = Vec::new();
             for (n, name) in needed.iter().enumerate() {
                 if !d.contains_key(name) {
-                    if let Some(missing_scalar) = inputs
-                        .iter()
-                        .find(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }))
-                    {
+                    if let Some(missing_scalar) = inputs.iter().find(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. })) {
                         self.missing_scalar(&missing_scalar.name);
                         continue;
                     }
-                    d.insert(
-                        name.clone(),
-                        round_up(
-                            CI_DEFAULTS[n % CI_DEFAULTS.len()],
-                            divisors.get(name).copied().unwrap_or(1),
-                        ) as f64,
-                    );
+                    d.insert(name.clone(), round_up(CI_DEFAULTS[n % CI_DEFAULTS.len()], divisors.get(name).copied().unwrap_or(1)) as f64);
                     defaulted.push(name.clone());
                 }
             }
@@ -482,18 +364,13 @@ impl Builder<'_> {
                 self.notes.push(format!(
                     "{origin}: no size for {}; using {}",
                     defaulted.join(", "),
-                    defaulted
-                        .iter()
-                        .map(|n| format!("{n}={}", d[n]))
-                        .collect::<Vec<_>>()
-                        .join(" ")
+                    defaulted.iter().map(|n| format!("{n}={}", d[n])).collect::<Vec<_>>().join(" ")
                 ));
             }
             let (dt, dt_origin) = match dtype {
                 Some(x) => (x, origin.clone()),
                 None => {
-                    self.provenance
-                        .insert("dtype".into(), default_dtype.2.clone());
+                    self.provenance.insert("dtype".into(), default_dtype.2.clone());
                     (default_dtype.0.clone(), default_dtype.1.clone())
                 }
             };
@@ -504,24 +381,14 @@ impl Builder<'_> {
         if full.is_empty() {
             let mut d = BTreeMap::new();
             for (n, name) in needed.iter().enumerate() {
-                if inputs
-                    .iter()
-                    .any(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }))
-                {
+                if inputs.iter().any(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. })) {
                     self.missing_scalar(name);
                     continue;
                 }
-                d.insert(
-                    name.clone(),
-                    round_up(
-                        CI_DEFAULTS[n % CI_DEFAULTS.len()],
-                        divisors.get(name).copied().unwrap_or(1),
-                    ) as f64,
-                );
+                d.insert(name.clone(), round_up(CI_DEFAULTS[n % CI_DEFAULTS.len()], divisors.get(name).copied().unwrap_or(1)) as f64);
             }
             let (dt, dt_origin) = (default_dtype.0.clone(), default_dtype.1.clone());
-            self.provenance
-                .insert("dtype".into(), default_dtype.2.clone());
+            self.provenance.insert("dtype".into(), default_dtype.2.clone());
             if !needed.is_empty() {
                 self.notes.push(format!(
                     "no call site or `# xeforge: dims` gives sizes; using {} (add `# xeforge: dims {}` {} to choose)",
@@ -532,16 +399,10 @@ impl Builder<'_> {
             }
             full.push((d, dt, format!("{DEFAULT_ORIGIN}; dtype from {dt_origin}")));
         }
-        let div_origins: Vec<(String, i64, String)> = divisors
-            .iter()
-            .filter_map(|(n, m)| {
-                self.divisor_origin(n)
-                    .map(|o| (n.clone(), *m, o.to_string()))
-            })
-            .collect();
+        let div_origins: Vec<(String, i64, String)> =
+            divisors.iter().filter_map(|(n, m)| self.divisor_origin(n).map(|o| (n.clone(), *m, o.to_string()))).collect();
         for (name, m, o) in div_origins {
-            self.provenance
-                .insert(format!("divisible {name}"), format!("multiple of {m}: {o}"));
+            self.provenance.insert(format!("divisible {name}"), format!("multiple of {m}: {o}"));
         }
         for name in &needed {
             if let Some(o) = self.class_origin(name) {
@@ -549,24 +410,17 @@ impl Builder<'_> {
             }
         }
         for (p, o) in &self.facts.contiguous {
-            self.provenance
-                .insert(format!("contiguous {p}"), o.to_string());
+            self.provenance.insert(format!("contiguous {p}"), o.to_string());
         }
         (families(full, inputs, &divisors, &mut self.notes), inits)
     }
 
     fn missing_scalar(&mut self, name: &str) {
-        if self
-            .missing
-            .iter()
-            .any(|m| m.what.contains(&format!("`{name}`")))
-        {
+        if self.missing.iter().any(|m| m.what.contains(&format!("`{name}`"))) {
             return;
         }
-        self.missing.push(Missing {
-            what: format!("a value for the scalar `{name}` (no call site passes one)"),
-            add: format!("{name}=<value>"),
-        });
+        self.missing
+            .push(Missing { what: format!("a value for the scalar `{name}` (no call site passes one)"), add: format!("{name}=<value>") });
     }
 
     fn observation(
@@ -587,29 +441,12 @@ impl Builder<'_> {
             }
         };
         for input in inputs {
-            let i = self
-                .entry
-                .params
-                .iter()
-                .position(|p| p.name == input.name)
-                .unwrap_or(0);
+            let i = self.entry.params.iter().position(|p| p.name == input.name).unwrap_or(0);
             let v = o.args.get(i).unwrap_or(&Val::Unknown);
             match (&input.kind, v) {
-                (
-                    InputKind::Tensor {
-                        shape,
-                        dtype: fixed,
-                        ..
-                    },
-                    Val::Tensor(t),
-                ) => {
+                (InputKind::Tensor { shape, dtype: fixed, .. }, Val::Tensor(t)) => {
                     if t.dims.len() != shape.len() {
-                        return Err(format!(
-                            "`{}` has {} dimensions there, {} in the entry",
-                            input.name,
-                            t.dims.len(),
-                            shape.len()
-                        ));
+                        return Err(format!("`{}` has {} dimensions there, {} in the entry", input.name, t.dims.len(), shape.len()));
                     }
                     for (name, d) in shape.iter().zip(&t.dims) {
                         put(&mut dims, name, d.size as f64)?;
@@ -620,20 +457,12 @@ impl Builder<'_> {
                 }
                 (InputKind::Scalar { .. }, Val::Int(x)) => put(&mut dims, &input.name, *x as f64)?,
                 (InputKind::Scalar { .. }, Val::Float(x)) => put(&mut dims, &input.name, *x)?,
-                (InputKind::Scalar { .. }, Val::Bool(x)) => {
-                    put(&mut dims, &input.name, if *x { 1.0 } else { 0.0 })?
-                }
+                (InputKind::Scalar { .. }, Val::Bool(x)) => put(&mut dims, &input.name, if *x { 1.0 } else { 0.0 })?,
                 (_, Val::Unknown) => {
-                    return Err(format!(
-                        "the value of `{}` is not known statically",
-                        input.name
-                    ));
+                    return Err(format!("the value of `{}` is not known statically", input.name));
                 }
                 _ => {
-                    return Err(format!(
-                        "`{}` is passed something else than the entry expects",
-                        input.name
-                    ));
+                    return Err(format!("`{}` is passed something else than the entry expects", input.name));
                 }
             }
         }
@@ -642,9 +471,7 @@ impl Builder<'_> {
                 Some(Val::Int(x)) => put(&mut dims, name, *x as f64)?,
                 Some(Val::Float(x)) => put(&mut dims, name, *x)?,
                 _ => {
-                    return Err(format!(
-                        "the constructor argument `{name}` is not known statically"
-                    ));
+                    return Err(format!("the constructor argument `{name}` is not known statically"));
                 }
             }
         }
@@ -661,17 +488,9 @@ impl Builder<'_> {
             return (d.clone(), o.to_string(), format!("{d}: `{p}`'s dtype, {o}"));
         }
         if let Some((d, o)) = self.facts.out_dtype.clone().filter(|(d, _)| floats(d)) {
-            return (
-                d.clone(),
-                format!("the output's allocation, {o}"),
-                format!("{d}: the dtype the output is allocated with, {o}"),
-            );
+            return (d.clone(), format!("the output's allocation, {o}"), format!("{d}: the dtype the output is allocated with, {o}"));
         }
-        (
-            "float32".into(),
-            "the default (nothing names a dtype)".into(),
-            "float32: nothing in the code names one".into(),
-        )
+        ("float32".into(), "the default (nothing names a dtype)".into(), "float32: nothing in the code names one".into())
     }
 
     fn divisors(&self, inputs: &[Input]) -> BTreeMap<String, i64> {
@@ -701,11 +520,7 @@ impl Builder<'_> {
     }
 
     fn divisor_origin(&self, name: &str) -> Option<&Origin> {
-        self.facts
-            .divisors
-            .iter()
-            .find(|(k, _, _)| self.name_of_key(k, &[]) == name)
-            .map(|(_, _, o)| o)
+        self.facts.divisors.iter().find(|(k, _, _)| self.name_of_key(k, &[]) == name).map(|(_, _, o)| o)
     }
 
     /// Where a dimension's name or equality was read in the code, or the call site that named it.
@@ -714,11 +529,10 @@ impl Builder<'_> {
             return Some(o.clone());
         }
         let uf = &self.facts.uf;
-        let root = uf.order.iter().find(|k| {
-            k.split_once(':')
-                .and_then(|(p, a)| a.parse::<usize>().ok().map(|a| self.dim_name(p, a) == name))
-                .unwrap_or(false)
-        })?;
+        let root = uf
+            .order
+            .iter()
+            .find(|k| k.split_once(':').and_then(|(p, a)| a.parse::<usize>().ok().map(|a| self.dim_name(p, a) == name)).unwrap_or(false))?;
         let root = uf.find(root);
         uf.order
             .iter()
@@ -731,9 +545,7 @@ impl Builder<'_> {
 
 fn is_ident(s: &str) -> bool {
     let mut c = s.chars();
-    c.next()
-        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
-        && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
+    c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_') && c.all(|x| x.is_ascii_alphanumeric() || x == '_')
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -741,11 +553,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 }
 
 fn lcm(a: i64, b: i64) -> i64 {
-    if a == 0 || b == 0 {
-        a.max(b)
-    } else {
-        a / gcd(a, b) * b
-    }
+    if a == 0 || b == 0 { a.max(b) } else { a / gcd(a, b) * b }
 }
 
 fn round_up(v: i64, m: i64) -> i64 {
@@ -757,12 +565,7 @@ fn largest(dims: &BTreeMap<String, f64>, inputs: &[Input]) -> i64 {
     inputs
         .iter()
         .filter_map(|i| match &i.kind {
-            InputKind::Tensor { shape, .. } => Some(
-                shape
-                    .iter()
-                    .map(|d| dims.get(d).copied().unwrap_or(1.0) as i64)
-                    .product::<i64>(),
-            ),
+            InputKind::Tensor { shape, .. } => Some(shape.iter().map(|d| dims.get(d).copied().unwrap_or(1.0) as i64).product::<i64>()),
             InputKind::Scalar { .. } => None,
         })
         .max()
@@ -781,31 +584,18 @@ fn families(
     sorted.sort_by_key(|(d, _, _)| largest(d, inputs));
     let mut ci: Vec<&(BTreeMap<String, f64>, String, String)> = Vec::new();
     // one per dtype first, then more sizes
-    for v in sorted
-        .iter()
-        .filter(|v| largest(&v.0, inputs) <= CI_MAX_ELEMENTS)
-    {
+    for v in sorted.iter().filter(|v| largest(&v.0, inputs) <= CI_MAX_ELEMENTS) {
         if ci.len() < CI_MAX_VARIANTS && !ci.iter().any(|c| c.1 == v.1) {
             ci.push(v);
         }
     }
-    for v in sorted
-        .iter()
-        .filter(|v| largest(&v.0, inputs) <= CI_MAX_ELEMENTS)
-    {
+    for v in sorted.iter().filter(|v| largest(&v.0, inputs) <= CI_MAX_ELEMENTS) {
         if ci.len() < CI_MAX_VARIANTS && !ci.iter().any(|c| std::ptr::eq(*c, v)) {
             ci.push(v);
         }
     }
-    let mut out: Vec<Variant> = ci
-        .iter()
-        .map(|(d, t, o)| Variant {
-            family: "ci".into(),
-            dims: d.clone(),
-            dtype: t.clone(),
-            origin: o.clone(),
-        })
-        .collect();
+    let mut out: Vec<Variant> =
+        ci.iter().map(|(d, t, o)| Variant { family: "ci".into(), dims: d.clone(), dtype: t.clone(), origin: o.clone() }).collect();
     if out.is_empty() {
         let (d, t, o) = &sorted[0];
         let scaled = scale_down(d, inputs, divisors);
@@ -814,12 +604,7 @@ fn families(
             fmt_dims(&scaled),
             fmt_dims(d)
         ));
-        out.push(Variant {
-            family: "ci".into(),
-            dims: scaled,
-            dtype: t.clone(),
-            origin: format!("scaled down from {o}"),
-        });
+        out.push(Variant { family: "ci".into(), dims: scaled, dtype: t.clone(), origin: format!("scaled down from {o}") });
     }
     let (d, t, o) = sorted.last().expect("at least one variant");
     let bench = if o.starts_with(DEFAULT_ORIGIN) {
@@ -828,13 +613,7 @@ fn families(
         let shape_dims = shape_dims(inputs);
         let rank = inputs
             .iter()
-            .filter_map(|i| {
-                if let InputKind::Tensor { shape, .. } = &i.kind {
-                    Some(shape.len())
-                } else {
-                    None
-                }
-            })
+            .filter_map(|i| if let InputKind::Tensor { shape, .. } = &i.kind { Some(shape.len()) } else { None })
             .max()
             .unwrap_or(1);
         let target = match rank {
@@ -847,19 +626,9 @@ fn families(
                 *v = round_up(target, divisors.get(k).copied().unwrap_or(1)) as f64;
             }
         }
-        Variant {
-            family: "bench-gpu".into(),
-            dims: big,
-            dtype: t.clone(),
-            origin: format!("{o}; larger sizes for timing"),
-        }
+        Variant { family: "bench-gpu".into(), dims: big, dtype: t.clone(), origin: format!("{o}; larger sizes for timing") }
     } else {
-        Variant {
-            family: "bench-gpu".into(),
-            dims: d.clone(),
-            dtype: t.clone(),
-            origin: o.clone(),
-        }
+        Variant { family: "bench-gpu".into(), dims: d.clone(), dtype: t.clone(), origin: o.clone() }
     };
     out.push(bench);
     out
@@ -877,17 +646,10 @@ fn shape_dims(inputs: &[Input]) -> Vec<String> {
 }
 
 fn fmt_dims(d: &BTreeMap<String, f64>) -> String {
-    d.iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
+    d.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
-fn scale_down(
-    d: &BTreeMap<String, f64>,
-    inputs: &[Input],
-    divisors: &BTreeMap<String, i64>,
-) -> BTreeMap<String, f64> {
+fn scale_down(d: &BTreeMap<String, f64>, inputs: &[Input], divisors: &BTreeMap<String, i64>) -> BTreeMap<String, f64> {
     let shape_dims = shape_dims(inputs);
     let mut out = d.clone();
     for _ in 0..64 {
@@ -897,10 +659,7 @@ fn scale_down(
         // halve the largest size still above its floor
         let Some((k, v)) = out
             .iter()
-            .filter(|(k, v)| {
-                shape_dims.contains(k)
-                    && **v as i64 > divisors.get(*k).copied().unwrap_or(1).max(16)
-            })
+            .filter(|(k, v)| shape_dims.contains(k) && **v as i64 > divisors.get(*k).copied().unwrap_or(1).max(16))
             .max_by(|a, b| a.1.total_cmp(b.1))
             .map(|(k, v)| (k.clone(), *v))
         else {

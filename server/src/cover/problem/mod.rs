@@ -35,11 +35,7 @@ pub struct Origin {
 
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.file, self.code)
-        } else {
-            write!(f, "{}:{}: `{}`", self.file, self.line, self.code)
-        }
+        if self.line == 0 { write!(f, "{}: {}", self.file, self.code) } else { write!(f, "{}:{}: `{}`", self.file, self.line, self.code) }
     }
 }
 
@@ -47,11 +43,7 @@ impl std::fmt::Display for Origin {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum InputKind {
     /// Sizes are dimension names; dtype `None` takes the variant's.
-    Tensor {
-        shape: Vec<String>,
-        dtype: Option<String>,
-        range: Option<(i64, i64)>,
-    },
+    Tensor { shape: Vec<String>, dtype: Option<String>, range: Option<(i64, i64)> },
     /// A number passed as is; its value is the dimension of the same name in each variant.
     Scalar { py: String },
 }
@@ -168,10 +160,7 @@ pub fn spec_for(
     if let Some(s) = given.or_else(|| spec_beside(path)) {
         return Ok((Some(s), None));
     }
-    if super::outline::Outline::build(text)
-        .class("Model")
-        .is_some()
-    {
+    if super::outline::Outline::build(text).class("Model").is_some() {
         return Ok((None, None));
     }
     let p = infer(path, text, kernel)?;
@@ -179,20 +168,9 @@ pub fn spec_for(
         return Err(Incomplete { message: render::missing_report(&p), question: p.question() });
     }
     let dir = workspace.join(".xeforge").join("problems");
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_else(|| "kernel".into());
+    let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "kernel".into());
     let safe = |s: &str| {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect::<String>()
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' }).collect::<String>()
     };
     let out = dir.join(format!("{}-{}.yaml", safe(&stem), safe(&p.entry.name)));
     std::fs::create_dir_all(&dir)
@@ -203,8 +181,5 @@ pub fn spec_for(
 
 /// `<file>.yaml` (or `.yml`) beside the file, as AI Bench pairs them.
 pub fn spec_beside(path: &std::path::Path) -> Option<std::path::PathBuf> {
-    ["yaml", "yml"]
-        .into_iter()
-        .map(|e| path.with_extension(e))
-        .find(|p| p.is_file())
+    ["yaml", "yml"].into_iter().map(|e| path.with_extension(e)).find(|p| p.is_file())
 }

@@ -12,32 +12,19 @@ pub fn spec_yaml(p: &Problem) -> String {
         "# Inferred by xeforge from {} (entry `{}`, kernel `{}`); regenerated on every stage run.",
         p.file, p.entry.name, p.kernel
     );
-    let _ = writeln!(
-        y,
-        "# To change it, add `# xeforge: dims NAME=SIZE ... dtype=...` above the entry, or a spec beside the file."
-    );
+    let _ = writeln!(y, "# To change it, add `# xeforge: dims NAME=SIZE ... dtype=...` above the entry, or a spec beside the file.");
     let _ = writeln!(y, "entry: {}", quote(&p.entry.name));
     y.push_str("inputs:\n");
     for i in &p.inputs {
         match &i.kind {
-            InputKind::Tensor {
-                shape,
-                dtype,
-                range,
-            } => {
+            InputKind::Tensor { shape, dtype, range } => {
                 let dt = dtype.clone().unwrap_or_else(|| "inherit".into());
-                let r = range
-                    .map(|(lo, hi)| format!(", range: [{lo}, {hi}]"))
-                    .unwrap_or_default();
+                let r = range.map(|(lo, hi)| format!(", range: [{lo}, {hi}]")).unwrap_or_default();
                 let _ = writeln!(
                     y,
                     "  {}: {{shape: [{}], dtype: {dt}{r}}}",
                     quote(&i.name),
-                    shape
-                        .iter()
-                        .map(|s| quote(s))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    shape.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ")
                 );
             }
             InputKind::Scalar { .. } => {
@@ -51,12 +38,7 @@ pub fn spec_yaml(p: &Problem) -> String {
             let _ = writeln!(y, "  - dim: {}", quote(d));
         }
     }
-    let params = p
-        .inputs
-        .iter()
-        .map(|i| quote(&i.name))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let params = p.inputs.iter().map(|i| quote(&i.name)).collect::<Vec<_>>().join(", ");
     for family in ["ci", "bench-gpu"] {
         let vs: Vec<_> = p.variants.iter().filter(|v| v.family == family).collect();
         if vs.is_empty() {
@@ -64,12 +46,7 @@ pub fn spec_yaml(p: &Problem) -> String {
         }
         let _ = writeln!(y, "{family}:");
         for v in vs {
-            let dims = v
-                .dims
-                .iter()
-                .map(|(k, x)| format!("{}: {}", quote(k), number(*x, p.is_int(k))))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let dims = v.dims.iter().map(|(k, x)| format!("{}: {}", quote(k), number(*x, p.is_int(k)))).collect::<Vec<_>>().join(", ");
             let _ = writeln!(y, "  - params: [{params}]");
             let _ = writeln!(y, "    dtype: {}", v.dtype);
             let _ = writeln!(y, "    dims: {{{dims}}}");
@@ -94,27 +71,15 @@ impl Problem {
 }
 
 fn number(x: f64, int: bool) -> String {
-    if int && x.fract() == 0.0 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x:?}")
-    }
+    if int && x.fract() == 0.0 { format!("{}", x as i64) } else { format!("{x:?}") }
 }
 
 /// YAML-safe scalar: plain identifiers stay plain, everything else is a JSON string (valid YAML).
 fn quote(s: &str) -> String {
     let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        && !matches!(
-            s.to_ascii_lowercase().as_str(),
-            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
-        );
-    if plain && !s.starts_with(|c: char| c.is_ascii_digit()) {
-        s.to_string()
-    } else {
-        json(s)
-    }
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && !matches!(s.to_ascii_lowercase().as_str(), "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n");
+    if plain && !s.starts_with(|c: char| c.is_ascii_digit()) { s.to_string() } else { json(s) }
 }
 
 fn json(s: &str) -> String {
@@ -123,58 +88,27 @@ fn json(s: &str) -> String {
 
 /// What cannot be inferred, and the one line that gives all of it.
 pub fn missing_report(p: &Problem) -> String {
-    let mut s = format!(
-        "xeforge cannot run `{}` yet; nothing in the code says:\n",
-        p.entry.name
-    );
+    let mut s = format!("xeforge cannot run `{}` yet; nothing in the code says:\n", p.entry.name);
     for m in &p.missing {
         let _ = writeln!(s, "  - {}", m.what);
     }
-    let line = p
-        .missing
-        .iter()
-        .map(|m| m.add.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let _ = writeln!(
-        s,
-        "Add this line {} (the sizes are examples; the next run reads it):\n    # xeforge: dims {line}",
-        p.place
-    );
-    let _ = write!(
-        s,
-        "or the same under [tool.xeforge.problems.{}] in pyproject.toml, or a spec with --spec.",
-        toml_key(&p.entry.name)
-    );
+    let line = p.missing.iter().map(|m| m.add.as_str()).collect::<Vec<_>>().join(" ");
+    let _ = writeln!(s, "Add this line {} (the sizes are examples; the next run reads it):\n    # xeforge: dims {line}", p.place);
+    let _ = write!(s, "or the same under [tool.xeforge.problems.{}] in pyproject.toml, or a spec with --spec.", toml_key(&p.entry.name));
     s
 }
 
 fn toml_key(k: &str) -> String {
-    if k.chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        k.to_string()
-    } else {
-        json(k)
-    }
+    if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') { k.to_string() } else { json(k) }
 }
 
 /// One line per inferred fact, for the CLI.
 pub fn summary(p: &Problem) -> String {
-    let mut s = format!(
-        "problem: entry `{}` ({:?}) of {}\n",
-        p.entry.name, p.entry.kind, p.file
-    );
+    let mut s = format!("problem: entry `{}` ({:?}) of {}\n", p.entry.name, p.entry.kind, p.file);
     for i in &p.inputs {
         match &i.kind {
             InputKind::Tensor { shape, dtype, .. } => {
-                let _ = writeln!(
-                    s,
-                    "  input {}: [{}] {}",
-                    i.name,
-                    shape.join(", "),
-                    dtype.as_deref().unwrap_or("(variant dtype)")
-                );
+                let _ = writeln!(s, "  input {}: [{}] {}", i.name, shape.join(", "), dtype.as_deref().unwrap_or("(variant dtype)"));
             }
             InputKind::Scalar { py } => {
                 let _ = writeln!(s, "  input {}: {py}", i.name);
@@ -182,12 +116,7 @@ pub fn summary(p: &Problem) -> String {
         }
     }
     for v in &p.variants {
-        let dims = v
-            .dims
-            .iter()
-            .map(|(k, x)| format!("{k}={}", number(*x, p.is_int(k))))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let dims = v.dims.iter().map(|(k, x)| format!("{k}={}", number(*x, p.is_int(k)))).collect::<Vec<_>>().join(" ");
         let _ = writeln!(s, "  {}: {dims} {}   ({})", v.family, v.dtype, v.origin);
     }
     for n in &p.notes {

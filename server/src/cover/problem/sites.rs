@@ -4,9 +4,7 @@
 
 use super::Origin;
 use super::entry::{Entry, EntryKind, EntryParam};
-use super::tree::{
-    Src, call_args, callee, decorators, descendants, enclosing_defs, field, scope_nodes, unparen,
-};
+use super::tree::{Src, call_args, callee, decorators, descendants, enclosing_defs, field, scope_nodes, unparen};
 use super::value::{Env, Val, bind, eval};
 use crate::syntax::named_children;
 use tree_sitter::{Node, Tree};
@@ -34,22 +32,13 @@ pub fn observe(src: &Src, tree: &Tree, entry: &Entry) -> Vec<Observation> {
         let Some((args, ctor)) = match_call(src, call, entry) else {
             continue;
         };
-        if enclosing_defs(call)
-            .iter()
-            .any(|d| d.start_byte() == entry.def_start || entry.bodies.contains(&d.start_byte()))
-        {
+        if enclosing_defs(call).iter().any(|d| d.start_byte() == entry.def_start || entry.bodies.contains(&d.start_byte())) {
             continue; // the entry calling itself or its helper
         }
         for env in envs(src, root, call, &module_env) {
             let values = bind_args(src, entry, args, &env);
-            let inits = ctor
-                .map(|c| bind_ctor(src, entry, c, &env))
-                .unwrap_or_default();
-            out.push(Observation {
-                args: values,
-                inits,
-                origin: src.origin(call),
-            });
+            let inits = ctor.map(|c| bind_ctor(src, entry, c, &env)).unwrap_or_default();
+            out.push(Observation { args: values, inits, origin: src.origin(call) });
         }
     }
     out
@@ -62,9 +51,7 @@ fn module_env(src: &Src, root: Node) -> Env {
         if stmt.kind() != "expression_statement" {
             continue;
         }
-        if let Some(a) = named_children(stmt)
-            .next()
-            .filter(|a| a.kind() == "assignment")
+        if let Some(a) = named_children(stmt).next().filter(|a| a.kind() == "assignment")
             && let (Some(l), Some(r)) = (field(a, "left"), field(a, "right"))
         {
             let v = eval(src, r, &env);
@@ -75,20 +62,12 @@ fn module_env(src: &Src, root: Node) -> Env {
 }
 
 /// Whether `call` calls the entry: its arguments, and for a method entry the constructor call.
-fn match_call<'t>(
-    src: &Src<'t>,
-    call: Node<'t>,
-    entry: &Entry,
-) -> Option<(Node<'t>, Option<Node<'t>>)> {
+fn match_call<'t>(src: &Src<'t>, call: Node<'t>, entry: &Entry) -> Option<(Node<'t>, Option<Node<'t>>)> {
     let func = field(call, "function")?;
     let text = src.text(func);
     let args = field(call, "arguments")?;
     match entry.kind {
-        EntryKind::Function | EntryKind::Apply => entry
-            .spellings
-            .iter()
-            .any(|s| s == text)
-            .then_some((args, None)),
+        EntryKind::Function | EntryKind::Apply => entry.spellings.iter().any(|s| s == text).then_some((args, None)),
         EntryKind::Method => {
             let class = entry.class.as_deref()?;
             let method = entry.name.rsplit('.').next()?;
@@ -109,19 +88,14 @@ fn match_call<'t>(
                 return None;
             }
             let name = src.text(obj);
-            let scope = enclosing_defs(call)
-                .first()
-                .and_then(|d| field(*d, "body"))
-                .unwrap_or(src_root(call));
-            let ctor = scope_nodes(scope)
-                .into_iter()
-                .filter(|n| n.kind() == "assignment" && n.start_byte() < call.start_byte())
-                .find_map(|a| {
+            let scope = enclosing_defs(call).first().and_then(|d| field(*d, "body")).unwrap_or(src_root(call));
+            let ctor = scope_nodes(scope).into_iter().filter(|n| n.kind() == "assignment" && n.start_byte() < call.start_byte()).find_map(
+                |a| {
                     let l = field(a, "left")?;
                     let r = unparen(field(a, "right")?);
-                    (src.text(l) == name && r.kind() == "call" && callee(src, r) == class)
-                        .then_some(r)
-                })?;
+                    (src.text(l) == name && r.kind() == "call" && callee(src, r) == class).then_some(r)
+                },
+            )?;
             Some((args, Some(ctor)))
         }
         EntryKind::Model => None,
@@ -187,11 +161,7 @@ fn envs(src: &Src, root: Node, call: Node, module: &Env) -> Vec<Env> {
     let scope = enclosing_defs(call).last().copied();
     if let Some(def) = scope {
         for d in decorators(def) {
-            let Some(c) = named_children(d)
-                .next()
-                .map(unparen)
-                .filter(|c| c.kind() == "call")
-            else {
+            let Some(c) = named_children(d).next().map(unparen).filter(|c| c.kind() == "call") else {
                 continue;
             };
             let name = callee(src, c);
@@ -202,9 +172,7 @@ fn envs(src: &Src, root: Node, call: Node, module: &Env) -> Vec<Env> {
             }
         }
         if let Some(ps) = field(def, "parameters") {
-            for p in named_children(ps)
-                .filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter"))
-            {
+            for p in named_children(ps).filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter")) {
                 if let (Some(n), Some(v)) = (field(p, "name"), field(p, "value")) {
                     for e in sets.iter_mut() {
                         if !e.contains_key(src.text(n)) {
@@ -249,10 +217,8 @@ fn envs(src: &Src, root: Node, call: Node, module: &Env) -> Vec<Env> {
         sets = next;
     }
     let body = scope.and_then(|d| field(d, "body")).unwrap_or(root);
-    let assigns: Vec<Node> = scope_nodes(body)
-        .into_iter()
-        .filter(|n| n.kind() == "assignment" && n.end_byte() <= call.start_byte())
-        .collect();
+    let assigns: Vec<Node> =
+        scope_nodes(body).into_iter().filter(|n| n.kind() == "assignment" && n.end_byte() <= call.start_byte()).collect();
     for e in sets.iter_mut() {
         for a in &assigns {
             if scope.is_none() && a.parent().is_some_and(|s| s.parent() == Some(root)) {
@@ -292,28 +258,15 @@ fn parametrize(src: &Src, c: Node, module: &Env) -> Vec<Env> {
         return Vec::new();
     };
     let names = match eval(src, *names, module) {
-        Val::Str(s) => s
-            .split(',')
-            .map(|n| n.trim().to_string())
-            .filter(|n| !n.is_empty())
-            .collect::<Vec<_>>(),
-        Val::Seq(items) => items
-            .into_iter()
-            .filter_map(|v| if let Val::Str(s) = v { Some(s) } else { None })
-            .collect(),
+        Val::Str(s) => s.split(',').map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).collect::<Vec<_>>(),
+        Val::Seq(items) => items.into_iter().filter_map(|v| if let Val::Str(s) = v { Some(s) } else { None }).collect(),
         _ => return Vec::new(),
     };
     let items: Vec<Val> = match unparen(*values).kind() {
         "list" | "tuple" => named_children(unparen(*values))
             .map(|item| {
                 if item.kind() == "call" && callee(src, item).ends_with("param") {
-                    Val::Seq(
-                        call_args(src, item)
-                            .positional
-                            .iter()
-                            .map(|p| eval(src, *p, module))
-                            .collect(),
-                    )
+                    Val::Seq(call_args(src, item).positional.iter().map(|p| eval(src, *p, module)).collect())
                 } else {
                     eval(src, item, module)
                 }
@@ -361,31 +314,21 @@ fn benchmark(src: &Src, root: Node, c: Node, module: &Env) -> Vec<Env> {
     let benches: Vec<Node> = match arg.kind() {
         "call" => vec![arg],
         "list" | "tuple" => named_children(arg).filter(|n| n.kind() == "call").collect(),
-        "list_comprehension" => named_children(arg)
-            .take(1)
-            .filter(|n| n.kind() == "call")
-            .collect(),
+        "list_comprehension" => named_children(arg).take(1).filter(|n| n.kind() == "call").collect(),
         _ => Vec::new(),
     };
     let mut out = Vec::new();
     for b in benches {
         let a = call_args(src, b);
         let names: Vec<String> = match a.keyword("x_names").map(|n| eval(src, n, module)) {
-            Some(Val::Seq(items)) => items
-                .into_iter()
-                .filter_map(|v| if let Val::Str(s) = v { Some(s) } else { None })
-                .collect(),
+            Some(Val::Seq(items)) => items.into_iter().filter_map(|v| if let Val::Str(s) = v { Some(s) } else { None }).collect(),
             _ => continue,
         };
         let Some(Val::Seq(vals)) = a.keyword("x_vals").map(|n| eval(src, n, module)) else {
             continue;
         };
         let mut fixed = Env::new();
-        if let Some(d) = a
-            .keyword("args")
-            .map(unparen)
-            .filter(|d| d.kind() == "dictionary")
-        {
+        if let Some(d) = a.keyword("args").map(unparen).filter(|d| d.kind() == "dictionary") {
             for pair in named_children(d).filter(|p| p.kind() == "pair") {
                 if let (Some(k), Some(v)) = (field(pair, "key"), field(pair, "value"))
                     && let Val::Str(k) = eval(src, k, module)

@@ -14,11 +14,7 @@ pub struct Src<'t> {
 
 impl<'t> Src<'t> {
     pub fn new(text: &'t str, file: &str) -> Self {
-        Src {
-            text,
-            file: file.to_string(),
-            lines: LineIndex::new(text),
-        }
+        Src { text, file: file.to_string(), lines: LineIndex::new(text) }
     }
 
     pub fn text(&self, n: Node) -> &'t str {
@@ -33,16 +29,8 @@ impl<'t> Src<'t> {
     /// Where a fact came from: `file:line` and the first line of the node's text.
     pub fn origin(&self, n: Node) -> super::Origin {
         let first = self.text(n).lines().next().unwrap_or("").trim();
-        let quoted: String = if first.chars().count() > 90 {
-            first.chars().take(89).chain(['…']).collect()
-        } else {
-            first.to_string()
-        };
-        super::Origin {
-            file: self.file.clone(),
-            line: self.line(n),
-            code: quoted,
-        }
+        let quoted: String = if first.chars().count() > 90 { first.chars().take(89).chain(['…']).collect() } else { first.to_string() };
+        super::Origin { file: self.file.clone(), line: self.line(n), code: quoted }
     }
 }
 
@@ -65,11 +53,7 @@ pub fn descendants(n: Node) -> Vec<Node> {
 /// Descendants without entering nested function or class definitions (their bodies are other scopes).
 pub fn scope_nodes(body: Node) -> Vec<Node> {
     let mut out = Vec::new();
-    let mut stack: Vec<Node> = named_children(body)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
+    let mut stack: Vec<Node> = named_children(body).collect::<Vec<_>>().into_iter().rev().collect();
     while let Some(x) = stack.pop() {
         out.push(x);
         if matches!(x.kind(), "function_definition" | "class_definition") {
@@ -89,11 +73,7 @@ pub struct CallArgs<'t> {
 }
 
 pub fn call_args<'t>(src: &Src<'t>, call: Node<'t>) -> CallArgs<'t> {
-    let mut out = CallArgs {
-        positional: Vec::new(),
-        keywords: Vec::new(),
-        splat: false,
-    };
+    let mut out = CallArgs { positional: Vec::new(), keywords: Vec::new(), splat: false };
     let Some(args) = field(call, "arguments") else {
         return out;
     };
@@ -113,10 +93,7 @@ pub fn call_args<'t>(src: &Src<'t>, call: Node<'t>) -> CallArgs<'t> {
 
 impl<'t> CallArgs<'t> {
     pub fn keyword(&self, name: &str) -> Option<Node<'t>> {
-        self.keywords
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| *v)
+        self.keywords.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
     }
 }
 
@@ -169,9 +146,7 @@ pub fn at_module_level(def_node: Node) -> bool {
 /// The decorators on a definition (`@x` nodes), empty when undecorated.
 pub fn decorators(def_node: Node) -> Vec<Node> {
     match def_node.parent() {
-        Some(p) if p.kind() == "decorated_definition" => named_children(p)
-            .filter(|c| c.kind() == "decorator")
-            .collect(),
+        Some(p) if p.kind() == "decorated_definition" => named_children(p).filter(|c| c.kind() == "decorator").collect(),
         _ => Vec::new(),
     }
 }

@@ -77,25 +77,8 @@ pub fn dtype_of(src: &Src, n: Node, env: &Env) -> Option<String> {
     }
 }
 
-const MAKERS: &[&str] = &[
-    "randn",
-    "rand",
-    "empty",
-    "zeros",
-    "ones",
-    "full",
-    "randint",
-    "empty_strided",
-];
-const LIKE: &[&str] = &[
-    "randn_like",
-    "rand_like",
-    "empty_like",
-    "zeros_like",
-    "ones_like",
-    "full_like",
-    "clone",
-];
+const MAKERS: &[&str] = &["randn", "rand", "empty", "zeros", "ones", "full", "randint", "empty_strided"];
+const LIKE: &[&str] = &["randn_like", "rand_like", "empty_like", "zeros_like", "ones_like", "full_like", "clone"];
 
 pub fn eval(src: &Src, n: Node, env: &Env) -> Val {
     eval_depth(src, n, env, 0)
@@ -109,19 +92,10 @@ fn eval_depth(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
     let n = unparen(n);
     match n.kind() {
         "integer" => parse_int(src.text(n)).map(Val::Int).unwrap_or(Val::Unknown),
-        "float" => src
-            .text(n)
-            .replace('_', "")
-            .parse()
-            .map(Val::Float)
-            .unwrap_or(Val::Unknown),
+        "float" => src.text(n).replace('_', "").parse().map(Val::Float).unwrap_or(Val::Unknown),
         "true" => Val::Bool(true),
         "false" => Val::Bool(false),
-        "string" => Val::Str(
-            src.text(n)
-                .trim_matches(|c| c == '"' || c == '\'')
-                .to_string(),
-        ),
+        "string" => Val::Str(src.text(n).trim_matches(|c| c == '"' || c == '\'').to_string()),
         "identifier" => env.get(src.text(n)).cloned().unwrap_or(Val::Unknown),
         "attribute" => attribute(src, n, env, depth),
         "tuple" | "list" | "expression_list" => Val::Seq(named_children(n).map(ev).collect()),
@@ -132,9 +106,7 @@ fn eval_depth(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
             _ => Val::Unknown,
         },
         "binary_operator" => {
-            let (Some(l), Some(r), Some(op)) =
-                (field(n, "left"), field(n, "right"), field(n, "operator"))
-            else {
+            let (Some(l), Some(r), Some(op)) = (field(n, "left"), field(n, "right"), field(n, "operator")) else {
                 return Val::Unknown;
             };
             arith(src.text(op), ev(l), ev(r))
@@ -176,14 +148,8 @@ fn arith(op: &str, l: Val, r: Val) -> Val {
             "//" if b != 0 => Val::Int(a.div_euclid(b)),
             "%" if b != 0 => Val::Int(a.rem_euclid(b)),
             "/" if b != 0 => Val::Float(a as f64 / b as f64),
-            "**" if (0..63).contains(&b) => a
-                .checked_pow(b as u32)
-                .map(Val::Int)
-                .unwrap_or(Val::Unknown),
-            "<<" if (0..63).contains(&b) => a
-                .checked_shl(b as u32)
-                .map(Val::Int)
-                .unwrap_or(Val::Unknown),
+            "**" if (0..63).contains(&b) => a.checked_pow(b as u32).map(Val::Int).unwrap_or(Val::Unknown),
+            "<<" if (0..63).contains(&b) => a.checked_shl(b as u32).map(Val::Int).unwrap_or(Val::Unknown),
             _ => Val::Unknown,
         },
         (a, b) => match (num(&a), num(&b)) {
@@ -214,9 +180,7 @@ fn attribute(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
     let attr = src.text(attr);
     let obj_text = src.text(obj);
     if matches!(obj_text, "torch" | "tl" | "triton.language") {
-        return dtype_name(attr)
-            .map(|d| Val::Dtype(d.to_string()))
-            .unwrap_or(Val::Unknown);
+        return dtype_name(attr).map(|d| Val::Dtype(d.to_string())).unwrap_or(Val::Unknown);
     }
     match (eval_depth(src, obj, env, depth + 1), attr) {
         (Val::Tensor(t), "shape") => Val::Seq(t.dims.iter().map(|d| Val::Int(d.size)).collect()),
@@ -264,13 +228,7 @@ fn call(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
             return Val::Seq(out);
         }
         "int" => {
-            return args
-                .positional
-                .first()
-                .map(|a| ev(*a))
-                .and_then(|v| num(&v))
-                .map(|x| Val::Int(x as i64))
-                .unwrap_or(Val::Unknown);
+            return args.positional.first().map(|a| ev(*a)).and_then(|v| num(&v)).map(|x| Val::Int(x as i64)).unwrap_or(Val::Unknown);
         }
         "len" => {
             return match args.positional.first().map(|a| ev(*a)) {
@@ -279,10 +237,7 @@ fn call(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
             };
         }
         "triton.cdiv" | "cdiv" => {
-            return match (
-                args.positional.first().map(|a| ev(*a)),
-                args.positional.get(1).map(|a| ev(*a)),
-            ) {
+            return match (args.positional.first().map(|a| ev(*a)), args.positional.get(1).map(|a| ev(*a))) {
                 (Some(Val::Int(a)), Some(Val::Int(b))) if b > 0 => Val::Int((a + b - 1) / b),
                 _ => Val::Unknown,
             };
@@ -304,10 +259,7 @@ fn call(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
     };
     match method {
         "to" => {
-            let dt = args
-                .keyword("dtype")
-                .or_else(|| args.positional.first().copied())
-                .and_then(|d| dtype_of(src, d, env));
+            let dt = args.keyword("dtype").or_else(|| args.positional.first().copied()).and_then(|d| dtype_of(src, d, env));
             if let Some(d) = dt {
                 t.dtype = Some(d);
             }
@@ -319,8 +271,7 @@ fn call(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
         "int" => t.dtype = Some("int32".into()),
         "long" => t.dtype = Some("int64".into()),
         "t" => t.dims.reverse(),
-        "cuda" | "xpu" | "cpu" | "contiguous" | "clone" | "detach" | "requires_grad_"
-        | "normal_" | "uniform_" => {}
+        "cuda" | "xpu" | "cpu" | "contiguous" | "clone" | "detach" | "requires_grad_" | "normal_" | "uniform_" => {}
         _ => return Val::Unknown,
     }
     Val::Tensor(t)
@@ -348,31 +299,12 @@ fn maker(src: &Src, method: &str, args: &super::tree::CallArgs, env: &Env, depth
     } else if method == "full" {
         positional.truncate(1);
     }
-    let shape_nodes: Vec<Node> = match args
-        .keyword("size")
-        .or_else(|| (positional.len() == 1).then(|| positional[0]))
-    {
-        Some(one) if matches!(unparen(one).kind(), "tuple" | "list") => {
-            named_children(unparen(one)).collect()
-        }
+    let shape_nodes: Vec<Node> = match args.keyword("size").or_else(|| (positional.len() == 1).then(|| positional[0])) {
+        Some(one) if matches!(unparen(one).kind(), "tuple" | "list") => named_children(unparen(one)).collect(),
         Some(one) => match ev(one) {
             // `torch.randn(x.shape)` or a name bound to a shape tuple
             Val::Seq(items) => {
-                return shaped(
-                    items
-                        .iter()
-                        .map(|v| {
-                            v.as_int().map(|s| Dim {
-                                size: s,
-                                name: None,
-                            })
-                        })
-                        .collect(),
-                    args,
-                    src,
-                    env,
-                    range,
-                );
+                return shaped(items.iter().map(|v| v.as_int().map(|s| Dim { size: s, name: None })).collect(), args, src, env, range);
             }
             _ => vec![one],
         },
@@ -390,23 +322,14 @@ fn maker(src: &Src, method: &str, args: &super::tree::CallArgs, env: &Env, depth
     shaped(dims, args, src, env, range)
 }
 
-fn shaped(
-    dims: Vec<Option<Dim>>,
-    args: &super::tree::CallArgs,
-    src: &Src,
-    env: &Env,
-    range: Option<(i64, i64)>,
-) -> Val {
+fn shaped(dims: Vec<Option<Dim>>, args: &super::tree::CallArgs, src: &Src, env: &Env, range: Option<(i64, i64)>) -> Val {
     let Some(dims) = dims.into_iter().collect::<Option<Vec<Dim>>>() else {
         return Val::Unknown;
     };
     if dims.iter().any(|d| d.size < 0) {
         return Val::Unknown;
     }
-    let dtype = args
-        .keyword("dtype")
-        .and_then(|d| dtype_of(src, d, env))
-        .or_else(|| range.map(|_| "int64".to_string()));
+    let dtype = args.keyword("dtype").and_then(|d| dtype_of(src, d, env)).or_else(|| range.map(|_| "int64".to_string()));
     Val::Tensor(TensorVal { dims, dtype, range })
 }
 
@@ -416,9 +339,7 @@ fn comprehension(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
     let Some(body) = field(n, "body") else {
         return Val::Unknown;
     };
-    let clauses: Vec<Node> = named_children(n)
-        .filter(|c| c.kind() == "for_in_clause")
-        .collect();
+    let clauses: Vec<Node> = named_children(n).filter(|c| c.kind() == "for_in_clause").collect();
     let [clause] = clauses.as_slice() else {
         return Val::Unknown;
     };
@@ -444,8 +365,7 @@ pub fn bind(src: &Src, target: Node, value: Val, env: &mut Env) {
         "identifier" => {
             env.insert(src.text(target).to_string(), value);
         }
-        "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple"
-        | "list" => {
+        "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple" | "list" => {
             let names: Vec<Node> = named_children(target).collect();
             match value {
                 Val::Seq(items) if items.len() == names.len() => {
@@ -476,12 +396,7 @@ mod tests {
         let stmts: Vec<Node> = named_children(root).collect();
         for s in &stmts[..stmts.len() - 1] {
             let a = named_children(*s).next().unwrap();
-            bind(
-                &src,
-                field(a, "left").unwrap(),
-                eval(&src, field(a, "right").unwrap(), &env),
-                &mut env,
-            );
+            bind(&src, field(a, "left").unwrap(), eval(&src, field(a, "right").unwrap(), &env), &mut env);
         }
         let last = named_children(*stmts.last().unwrap()).next().unwrap();
         eval(&src, last, &env)
@@ -489,43 +404,18 @@ mod tests {
 
     #[test]
     fn tensors_keep_shape_names_and_dtype() {
-        let v = eval_last(
-            "M = 64\nK = 2 * 16\nx = torch.randn(M, K, device='cuda', dtype=torch.float16)\nx.T\n",
-        );
+        let v = eval_last("M = 64\nK = 2 * 16\nx = torch.randn(M, K, device='cuda', dtype=torch.float16)\nx.T\n");
         let Val::Tensor(t) = v else { panic!("{v:?}") };
-        assert_eq!(
-            t.dims,
-            vec![
-                Dim {
-                    size: 32,
-                    name: Some("K".into())
-                },
-                Dim {
-                    size: 64,
-                    name: Some("M".into())
-                }
-            ]
-        );
+        assert_eq!(t.dims, vec![Dim { size: 32, name: Some("K".into()) }, Dim { size: 64, name: Some("M".into()) }]);
         assert_eq!(t.dtype.as_deref(), Some("float16"));
     }
 
     #[test]
     fn comprehensions_ranges_and_randint() {
-        assert_eq!(
-            eval_last("[128 * i for i in range(2, 5)]\n"),
-            Val::Seq(vec![Val::Int(256), Val::Int(384), Val::Int(512)])
-        );
-        let Val::Tensor(t) = eval_last("torch.randint(0, 10, (8,), device='cuda')\n") else {
-            panic!()
-        };
-        assert_eq!(
-            (t.range, t.dtype.as_deref(), t.dims[0].size),
-            (Some((0, 10)), Some("int64"), 8)
-        );
-        assert_eq!(
-            eval_last("x = torch.rand(3, 4)\nx.shape[-1]\n"),
-            Val::Int(4)
-        );
+        assert_eq!(eval_last("[128 * i for i in range(2, 5)]\n"), Val::Seq(vec![Val::Int(256), Val::Int(384), Val::Int(512)]));
+        let Val::Tensor(t) = eval_last("torch.randint(0, 10, (8,), device='cuda')\n") else { panic!() };
+        assert_eq!((t.range, t.dtype.as_deref(), t.dims[0].size), (Some((0, 10)), Some("int64"), 8));
+        assert_eq!(eval_last("x = torch.rand(3, 4)\nx.shape[-1]\n"), Val::Int(4));
         assert_eq!(eval_last("foo(3)\n"), Val::Unknown);
     }
 }

@@ -3,9 +3,7 @@
 //! Every edit is a `TextDocumentEdit` stamped with the version it was computed for.
 
 use serde_json::json;
-use tower_lsp::lsp_types::{
-    CodeAction, CodeActionKind, CodeActionOrCommand, Command, Range, TextEdit, Url,
-};
+use tower_lsp::lsp_types::{CodeAction, CodeActionKind, CodeActionOrCommand, Command, Range, TextEdit, Url};
 
 use super::super::encoding::{range_from_lsp, range_to_lsp};
 use super::super::engine::Computed;
@@ -75,10 +73,14 @@ pub fn code_actions(c: &Computed, req: &Request<'_>) -> Vec<CodeActionOrCommand>
             }
         }
     }
-    if wanted(req.only, FIX_ALL_KIND) && let Some(a) = fix_all(c, req.uri) {
+    if wanted(req.only, FIX_ALL_KIND)
+        && let Some(a) = fix_all(c, req.uri)
+    {
         out.push(CodeActionOrCommand::CodeAction(a));
     }
-    if wanted(req.only, STAGE_KIND) && let Some(p) = req.stage {
+    if wanted(req.only, STAGE_KIND)
+        && let Some(p) = req.stage
+    {
         out.extend(stage_actions(c, req, p, at).into_iter().map(CodeActionOrCommand::CodeAction));
     }
     out
@@ -86,12 +88,8 @@ pub fn code_actions(c: &Computed, req: &Request<'_>) -> Vec<CodeActionOrCommand>
 
 /// All safe fixes of the document as one minimal edit; `None` when there is nothing safe to fix.
 pub fn fix_all(c: &Computed, uri: &Url) -> Option<CodeAction> {
-    let safe: Vec<Diagnostic> = c
-        .diagnostics
-        .iter()
-        .filter(|d| d.fix.as_ref().is_some_and(|f| f.applicability == Applicability::Safe))
-        .cloned()
-        .collect();
+    let safe: Vec<Diagnostic> =
+        c.diagnostics.iter().filter(|d| d.fix.as_ref().is_some_and(|f| f.applicability == Applicability::Safe)).cloned().collect();
     if safe.is_empty() {
         return None;
     }

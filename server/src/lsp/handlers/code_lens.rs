@@ -18,9 +18,10 @@ pub fn code_lenses(c: &Computed, uri: &Url, settings: &Settings, stage: Option<&
     let mut out = Vec::new();
     for k in &c.model.kernels {
         let at = range_to_lsp(&c.rope, TextRange::empty(k.def_range.start), c.encoding);
-        let mine = c.diagnostics.iter().filter(|d| {
-            d.kernel.as_deref() == Some(k.name.as_str()) || (d.kernel.is_none() && k.range.contains_range(d.range))
-        });
+        let mine = c
+            .diagnostics
+            .iter()
+            .filter(|d| d.kernel.as_deref() == Some(k.name.as_str()) || (d.kernel.is_none() && k.range.contains_range(d.range)));
         let (mut e, mut w, mut i) = (0, 0, 0);
         for d in mine {
             match d.severity {
@@ -41,21 +42,10 @@ pub fn code_lenses(c: &Computed, uri: &Url, settings: &Settings, stage: Option<&
             format!("{} {label}: {}", if e > 0 { "✗" } else { "⚠" }, parts.join(", "))
         };
         // An empty command id renders as plain text in VS Code and Neovim.
-        out.push(CodeLens {
-            range: at,
-            command: Some(Command { title: verdict, command: String::new(), arguments: None }),
-            data: None,
-        });
+        out.push(CodeLens { range: at, command: Some(Command { title: verdict, command: String::new(), arguments: None }), data: None });
     }
     if let Some(p) = stage {
-        let ctx = StageContext {
-            uri: uri.as_str(),
-            path: None,
-            text: &c.text,
-            model: &c.model,
-            diagnostics: &c.diagnostics,
-            settings,
-        };
+        let ctx = StageContext { uri: uri.as_str(), path: None, text: &c.text, model: &c.model, diagnostics: &c.diagnostics, settings };
         for a in p.actions(&ctx).into_iter().filter(|a| a.lens) {
             let Some(k) = c.model.kernels.get(a.kernel) else { continue };
             out.push(CodeLens {

@@ -14,8 +14,8 @@ use tower_lsp::lsp_types::request::{
     CodeLensRefresh, InlayHintRefreshRequest, RegisterCapability, WorkspaceConfiguration, WorkspaceDiagnosticRefresh,
 };
 use tower_lsp::lsp_types::{
-    ConfigurationItem, ConfigurationParams, DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, GlobPattern,
-    MessageType, Registration, RegistrationParams, WatchKind,
+    ConfigurationItem, ConfigurationParams, DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, GlobPattern, MessageType,
+    Registration, RegistrationParams, WatchKind,
 };
 
 use super::super::session::{Session, uri_path};
@@ -110,9 +110,9 @@ pub async fn register_watchers(session: &Arc<Session>) {
 }
 
 pub fn watched_files_changed(session: &Arc<Session>, paths: impl Iterator<Item = tower_lsp::lsp_types::Url>) {
-    let relevant = paths.filter_map(|u| uri_path(&u)).any(|p| {
-        matches!(p.file_name().and_then(|n| n.to_str()), Some("pyproject.toml" | "xeforge.toml"))
-    });
+    let relevant = paths
+        .filter_map(|u| uri_path(&u))
+        .any(|p| matches!(p.file_name().and_then(|n| n.to_str()), Some("pyproject.toml" | "xeforge.toml")));
     if relevant {
         session.invalidate_project_config();
         relint_all(session);
@@ -173,8 +173,9 @@ pub fn select_device(session: &Arc<Session>, args: &[Value]) -> Result<Option<Va
         toolchain: Option<String>,
     }
     let sel = match args.first() {
-        Some(Value::Object(_)) => serde_json::from_value::<Sel>(args[0].clone())
-            .map_err(|e| Error::invalid_params(format!("xeforge.selectDevice: {e}")))?,
+        Some(Value::Object(_)) => {
+            serde_json::from_value::<Sel>(args[0].clone()).map_err(|e| Error::invalid_params(format!("xeforge.selectDevice: {e}")))?
+        }
         _ => Sel {
             device: args.first().and_then(Value::as_str).map(str::to_string),
             toolchain: args.get(1).and_then(Value::as_str).map(str::to_string),
@@ -183,11 +184,15 @@ pub fn select_device(session: &Arc<Session>, args: &[Value]) -> Result<Option<Va
     let kb = session.knowledge_for(&session.settings_for(None));
     let clean = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let (device, toolchain) = (clean(sel.device), clean(sel.toolchain));
-    if let Some(d) = &device && kb.device(d).is_none() {
+    if let Some(d) = &device
+        && kb.device(d).is_none()
+    {
         let known: Vec<_> = kb.devices.iter().map(|d| d.id.as_str()).collect();
         return Err(Error::invalid_params(format!("unknown device `{d}`; known devices: {}", known.join(", "))));
     }
-    if let Some(t) = &toolchain && kb.toolchain(t).is_none() {
+    if let Some(t) = &toolchain
+        && kb.toolchain(t).is_none()
+    {
         let known: Vec<_> = kb.toolchains.iter().map(|t| t.id.as_str()).collect();
         return Err(Error::invalid_params(format!("unknown toolchain `{t}`; known toolchains: {}", known.join(", "))));
     }

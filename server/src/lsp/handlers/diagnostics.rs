@@ -31,12 +31,10 @@ pub async fn pull(session: &Arc<Session>, p: DocumentDiagnosticParams) -> Result
         (c.lsp().to_vec(), format!("{}:{}", c.version, c.config_gen))
     };
     if p.previous_result_id.as_deref() == Some(result_id.as_str()) {
-        return Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Unchanged(
-            RelatedUnchangedDocumentDiagnosticReport {
-                related_documents: None,
-                unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport { result_id },
-            },
-        )));
+        return Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
+            related_documents: None,
+            unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport { result_id },
+        })));
     }
     Ok(full(Some(result_id), items))
 }

@@ -15,9 +15,7 @@ const OPTIONS: [&str; 5] = ["num_warps", "num_stages", "grf_mode", "warp_size", 
 pub fn hover(c: &Computed, pos: Position) -> Option<Hover> {
     let at = position_to_byte(&c.rope, pos, c.encoding);
     let touches = |r: TextRange| r.start <= at && at <= r.end && !(r.is_empty() && at != r.start);
-    let (md, range) = rule_hover(c, at, &touches)
-        .or_else(|| option_hover(c, at))
-        .or_else(|| tl_hover(c, &touches))?;
+    let (md, range) = rule_hover(c, at, &touches).or_else(|| option_hover(c, at)).or_else(|| tl_hover(c, &touches))?;
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: md }),
         range: Some(range_to_lsp(&c.rope, range, c.encoding)),
@@ -78,11 +76,14 @@ fn option_hover(c: &Computed, at: usize) -> Option<(String, TextRange)> {
                 }
                 md.push_str(".\n\n");
             }
-            lines(&mut md, [
-                fact_line("max work-group size", &dev.max_work_group_size),
-                fact_line("max work-group size, large GRF", &dev.max_work_group_size_large_grf),
-                fact_line("max sub-groups per work-group", &dev.max_num_sub_groups),
-            ]);
+            lines(
+                &mut md,
+                [
+                    fact_line("max work-group size", &dev.max_work_group_size),
+                    fact_line("max work-group size, large GRF", &dev.max_work_group_size_large_grf),
+                    fact_line("max sub-groups per work-group", &dev.max_num_sub_groups),
+                ],
+            );
         }
         "num_stages" => {
             md.push_str(&format!(
@@ -103,19 +104,21 @@ fn option_hover(c: &Computed, at: usize) -> Option<(String, TextRange)> {
                     if tc.grf_invalid_is_error { "An invalid value is an error." } else { "An invalid value is silently ignored." }
                 ));
             }
-            lines(&mut md, [
-                fact_line("large GRF supported", &dev.has_large_grf),
-                fact_line("registers per thread, default", &dev.grf_regs_default),
-                fact_line("registers per thread, large", &dev.grf_regs_large),
-                fact_line("max work-group size, large GRF", &dev.max_work_group_size_large_grf),
-            ]);
+            lines(
+                &mut md,
+                [
+                    fact_line("large GRF supported", &dev.has_large_grf),
+                    fact_line("registers per thread, default", &dev.grf_regs_default),
+                    fact_line("registers per thread, large", &dev.grf_regs_large),
+                    fact_line("max work-group size, large GRF", &dev.max_work_group_size_large_grf),
+                ],
+            );
         }
         _ => {
             match (&tc.subgroup_option, &tc.subgroup_option_wrong) {
-                (Some(ok), Some(wrong)) => md.push_str(&format!(
-                    "Sub-group size option. {} spells it `{ok}` and rejects `{wrong}`.\n\n",
-                    tc.id
-                )),
+                (Some(ok), Some(wrong)) => {
+                    md.push_str(&format!("Sub-group size option. {} spells it `{ok}` and rejects `{wrong}`.\n\n", tc.id))
+                }
                 (Some(ok), None) => md.push_str(&format!("Sub-group size option; {} spells it `{ok}`.\n\n", tc.id)),
                 _ => md.push_str(&format!("{} has no sub-group size option.\n\n", tc.id)),
             }

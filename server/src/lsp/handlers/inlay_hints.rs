@@ -57,10 +57,7 @@ fn hint(c: &Computed, t: &Target<'_>, k: &Kernel, site: Site<'_>, at: TextRange)
     if !t.toolchain.grf_mode_values.is_empty() {
         label.push_str(&format!(" · grf {grf}"));
     }
-    let mut tip = format!(
-        "Work-group: {warps} warps × sub-group {sg} ({why}) = {wg} work-items on {}.",
-        target::label(t)
-    );
+    let mut tip = format!("Work-group: {warps} warps × sub-group {sg} ({why}) = {wg} work-items on {}.", target::label(t));
     if let Some(max) = max {
         tip.push_str(&format!(" Limit: {max}{}.", if large { " under the large GRF mode" } else { "" }));
     }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Formatters and linters for every language in the repository, as `tests/run_all.sh` runs them:
+# Rust (rustfmt, clippy with -D warnings), Python (ruff check and format, ruff.toml), TypeScript
+# (tsc --noEmit on the VS Code extension), Lua (StyLua on the Neovim plugin, stylua.toml).
+# Installs what it needs: ruff into the test venv, the extension's node modules, StyLua from npm.
+# Exit status non-zero if any check fails; each failure is named.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+PY=${XEFORGE_PYTHON:-$ROOT/.venv/bin/python}
+TOOLS=${XEFORGE_TOOL_CACHE:-$ROOT/tests/.cache/tools}
+RUFF_VERSION=0.17.6
+STYLUA_VERSION=2.5.2
+failed=()
+
+check() {
+  local name=$1; shift
+  printf -- '--- %s\n' "$name"
+  "$@" || failed+=("$name")
+}
+
+check "rustfmt" cargo fmt --check
+check "clippy" cargo clippy --all-targets --quiet -- -D warnings
+
+if ! "$PY" -m ruff --version 2>/dev/null | grep -q "$RUFF_VERSION"; then
+  "$PY" -m pip install -q "ruff==$RUFF_VERSION" || failed+=("ruff install")
+fi
+check "ruff check" "$PY" -m ruff check --no-cache .
+check "ruff format" "$PY" -m ruff format --check --no-cache .
+
+if [ ! -d editors/vscode/node_modules ]; then
+  (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error) || failed+=("npm ci (editors/vscode)")
+fi
+check "tsc --noEmit" bash -c 'cd editors/vscode && npx --no-install tsc -p . --noEmit'
+
+STYLUA=$TOOLS/stylua/node_modules/.bin/stylua
+if ! "$STYLUA" --version 2>/dev/null | grep -q "$STYLUA_VERSION"; then
+  mkdir -p "$TOOLS/stylua"
+  (cd "$TOOLS/stylua" && { [ -f package.json ] || npm init -y >/dev/null; } \
+    && npm install --no-audit --no-fund --loglevel=error "@johnnymorganz/stylua-bin@$STYLUA_VERSION") || failed+=("stylua install")
+fi
+check "stylua" "$STYLUA" --check editors/nvim tests/editors/nvim
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'lint FAILED: %s\n' "${failed[*]}"
+  exit 1
+fi
+echo "lint: all checks passed"
