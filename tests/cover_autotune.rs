@@ -381,3 +381,16 @@ async fn after_a_screen_the_sweep_goes_on_until_one_config_is_correct() {
     let new = out.new_text.unwrap();
     assert!(new.contains("triton.Config({'BLOCK_SIZE': 1024}, num_warps=8, num_stages=3)"), "{new}");
 }
+
+/// A run that ends in an error (here: an LLM stage with no model configured) leaves no work directory.
+#[tokio::test]
+async fn a_stage_that_fails_removes_its_work_directory() {
+    let (dir, mut req) = setup();
+    req.stage = "dtype".into();
+    let stub = Stub::start(vec![]).await;
+    let err = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await;
+    assert!(err.is_err(), "no generator for an LLM stage");
+    let work = dir.path().join(".xeforge/work");
+    let left: Vec<_> = std::fs::read_dir(&work).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -12,6 +12,7 @@ pub mod lint;
 pub mod llm;
 pub mod lsp;
 pub mod model;
+pub mod net;
 pub mod output;
 pub mod syntax;
 pub mod text;

@@ -42,7 +42,9 @@ impl CoverStageProvider {
     /// Embedded knowledge, or with the configured overlay (a broken overlay falls back to embedded;
     /// the session already reported it).
     fn knowledge(&self, s: &Settings) -> Arc<Knowledge> {
-        let embedded = || Arc::new(Knowledge::embedded().clone());
+        // One shared copy of the embedded base for every request, not a deep copy per request.
+        static EMBEDDED: std::sync::OnceLock<Arc<Knowledge>> = std::sync::OnceLock::new();
+        let embedded = || EMBEDDED.get_or_init(|| Arc::new(Knowledge::embedded().clone())).clone();
         let Some(dir) = &s.knowledge else { return embedded() };
         let mut cache = self.overlays.lock().unwrap_or_else(|e| e.into_inner());
         cache

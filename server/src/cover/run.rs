@@ -233,6 +233,15 @@ pub(super) struct Ctx<'a> {
     problem: Option<super::problem::Problem>,
 }
 
+/// A stage's work directory (staged candidates, specs), removed when the run ends however it ends.
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Overrides of one evaluation's harness arguments (the autotune stage's checked and timed families).
 #[derive(Debug, Clone, Default)]
 pub(super) struct EvalOpts {
@@ -286,6 +295,8 @@ impl StageRunner {
             std::process::id()
         ));
         std::fs::create_dir_all(&work).map_err(|e| io(&work, e))?;
+        // Removed on every way out of the run: errors, cancellation and panics too.
+        let _cleanup = WorkDir(work.clone());
         let original_path = work.join("original.py");
         std::fs::write(&original_path, &req.text).map_err(|e| io(&original_path, e))?;
         let kernel_arg = (kernel_name != "*").then_some(kernel_name.as_str());
@@ -390,7 +401,6 @@ impl StageRunner {
             problem: problem.clone(),
         };
         let record_path = record.write(&req.workspace).ok();
-        let _ = std::fs::remove_dir_all(&work);
         Ok(StageOutcome {
             status,
             new_text,

@@ -12,8 +12,7 @@ pub struct HttpHarness {
 
 impl HttpHarness {
     pub fn new(url: &str) -> Result<Self, HarnessError> {
-        let client =
-            reqwest::Client::builder().connect_timeout(Duration::from_secs(10)).build().map_err(|e| HarnessError::Http(e.to_string()))?;
+        let client = crate::net::client_builder().build().map_err(|e| HarnessError::Http(e.to_string()))?;
         Ok(Self { url: url.trim_end_matches('/').to_string(), client, next_id: 1.into() })
     }
 

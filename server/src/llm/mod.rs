@@ -169,8 +169,7 @@ impl LlmClient {
         if !settings.is_configured() {
             return Err(LlmError::NotConfigured);
         }
-        let http =
-            reqwest::Client::builder().connect_timeout(Duration::from_secs(10)).build().map_err(|e| LlmError::Transport(e.to_string()))?;
+        let http = crate::net::client_builder().build().map_err(|e| LlmError::Transport(e.to_string()))?;
         Ok(Self { settings, http, used: AtomicU64::new(0) })
     }
 

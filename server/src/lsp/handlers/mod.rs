@@ -25,7 +25,14 @@ use super::worker;
 pub async fn current(session: &Arc<Session>, uri: &Url) -> Option<Arc<Computed>> {
     let entry = session.entry(uri)?;
     let s = session.clone();
-    tokio::task::spawn_blocking(move || worker::compute(&s, &entry, false)).await.ok().flatten()
+    match tokio::task::spawn_blocking(move || worker::compute(&s, &entry, false)).await {
+        Ok(c) => c,
+        // A panic in the analysis: said in the log, where it can be reported, not hidden as "not open".
+        Err(e) => {
+            session.log(tower_lsp::lsp_types::MessageType::ERROR, format!("xeforge: the analysis of {uri} failed: {e}"));
+            None
+        }
+    }
 }
 
 /// A workspace edit that only applies to the version it was computed for.
