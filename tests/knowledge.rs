@@ -394,3 +394,23 @@ fn broken_overlay_fails_the_command_with_exit_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("h100.toml:1: arch:"), "{err}");
 }
+
+/// A rule's severity written in an overlay is the severity of every finding of that rule (the
+/// per-target choice in code yields to it); an overlay that leaves severity alone changes nothing.
+#[test]
+fn a_severity_set_in_an_overlay_changes_the_diagnostic() {
+    let text =
+        "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef run(x):\n    k[(1,)](x, num_warps=6)\n";
+    let opts = xeforge::lint::LintOptions::default();
+    let severity_of = |kb: &Knowledge| {
+        let a = xeforge::analysis::analyze(text, kb, &opts).expect("analysis");
+        a.diagnostics.iter().find(|d| d.code == "XF101").map(|d| d.severity).expect("an XF101 finding")
+    };
+    assert_eq!(severity_of(Knowledge::embedded()), Severity::Error);
+    let pinned = overlay(&[("rules/XF101.toml", "severity = \"info\"\n")]);
+    let kb = Knowledge::embedded().with_overlay(pinned.path()).expect("overlay");
+    assert_eq!(severity_of(&kb), Severity::Info);
+    let untouched = overlay(&[("rules/XF101.toml", "summary = \"warps as a power of two\"\n")]);
+    let kb = Knowledge::embedded().with_overlay(untouched.path()).expect("overlay");
+    assert_eq!(severity_of(&kb), Severity::Error);
+}

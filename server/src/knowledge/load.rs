@@ -181,7 +181,18 @@ pub(crate) fn apply(kb: &mut Knowledge, layer: Layer, origins: &mut Origins) -> 
         match kind {
             Kind::Device => upsert(&mut kb.devices, kind, &file, |d: &Device| &d.id)?,
             Kind::Toolchain => upsert(&mut kb.toolchains, kind, &file, |t: &Toolchain| &t.id)?,
-            Kind::Rule => upsert(&mut kb.rules, kind, &file, |r: &RuleInfo| &r.code)?,
+            Kind::Rule => {
+                // An overlay that sets a known rule's severity pins it (see `RuleInfo::severity_pinned`).
+                let known = kb.rules.iter().any(|r| r.code == file.stem);
+                let sets = toml::from_str::<toml::Table>(&file.text).is_ok_and(|t| t.contains_key("severity"));
+                upsert(&mut kb.rules, kind, &file, |r: &RuleInfo| &r.code)?;
+                if known
+                    && sets
+                    && let Some(r) = kb.rules.iter_mut().find(|r| r.code == file.stem)
+                {
+                    r.severity_pinned = true;
+                }
+            }
             Kind::Stage => upsert(&mut kb.stages, kind, &file, |s: &Stage| &s.name)?,
         }
         origins.entries.insert((kind, file.stem.clone()), file);

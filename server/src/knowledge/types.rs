@@ -126,6 +126,12 @@ pub struct Toolchain {
     pub grf_mode_values: Vec<String>,
     /// Values that mean 256-register (large) mode on this toolchain: ["256"] or ["large"].
     pub grf_large_values: Vec<String>,
+    /// The value that means 128-register (small) mode: ["128"] or ["small"].
+    #[serde(default)]
+    pub grf_small_values: Vec<String>,
+    /// The most warps a kernel may have in large-GRF mode (XF103; none where there is no such mode).
+    #[serde(default)]
+    pub grf_large_max_warps: Option<i64>,
     /// Renames offered by the XF104 fix: old -> new (e.g. "large" -> "256").
     pub grf_renames: Vec<(String, String)>,
     /// An invalid grf_mode is an error (true, 3.6+) or silently ignored (false, <= 3.5).
@@ -185,8 +191,12 @@ pub struct RuleInfo {
     pub name: String,
     /// One-line summary for `xeforge rules`.
     pub summary: String,
-    /// Default severity; rules lower or raise it per target in code, as docs/rules.md describes.
+    /// Default severity; rules lower or raise it per target in code, as docs/rules.md describes,
+    /// unless an overlay sets it (`severity_pinned`): then every finding of the rule has this one.
     pub severity: Severity,
+    /// An overlay wrote `severity` for this rule: the user's choice wins over the per-target one.
+    #[serde(skip)]
+    pub severity_pinned: bool,
     /// Identifier of the underlying fact in the project's research (`XPU-E001`, ...), kept for
     /// traceability only; the public sources for the fact are listed in `sources`.
     pub research_id: String,

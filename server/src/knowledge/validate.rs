@@ -69,6 +69,9 @@ fn toolchains(kb: &Knowledge, origins: &Origins) -> Result<(), KnowledgeError> {
         if let Some(v) = t.grf_large_values.iter().find(|v| !t.grf_mode_values.contains(v)) {
             return Err(e("grf_large_values", format!("`{v}` is not one of grf_mode_values")));
         }
+        if let Some(v) = t.grf_small_values.iter().find(|v| !t.grf_mode_values.contains(v)) {
+            return Err(e("grf_small_values", format!("`{v}` is not one of grf_mode_values")));
+        }
         if let Some((from, to)) = t.grf_renames.iter().find(|(_, to)| !t.grf_mode_values.contains(to)) {
             return Err(e("grf_renames", format!("renames `{from}` to `{to}`, which is not one of grf_mode_values")));
         }

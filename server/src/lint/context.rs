@@ -235,6 +235,11 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn diag(&self, id: RuleId, severity: Severity, range: TextRange, kernel: Option<usize>, message: String) -> Diagnostic {
+        // The knowledge base has the last word where a user's overlay set the rule's severity.
+        let severity = match self.kb.rule(id.code) {
+            Some(r) if r.severity_pinned => r.severity,
+            _ => severity,
+        };
         Diagnostic {
             code: id.code,
             name: id.name,

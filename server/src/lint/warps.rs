@@ -77,7 +77,7 @@ pub fn work_group_too_large(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
             }
             let large = ctx.large_grf(ki, set);
             // 256/large GRF with > 32 warps is XF103's finding; the halved limit would only repeat it.
-            if large.is_some() && n > 32 {
+            if large.is_some() && ctx.toolchain().grf_large_max_warps.is_some_and(|max| n > max) {
                 continue;
             }
             let Some((sg, sg_why)) = ctx.sub_group(ki, set) else { continue };
@@ -130,7 +130,8 @@ pub fn large_grf_warp_limit(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
             let Some(grf) = ctx.large_grf(ki, set) else { continue };
             let Some(site) = ctx.option(ki, set, "num_warps") else { continue };
             let Some(n) = site.binding.value.as_int() else { continue };
-            if n <= 32 {
+            let Some(max) = ctx.toolchain().grf_large_max_warps else { return };
+            if n <= max {
                 continue;
             }
             let mode = super::context::grf_text(&grf.binding.value).unwrap_or_default();
@@ -140,8 +141,8 @@ pub fn large_grf_warp_limit(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
                 site.binding.range,
                 Some(ki),
                 format!(
-                    "num_warps={n} with grf_mode='{mode}': large GRF allows at most 32 warps on {} \
-                     (the backend raises \"grf_mode = {mode} cannot be used with num_warps > 32\")",
+                    "num_warps={n} with grf_mode='{mode}': large GRF allows at most {max} warps on {} \
+                     (the backend raises \"grf_mode = {mode} cannot be used with num_warps > {max}\")",
                     ctx.target_label()
                 ),
             );

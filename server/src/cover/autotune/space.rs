@@ -97,6 +97,10 @@ pub struct TuneTarget {
     pub subgroup_option: Option<String>,
     /// The spelling of 256-register mode on this toolchain ("256" or "large"); None where there is none.
     pub grf_large: Option<String>,
+    /// Every value that means large GRF ("256" and "512" on 3.7): the XF103 warp limit applies to each.
+    pub grf_large_values: Vec<String>,
+    /// The most warps in large-GRF mode (the toolchain's `grf_large_max_warps`).
+    pub grf_large_max_warps: Option<u32>,
     pub grf_small: Option<String>,
     pub max_work_group: u32,
     pub max_work_group_large_grf: u32,
@@ -111,6 +115,8 @@ impl TuneTarget {
             backend: TuneBackend::Cuda,
             subgroup_option: None,
             grf_large: None,
+            grf_large_values: Vec::new(),
+            grf_large_max_warps: None,
             grf_small: None,
             max_work_group: 1024,
             max_work_group_large_grf: 1024,
@@ -127,6 +133,8 @@ impl TuneTarget {
             backend: TuneBackend::Xpu,
             subgroup_option: Some("warp_size".into()),
             grf_large: Some("256".into()),
+            grf_large_values: vec!["256".into(), "512".into()],
+            grf_large_max_warps: Some(32),
             grf_small: Some("128".into()),
             max_work_group: 1024,
             max_work_group_large_grf: 512,
@@ -150,7 +158,9 @@ impl TuneTarget {
             backend: TuneBackend::Xpu,
             subgroup_option: t.toolchain.subgroup_option.clone(),
             grf_large: t.toolchain.grf_large_values.first().cloned().filter(|_| t.device.has_large_grf.get().copied().unwrap_or(true)),
-            grf_small: t.toolchain.grf_mode_values.iter().find(|v| *v == "128" || *v == "small").cloned(),
+            grf_large_values: t.toolchain.grf_large_values.clone(),
+            grf_large_max_warps: t.toolchain.grf_large_max_warps.and_then(|m| u32::try_from(m).ok()),
+            grf_small: t.toolchain.grf_small_values.first().cloned(),
             max_work_group: t.device.max_work_group_size.get().copied().unwrap_or(d.max_work_group),
             max_work_group_large_grf: t.device.max_work_group_size_large_grf.get().copied().unwrap_or(d.max_work_group_large_grf),
             sub_group_sizes: t.device.sub_group_sizes.get().cloned().unwrap_or(d.sub_group_sizes),
@@ -411,11 +421,8 @@ pub fn legal(c: &TuneConfig, input: &TuneInput, target: &TuneTarget) -> bool {
     if c.num_warps == 0 || !c.num_warps.is_power_of_two() || c.num_stages == 0 {
         return false; // XF101
     }
-    let large = match (c.get("grf_mode"), &target.grf_large) {
-        (Some(ConfigValue::Str(s)), Some(l)) => s == l || s == "512",
-        _ => false,
-    };
-    if large && c.num_warps > 32 {
+    let large = matches!(c.get("grf_mode"), Some(ConfigValue::Str(s)) if target.grf_large_values.contains(s));
+    if large && target.grf_large_max_warps.is_some_and(|m| c.num_warps > m) {
         return false; // XF103
     }
     let sub_group = match target.backend {
