@@ -414,3 +414,19 @@ fn a_severity_set_in_an_overlay_changes_the_diagnostic() {
     let kb = Knowledge::embedded().with_overlay(untouched.path()).expect("overlay");
     assert_eq!(severity_of(&kb), Severity::Error);
 }
+
+/// Stage fields the code acts on are typed and come from the knowledge base: fusion may merge
+/// kernels because its file says so, not because its name contains "fusion".
+#[test]
+fn stage_fields_are_typed_and_fusion_is_a_field() {
+    use xeforge::knowledge::{EditScope, Generator};
+    let kb = Knowledge::embedded();
+    let fusion = kb.stage("fusion").expect("fusion");
+    assert!(fusion.allow_fusion);
+    assert_eq!(fusion.edit_scope(), EditScope::KernelsAndLaunch);
+    assert_eq!(kb.stage("autotune").expect("autotune").generator(), Some(Generator::Autotune));
+    assert!(kb.stages.iter().filter(|s| s.name != "fusion").all(|s| !s.allow_fusion));
+    let renamed = overlay(&[("stages/fusion.toml", "allow_fusion = false\n")]);
+    let kb = Knowledge::embedded().with_overlay(renamed.path()).expect("overlay");
+    assert!(!kb.stage("fusion").expect("fusion").allow_fusion);
+}

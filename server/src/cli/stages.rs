@@ -1,8 +1,8 @@
 //! `xeforge stages [NAME]`: the optimisation stages in canonical order, or one stage in full.
 
 use super::rules::{Format, KnowledgeArgs, Table, print_json};
-use crate::knowledge::Stage;
 use crate::knowledge::suggest::did_you_mean;
+use crate::knowledge::{Generator, Stage};
 
 #[derive(Debug, clap::Args)]
 pub struct StagesArgs {
@@ -56,9 +56,9 @@ fn table(stages: &[Stage]) -> String {
 
 /// "llm", or the deterministic generator that runs first ("fixes, then llm").
 fn generator(s: &Stage) -> String {
-    match s.deterministic.as_deref() {
-        Some("fixes") => "fixes, then llm".into(),
-        Some(g) => g.into(),
+    match s.generator() {
+        Some(Generator::Fixes) => "fixes, then llm".into(),
+        Some(Generator::Autotune) => "autotune".into(),
         None => "llm".into(),
     }
 }

@@ -15,20 +15,8 @@ use super::outline::{Outline, SuspectKind, slice, squash};
 use crate::text::{LineIndex, TextRange};
 use std::collections::BTreeMap;
 
-/// What a stage may edit (from `Stage::scope`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// Kernel bodies, decorators, configs.
-    Kernels,
-    /// Also launch code in the same file (fusion, persistent, algorithmic, autotune's launch kwargs).
-    KernelsAndLaunch,
-}
-
-impl Scope {
-    pub fn parse(s: &str) -> Scope {
-        if s.contains("launch") { Scope::KernelsAndLaunch } else { Scope::Kernels }
-    }
-}
+/// What a stage may edit: the knowledge base's one definition.
+pub use crate::knowledge::EditScope as Scope;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GuardPolicy {

@@ -28,7 +28,7 @@ pub fn system(target: &Target) -> ChatMessage {
 pub fn first(stage: &Stage, kb: &Knowledge, diagnostics: &[Diagnostic], text: &str) -> ChatMessage {
     let mut s =
         format!("## Stage: {} ({})\n{}\n\n{}\n\n## Edit scope\n", stage.title, stage.name, stage.summary, stage.instructions.trim());
-    s.push_str(if stage.scope.contains("launch") {
+    s.push_str(if stage.edit_scope() == crate::knowledge::EditScope::KernelsAndLaunch {
         "Kernel bodies, decorators and configs, and launch code in this file.\n"
     } else {
         "Kernel bodies, decorators and autotune configs only: launch code and everything else stays as it is.\n"

@@ -7,7 +7,7 @@ use super::guard::{self, GuardPolicy, Rejection, Scope};
 use super::outline::{Outline, slice};
 use super::prompt;
 use crate::harness::{DeviceKind, EvaluateArgs, Evaluation, Harness, HarnessError, Verdict};
-use crate::knowledge::{Knowledge, Stage, Target};
+use crate::knowledge::{Generator, Knowledge, Stage, Target};
 use crate::lint::LintOptions;
 use crate::llm::{ChatMessage, LlmClient, LlmError, extract_code_block};
 use crate::text::TextRange;
@@ -274,13 +274,13 @@ impl StageRunner {
             // Measuring on NVIDIA: generate and check for the CUDA toolchain, not the Intel default.
             opts.toolchain = "cuda".into();
             if opts.device.is_empty() {
-                opts.device = "h200".into();
+                opts.device = self.kb.default_cuda_device.clone();
             }
         }
         let target = crate::analysis::resolve_target(&self.kb, &opts)?;
         let (kernel_name, kernel_range) = match autotune::pick_kernel(&outline, req.kernel.as_deref()) {
             Ok(k) => (k.name.clone(), k.range),
-            Err(e) if stage.deterministic.as_deref() == Some("autotune") || req.kernel.is_some() => {
+            Err(e) if stage.generator() == Some(Generator::Autotune) || req.kernel.is_some() => {
                 return Err(e.into());
             }
             // An LLM stage over a file with several kernels works on the whole file.
@@ -303,8 +303,9 @@ impl StageRunner {
         let (spec, problem) = super::problem::spec_for(&req.path, &req.text, kernel_arg, req.spec.clone(), &req.workspace)
             .map_err(StageError::ProblemIncomplete)?;
         let policy = GuardPolicy {
-            scope: if stage.deterministic.as_deref() == Some("autotune") { Scope::KernelsAndLaunch } else { Scope::parse(&stage.scope) },
-            allow_fusion: stage.name.contains("fusion"),
+            // The autotune stage rewrites launches (tile names become META lookups) whatever its scope says.
+            scope: if stage.generator() == Some(Generator::Autotune) { Scope::KernelsAndLaunch } else { stage.edit_scope() },
+            allow_fusion: stage.allow_fusion,
         };
         let lint = LintOptions { device: target.device.id.clone(), toolchain: target.toolchain.id.clone(), ..Default::default() };
         let findings = crate::analysis::analyze(&req.text, &self.kb, &lint)?.diagnostics;
@@ -324,10 +325,10 @@ impl StageRunner {
         };
 
         let mut rounds = Vec::new();
-        let best = match stage.deterministic.as_deref() {
-            Some("autotune") => self.autotune(&ctx, &outline, &kernel_name, target, &mut rounds, &mut progress).await?,
+        let best = match stage.generator() {
+            Some(Generator::Autotune) => self.autotune(&ctx, &outline, &kernel_name, target, &mut rounds, &mut progress).await?,
             other => {
-                let fixes = if other == Some("fixes") { self.fix_round(&ctx, &mut rounds, &mut progress).await? } else { None };
+                let fixes = if other == Some(Generator::Fixes) { self.fix_round(&ctx, &mut rounds, &mut progress).await? } else { None };
                 match fixes {
                     Some(b) if b.status == OutcomeStatus::Accepted => Some(b),
                     first => {

@@ -158,6 +158,7 @@ fn read_file(path: &Path) -> Result<SourceFile, KnowledgeError> {
 struct DefaultsFile {
     device: Option<String>,
     toolchain: Option<String>,
+    cuda_device: Option<String>,
     stage_order: Option<Vec<String>>,
 }
 
@@ -172,6 +173,9 @@ pub(crate) fn apply(kb: &mut Knowledge, layer: Layer, origins: &mut Origins) -> 
         }
         if let Some(toolchain) = defaults.toolchain {
             kb.default_toolchain = toolchain;
+        }
+        if let Some(device) = defaults.cuda_device {
+            kb.default_cuda_device = device;
         }
         stage_order = defaults.stage_order;
         origins.defaults = Some(Rc::new(file));

@@ -31,6 +31,9 @@ pub struct Knowledge {
     pub stages: Vec<Stage>,
     pub default_device: String,
     pub default_toolchain: String,
+    /// The device a stage measured on an NVIDIA GPU is checked for, when none is named
+    /// (`defaults.toml` `cuda_device`).
+    pub default_cuda_device: String,
 }
 
 /// A malformed knowledge entry: always names the file, the line and the field.

@@ -229,4 +229,41 @@ pub struct Stage {
     pub correctness_only: bool,
     /// A deterministic generator exists ("autotune", "fixes") or None for LLM-only stages.
     pub deterministic: Option<String>,
+    /// Original kernels may disappear, merged into others (fusion), as long as one kernel remains.
+    #[serde(default)]
+    pub allow_fusion: bool,
+}
+
+/// What a stage may edit (`Stage::scope`, validated against these spellings at load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditScope {
+    /// Kernel bodies, decorators, configs ("kernels").
+    Kernels,
+    /// Also launch code in the same file ("kernels+launch": fusion, persistent, algorithmic, autotune).
+    KernelsAndLaunch,
+}
+
+/// A stage's deterministic generator (`Stage::deterministic`, validated at load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generator {
+    /// The autotune stage's config search (`cover::tune`).
+    Autotune,
+    /// The deterministic quick fixes of the stage's rules, before any model.
+    Fixes,
+}
+
+impl Stage {
+    /// The typed `scope`; the loader has checked the spelling.
+    pub fn edit_scope(&self) -> EditScope {
+        if self.scope == "kernels+launch" { EditScope::KernelsAndLaunch } else { EditScope::Kernels }
+    }
+
+    /// The typed `deterministic`; the loader has checked the spelling.
+    pub fn generator(&self) -> Option<Generator> {
+        match self.deterministic.as_deref() {
+            Some("autotune") => Some(Generator::Autotune),
+            Some("fixes") => Some(Generator::Fixes),
+            _ => None,
+        }
+    }
 }

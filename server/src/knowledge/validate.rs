@@ -38,6 +38,11 @@ fn defaults(kb: &Knowledge, origins: &Origins) -> Result<(), KnowledgeError> {
         let (file, line) = origins.locate_default("device");
         return Err(KnowledgeError::new(file, line, "device", missing("device", &kb.default_device, kb.devices.iter().map(|d| &d.id))));
     }
+    if !kb.default_cuda_device.is_empty() && kb.device(&kb.default_cuda_device).is_none() {
+        let (file, line) = origins.locate_default("cuda_device");
+        let message = missing("device", &kb.default_cuda_device, kb.devices.iter().map(|d| &d.id));
+        return Err(KnowledgeError::new(file, line, "cuda_device", message));
+    }
     if kb.toolchain(&kb.default_toolchain).is_none() {
         let (file, line) = origins.locate_default("toolchain");
         let message = missing("toolchain", &kb.default_toolchain, kb.toolchains.iter().map(|t| &t.id));
