@@ -430,3 +430,44 @@ fn stage_fields_are_typed_and_fusion_is_a_field() {
     let kb = Knowledge::embedded().with_overlay(renamed.path()).expect("overlay");
     assert!(!kb.stage("fusion").expect("fusion").allow_fusion);
 }
+
+/// Autotune seed lists load through the knowledge loader: an overlay's list of the same name replaces
+/// the embedded one, a new name adds one, and the autotune space of that kind of kernel starts from it.
+#[test]
+fn autotune_seed_lists_are_overlaid_and_reach_the_space() {
+    use xeforge::cover::autotune::space::{self, ConfigValue, KernelKind, TuneConfig, TuneInput, TuneTarget};
+    let embedded = Knowledge::embedded();
+    let names: Vec<&str> = embedded.autotune_seeds.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["attention_fwd", "gemm", "gemm_epilogue", "softmax"]);
+    let mine = r#"{"kind": "gemm", "source": "my own sweep", "configs": [
+        {"kwargs": {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64}, "num_warps": 16, "num_stages": 3}]}"#;
+    let dir = overlay(&[("autotune/gemm.json", mine), ("autotune/gemm_epilogue.json", mine)]);
+    let kb = Knowledge::embedded().with_overlay(dir.path()).expect("overlay");
+    assert_eq!(kb.autotune_seeds.len(), 4);
+    assert_eq!(kb.autotune_seeds.iter().find(|l| l.name == "gemm").expect("gemm").configs.len(), 1);
+
+    let start = TuneConfig {
+        kwargs: vec![
+            ("BLOCK_M".into(), ConfigValue::Int(32)),
+            ("BLOCK_N".into(), ConfigValue::Int(32)),
+            ("BLOCK_K".into(), ConfigValue::Int(32)),
+        ],
+        num_warps: 4,
+        num_stages: 2,
+    };
+    let input = TuneInput {
+        kind: KernelKind::Gemm,
+        blocks: vec![("BLOCK_M".into(), 32), ("BLOCK_N".into(), 32), ("BLOCK_K".into(), 32)],
+        start,
+        dot_elem_bytes: 2,
+    };
+    let mut target = TuneTarget::xpu_default();
+    target.seeds = kb.autotune_seeds.clone();
+    let s = space::build(&input, &target, 64);
+    assert_eq!(s.len(), 2, "the start and the overlay's one config: {s:?}");
+    assert_eq!(s[1].label(), "BLOCK_M=64 BLOCK_N=128 BLOCK_K=64 w16 s3");
+
+    let bad = overlay(&[("autotune/mine.json", r#"{"kind": "conv", "source": "x", "configs": []}"#)]);
+    let err = Knowledge::embedded().with_overlay(bad.path()).expect_err("unknown kind");
+    assert_eq!(err.field, "kind", "{err}");
+}

@@ -1,7 +1,7 @@
 //! Reading knowledge files (embedded, or an overlay directory with the same layout) into typed
 //! entries. Every failure becomes a `KnowledgeError` naming the file, the line and the field.
 
-use super::{Device, Knowledge, KnowledgeError, RuleInfo, Stage, Toolchain};
+use super::{Device, Knowledge, KnowledgeError, RuleInfo, SeedList, Stage, Toolchain};
 use include_dir::{Dir, include_dir};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -79,6 +79,12 @@ impl Origins {
 pub(crate) struct Layer {
     pub defaults: Option<SourceFile>,
     pub entries: Vec<(Kind, SourceFile)>,
+    /// `autotune/*.json` seed lists (not `stage.json`, the stage's own knobs).
+    pub seeds: Vec<SourceFile>,
+}
+
+fn is_seed_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json") && path.file_stem().is_some_and(|s| s != "stage")
 }
 
 impl Layer {
@@ -105,6 +111,15 @@ impl Layer {
                         text: file.contents_utf8().unwrap_or_default().to_string(),
                     },
                 ));
+            }
+        }
+        if let Some(dir) = EMBEDDED.get_dir("autotune") {
+            let mut files: Vec<_> = dir.files().filter(|f| is_seed_file(f.path())).collect();
+            files.sort_by_key(|f| f.path());
+            for file in files {
+                let stem = file.path().file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                let path = format!("knowledge/{}", file.path().display());
+                layer.seeds.push(SourceFile { path, stem, text: file.contents_utf8().unwrap_or_default().to_string() });
             }
         }
         layer
@@ -140,6 +155,21 @@ impl Layer {
             paths.sort();
             for path in paths {
                 layer.entries.push((kind, read_file(&path)?));
+            }
+        }
+        let seeds = dir.join("autotune");
+        if seeds.is_dir() {
+            let entries = std::fs::read_dir(&seeds).map_err(|e| KnowledgeError::io(&seeds, &e.to_string()))?;
+            let mut paths = Vec::new();
+            for entry in entries {
+                let path = entry.map_err(|e| KnowledgeError::io(&seeds, &e.to_string()))?.path();
+                if path.is_file() && is_seed_file(&path) {
+                    paths.push(path);
+                }
+            }
+            paths.sort();
+            for path in paths {
+                layer.seeds.push(read_file(&path)?);
             }
         }
         Ok(layer)
@@ -200,6 +230,16 @@ pub(crate) fn apply(kb: &mut Knowledge, layer: Layer, origins: &mut Origins) -> 
             Kind::Stage => upsert(&mut kb.stages, kind, &file, |s: &Stage| &s.name)?,
         }
         origins.entries.insert((kind, file.stem.clone()), file);
+    }
+    for file in layer.seeds {
+        let mut list: SeedList = serde_json::from_str(&file.text)
+            .map_err(|e| KnowledgeError::new(file.path.clone(), e.line(), "configs", format!("not a seed list: {e}")))?;
+        list.name = file.stem.clone();
+        match kb.autotune_seeds.iter().position(|l| l.name == list.name) {
+            Some(i) => kb.autotune_seeds[i] = list,
+            None => kb.autotune_seeds.push(list),
+        }
+        kb.autotune_seeds.sort_by(|a, b| a.name.cmp(&b.name));
     }
     if let Some(order) = stage_order {
         for name in &order {

@@ -34,6 +34,8 @@ pub struct Knowledge {
     /// The device a stage measured on an NVIDIA GPU is checked for, when none is named
     /// (`defaults.toml` `cuda_device`).
     pub default_cuda_device: String,
+    /// Autotune seed lists (`autotune/*.json` but `stage.json`), sorted by name.
+    pub autotune_seeds: Vec<SeedList>,
 }
 
 /// A malformed knowledge entry: always names the file, the line and the field.

@@ -267,3 +267,25 @@ impl Stage {
         }
     }
 }
+
+/// A list of expert autotune configs for one kind of kernel (`knowledge/autotune/<name>.json`): the
+/// autotune stage's space for that kind on Intel GPUs starts from it, in its order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeedList {
+    /// The file stem ("gemm"); an overlay's file of the same name replaces the list.
+    #[serde(skip)]
+    pub name: String,
+    /// "gemm", "gemm-epilogue" (both seed GEMMs), "attention" or "rowwise".
+    pub kind: String,
+    /// Where the configs come from (a repository, commit and file).
+    pub source: String,
+    pub configs: Vec<SeedConfig>,
+}
+
+/// One seed config: kwargs by the seed's own names (mapped onto a kernel's tile names by axis).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeedConfig {
+    pub kwargs: serde_json::Map<String, serde_json::Value>,
+    pub num_warps: u32,
+    pub num_stages: u32,
+}

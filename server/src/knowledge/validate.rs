@@ -16,6 +16,23 @@ pub(crate) fn validate(kb: &Knowledge, origins: &Origins) -> Result<(), Knowledg
     toolchains(kb, origins)?;
     rules(kb, origins)?;
     stages(kb, origins)?;
+    seeds(kb)?;
+    Ok(())
+}
+
+/// The kinds of kernel a seed list can seed (`cover::autotune::space`).
+pub(crate) const SEED_KINDS: [&str; 4] = ["gemm", "gemm-epilogue", "attention", "rowwise"];
+
+fn seeds(kb: &Knowledge) -> Result<(), KnowledgeError> {
+    for l in &kb.autotune_seeds {
+        let file = format!("autotune/{}.json", l.name);
+        if !SEED_KINDS.contains(&l.kind.as_str()) {
+            return Err(KnowledgeError::new(file, 0, "kind", format!("`{}` is not one of {SEED_KINDS:?}", l.kind)));
+        }
+        if l.configs.is_empty() {
+            return Err(KnowledgeError::new(file, 0, "configs", "a seed list needs at least one config"));
+        }
+    }
     Ok(())
 }
 

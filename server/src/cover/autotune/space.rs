@@ -3,7 +3,7 @@
 //! by the limits the XF rules check (num_warps power of two, work-group size, large-GRF warp limit,
 //! shared memory estimate, `tl.dot` minimum tile).
 
-use serde::Deserialize;
+use crate::knowledge::SeedConfig;
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +107,8 @@ pub struct TuneTarget {
     pub sub_group_sizes: Vec<u32>,
     pub shared_bytes: u64,
     pub has_dpas: bool,
+    /// Expert seed lists (the knowledge base's `autotune/*.json`, overlays included).
+    pub seeds: Vec<crate::knowledge::SeedList>,
 }
 
 impl TuneTarget {
@@ -124,6 +126,7 @@ impl TuneTarget {
             // Hopper's opt-in shared memory per block (227 KiB).
             shared_bytes: 232_448,
             has_dpas: true,
+            seeds: crate::knowledge::Knowledge::embedded().autotune_seeds.clone(),
         }
     }
 
@@ -141,6 +144,7 @@ impl TuneTarget {
             sub_group_sizes: vec![16, 32],
             shared_bytes: 128 * 1024,
             has_dpas: true,
+            seeds: crate::knowledge::Knowledge::embedded().autotune_seeds.clone(),
         }
     }
 
@@ -166,6 +170,7 @@ impl TuneTarget {
             sub_group_sizes: t.device.sub_group_sizes.get().cloned().unwrap_or(d.sub_group_sizes),
             shared_bytes: t.device.slm_bytes.get().copied().unwrap_or(d.shared_bytes),
             has_dpas: t.device.has_dpas.get().copied().unwrap_or(true),
+            seeds: d.seeds,
         }
     }
 }
@@ -193,26 +198,9 @@ pub struct TuneInput {
     pub dot_elem_bytes: u64,
 }
 
-#[derive(Deserialize)]
-struct SeedFile {
-    configs: Vec<SeedConfig>,
-}
-
-#[derive(Deserialize)]
-struct SeedConfig {
-    kwargs: serde_json::Map<String, serde_json::Value>,
-    num_warps: u32,
-    num_stages: u32,
-}
-
-const SEEDS_GEMM: &str = include_str!("../../../../knowledge/autotune/gemm.json");
-const SEEDS_GEMM_EPILOGUE: &str = include_str!("../../../../knowledge/autotune/gemm_epilogue.json");
-const SEEDS_ATTENTION: &str = include_str!("../../../../knowledge/autotune/attention_fwd.json");
-const SEEDS_SOFTMAX: &str = include_str!("../../../../knowledge/autotune/softmax.json");
-
-fn seeds(json: &str) -> Vec<SeedConfig> {
-    // The files are embedded and covered by a unit test; a broken one yields no seeds, not a panic.
-    serde_json::from_str::<SeedFile>(json).map(|f| f.configs).unwrap_or_default()
+/// The seed lists of `kind` ("gemm", ...) in the target's knowledge, in list order.
+fn seeds<'a>(target: &'a TuneTarget, kinds: &'a [&str]) -> impl Iterator<Item = &'a SeedConfig> {
+    target.seeds.iter().filter(move |l| kinds.contains(&l.kind.as_str())).flat_map(|l| l.configs.iter())
 }
 
 /// Which of the kernel's names plays the seed's role: BLOCK_SIZE_M ~ BLOCK_M ~ BM by axis letter.
@@ -276,12 +264,10 @@ pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConf
     let mut out = vec![input.start.clone()];
     let candidates: Vec<TuneConfig> = match (input.kind, target.backend) {
         (KernelKind::Gemm, TuneBackend::Xpu) => {
-            let mut v: Vec<TuneConfig> = seeds(SEEDS_GEMM).iter().filter_map(|s| map_seed(s, input, target)).collect();
-            v.extend(seeds(SEEDS_GEMM_EPILOGUE).iter().filter_map(|s| map_seed(s, input, target)));
-            v
+            seeds(target, &["gemm", "gemm-epilogue"]).filter_map(|s| map_seed(s, input, target)).collect()
         }
-        (KernelKind::Attention, TuneBackend::Xpu) => seeds(SEEDS_ATTENTION).iter().filter_map(|s| map_seed(s, input, target)).collect(),
-        (KernelKind::RowWise, TuneBackend::Xpu) => seeds(SEEDS_SOFTMAX).iter().filter_map(|s| map_seed(s, input, target)).collect(),
+        (KernelKind::Attention, TuneBackend::Xpu) => seeds(target, &["attention"]).filter_map(|s| map_seed(s, input, target)).collect(),
+        (KernelKind::RowWise, TuneBackend::Xpu) => seeds(target, &["rowwise"]).filter_map(|s| map_seed(s, input, target)).collect(),
         (KernelKind::Gemm, TuneBackend::Cuda) => {
             // Upstream Triton's tutorial-03 CUDA list (BM, BN, BK, GROUP, stages, warps) plus two fp16 tiles.
             const L: &[(i64, i64, i64, i64, u32, u32)] = &[
@@ -495,9 +481,10 @@ mod tests {
     }
 
     #[test]
-    fn embedded_seed_files_parse() {
-        for f in [SEEDS_GEMM, SEEDS_GEMM_EPILOGUE, SEEDS_ATTENTION, SEEDS_SOFTMAX] {
-            assert!(!seeds(f).is_empty());
+    fn every_seeded_kind_has_an_embedded_list() {
+        let t = TuneTarget::xpu_default();
+        for kind in ["gemm", "gemm-epilogue", "attention", "rowwise"] {
+            assert!(seeds(&t, &[kind]).next().is_some(), "{kind}");
         }
     }
 
