@@ -156,10 +156,14 @@ impl Outline {
         let tree = crate::syntax::parse(text);
         let root = tree.root_node();
         let mut o = Outline { syntax_errors: crate::syntax::error_ranges(&tree), ..Default::default() };
+        // Which functions are kernels is the model's decision (imports resolved, `@cute.jit` and
+        // `@gluon.jit` not Triton's), so the guard, the stages and the linter agree.
+        let kernel_defs: HashSet<usize> = crate::model::build(text, &tree).kernels.iter().map(|k| k.def_range.start).collect();
         for stmt in named_children(root) {
-            o.top_level(text, stmt);
+            o.top_level(text, stmt, &kernel_defs);
         }
         let mut facts = Facts::collect(text, root);
+        facts.kernel_defs = kernel_defs;
         walk(root, &mut |n| o.visit(text, n, &mut facts));
         o
     }
@@ -180,7 +184,7 @@ impl Outline {
         self.classes.iter().find(|c| c.name == name)
     }
 
-    fn top_level(&mut self, text: &str, stmt: Node) {
+    fn top_level(&mut self, text: &str, stmt: Node, kernel_defs: &HashSet<usize>) {
         match stmt.kind() {
             "import_statement" | "import_from_statement" | "future_import_statement" => {
                 self.imports.push(Import { text: squash(node_text(text, stmt)), roots: import_roots(text, stmt), range: range(stmt) })
@@ -189,9 +193,9 @@ impl Outline {
                 let (decorators, def) = split_decorated(stmt);
                 let Some(def) = def else { return };
                 if def.kind() == "function_definition" {
-                    self.functions.push(function(text, stmt, def, &decorators));
+                    self.functions.push(function(text, stmt, def, &decorators, kernel_defs));
                 } else if def.kind() == "class_definition" {
-                    self.classes.push(class(text, stmt, def));
+                    self.classes.push(class(text, stmt, def, kernel_defs));
                 }
             }
             _ => self.others.push((squash(node_text(text, stmt)), range(stmt))),
@@ -700,6 +704,8 @@ fn is_compute_op(name: &str) -> bool {
 /// What the suspect rules need to know about the whole file before they look at one node.
 #[derive(Default)]
 struct Facts {
+    /// Start bytes of the definitions the model takes as kernels.
+    kernel_defs: HashSet<usize>,
     /// Local name → the module path an import binds it to (`F` → `torch.nn.functional`,
     /// `testing` → `triton.testing`, `fork` → `os.fork`).
     bindings: HashMap<String, String>,
@@ -847,7 +853,8 @@ impl Facts {
         let mut p = n.parent();
         while let Some(def) = p {
             if def.kind() == "function_definition" {
-                self.fns.entry(def.id()).or_insert_with(|| FnFacts::of(text, def));
+                let kernels = &self.kernel_defs;
+                self.fns.entry(def.id()).or_insert_with(|| FnFacts::of(text, def, kernels));
                 return Some(def.id());
             }
             p = def.parent();
@@ -913,10 +920,10 @@ struct FnFacts {
 }
 
 impl FnFacts {
-    fn of(text: &str, def: Node) -> FnFacts {
+    fn of(text: &str, def: Node, kernel_defs: &HashSet<usize>) -> FnFacts {
         let name = def.field("name").map(|n| node_text(text, n)).unwrap_or("");
         let mut ff = FnFacts {
-            kernel: is_kernel_def(text, def),
+            kernel: kernel_defs.contains(&def.start_byte()),
             init: matches!(name, "__init__" | "__new__" | "__post_init__"),
             ..Default::default()
         };
@@ -1002,15 +1009,6 @@ fn assigned<'t>(text: &str, def: Node<'t>) -> (HashSet<String>, HashSet<String>,
         locals.remove(d);
     }
     (locals, declared, pairs)
-}
-
-/// `@triton.jit` / `@jit` / `@x.jit(...)` on this definition.
-fn is_kernel_def(text: &str, def: Node) -> bool {
-    let Some(outer) = def.parent().filter(|p| p.kind() == "decorated_definition") else { return false };
-    named_children(outer).filter(|d| d.kind() == "decorator").any(|d| {
-        let head = decorator_head(text, d);
-        head == "triton.jit" || head == "jit" || head.ends_with(".jit")
-    })
 }
 
 fn decorator_head(text: &str, d: Node) -> String {
@@ -1277,15 +1275,12 @@ fn split_decorated(stmt: Node) -> (Vec<Node>, Option<Node>) {
     (decorators, stmt.child_by_field_name("definition"))
 }
 
-fn function(text: &str, outer: Node, def: Node, decorators: &[Node]) -> Function {
+fn function(text: &str, outer: Node, def: Node, decorators: &[Node], kernel_defs: &HashSet<usize>) -> Function {
     let name = def.child_by_field_name("name").map(|n| node_text(text, n).to_string()).unwrap_or_default();
-    let mut is_kernel = false;
+    let is_kernel = kernel_defs.contains(&def.start_byte());
     let mut autotune = None;
     for (i, d) in decorators.iter().enumerate() {
         let head = decorator_head(text, *d);
-        if head == "triton.jit" || head == "jit" || head.ends_with(".jit") {
-            is_kernel = true;
-        }
         if head == "triton.autotune" || head == "autotune" || head.ends_with(".autotune") {
             autotune = Some(i);
         }
@@ -1323,7 +1318,7 @@ fn params(text: &str, list: Node) -> Vec<Param> {
         .collect()
 }
 
-fn class(text: &str, outer: Node, def: Node) -> Class {
+fn class(text: &str, outer: Node, def: Node, kernel_defs: &HashSet<usize>) -> Class {
     let name = def.child_by_field_name("name").map(|n| node_text(text, n).to_string()).unwrap_or_default();
     let header_end = def.child_by_field_name("body").map(|b| b.start_byte()).unwrap_or(def.end_byte());
     let header = squash(text.get(def.start_byte()..header_end).unwrap_or(""));
@@ -1332,7 +1327,7 @@ fn class(text: &str, outer: Node, def: Node) -> Class {
         for stmt in named_children(body) {
             let (decorators, inner) = split_decorated(stmt);
             if let Some(f) = inner.filter(|n| n.kind() == "function_definition") {
-                methods.push(function(text, stmt, f, &decorators));
+                methods.push(function(text, stmt, f, &decorators, kernel_defs));
             }
         }
     }
@@ -1392,6 +1387,21 @@ pub fn slice(text: &str, r: TextRange) -> &str {
 
 #[cfg(test)]
 mod tests {
+    /// The outline's kernels are the model's: Triton's jit under any import spelling, never another
+    /// DSL's `jit`.
+    #[test]
+    fn kernels_are_the_models_kernels() {
+        let text = "import triton\nfrom triton import jit as tjit\nimport cutlass.cute as cute\nfrom triton.experimental import gluon\nimport torch\n\n\
+@triton.jit\ndef a(x):\n    pass\n\n@tjit\ndef b(x):\n    pass\n\n@cute.jit\ndef c(x):\n    pass\n\n@gluon.jit\ndef d(x):\n    pass\n\n\
+@torch.jit.script\ndef e(x):\n    return x\n";
+        let o = Outline::build(text);
+        let names: Vec<&str> = o.kernels().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        let tree = crate::syntax::parse(text);
+        let model: Vec<String> = crate::model::build(text, &tree).kernels.iter().map(|k| k.name.clone()).collect();
+        assert_eq!(model, ["a", "b"]);
+    }
+
     #[test]
     fn probing_the_harness_recorders_is_introspection() {
         for src in [
