@@ -9,18 +9,15 @@
 
 pub mod convert;
 pub mod documents;
+pub mod edit;
 pub mod encoding;
 pub mod engine;
 pub mod handlers;
 pub mod heap;
 mod ingress;
-pub mod run_stage;
 pub mod server;
 pub mod session;
 pub mod stage;
-pub mod stage_ask;
-pub mod stage_rebase;
-pub mod stage_result;
 pub mod transport;
 pub mod wire;
 pub mod worker;
@@ -60,7 +57,7 @@ where
         .custom_method("xeforge/debugDocument", Backend::debug_document)
         .custom_method("xeforge/stages", Backend::stages)
         .custom_method("window/workDoneProgress/cancel", |b: &Backend, p| {
-            run_stage::cancel(&b.session, p);
+            stage::run::cancel(&b.session, p);
             std::future::ready(())
         })
         .finish();

@@ -16,7 +16,7 @@ use super::encoding::Encoding;
 use super::handlers::{self, code_actions, code_lens, configuration, diagnostics, hover, inlay_hints};
 use super::session::{Caps, Session, uri_path};
 use super::stage::RUN_STAGE_COMMAND;
-use super::stage_result::{APPLY_RESULT_COMMAND, DISCARD_RESULT_COMMAND};
+use super::stage::result::{APPLY_RESULT_COMMAND, DISCARD_RESULT_COMMAND};
 
 pub const SELECT_DEVICE_COMMAND: &str = "xeforge.selectDevice";
 
@@ -261,16 +261,16 @@ impl LanguageServer for Backend {
         let settings = self.session.settings_for(entry.as_ref().and_then(|e| e.path.as_deref()));
         let provider = self.session.stage_provider();
         let mut lenses = code_lens::code_lenses(&c, &uri, &settings, provider.as_deref());
-        lenses.extend(super::stage_result::lenses(&self.session, &c, &uri));
+        lenses.extend(super::stage::result::lenses(&self.session, &c, &uri));
         Ok(Some(lenses))
     }
 
     async fn execute_command(&self, p: ExecuteCommandParams) -> Result<Option<Value>> {
         match p.command.as_str() {
             SELECT_DEVICE_COMMAND => configuration::select_device(&self.session, &p.arguments),
-            RUN_STAGE_COMMAND => super::run_stage::start(&self.session, &p.arguments),
-            APPLY_RESULT_COMMAND => super::stage_result::command_apply(&self.session, &p.arguments).await,
-            DISCARD_RESULT_COMMAND => super::stage_result::command_discard(&self.session, &p.arguments),
+            RUN_STAGE_COMMAND => super::stage::run::start(&self.session, &p.arguments),
+            APPLY_RESULT_COMMAND => super::stage::result::command_apply(&self.session, &p.arguments).await,
+            DISCARD_RESULT_COMMAND => super::stage::result::command_discard(&self.session, &p.arguments),
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
     }

@@ -120,7 +120,7 @@ pub struct Session {
     /// Running stage jobs by progress token, for `window/workDoneProgress/cancel`.
     pub jobs: Mutex<HashMap<String, tokio_util::sync::CancellationToken>>,
     /// Verified stage results not applied yet (the document changed under them).
-    pub stage_results: super::stage_result::PendingResults,
+    pub stage_results: super::stage::result::PendingResults,
 }
 
 impl Session {

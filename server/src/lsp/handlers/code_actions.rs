@@ -8,9 +8,9 @@ use tower_lsp::lsp_types::{CodeAction, CodeActionKind, CodeActionOrCommand, Comm
 use super::super::encoding::{range_from_lsp, range_to_lsp};
 use super::super::engine::Computed;
 use super::super::stage::{RUN_STAGE_COMMAND, StageActionProvider, StageCommand, StageContext};
-use super::{minimal_replacement, versioned_edit};
 use crate::config::Settings;
 use crate::lint::{Applicability, Diagnostic};
+use crate::lsp::edit::{minimal_replacement, versioned_edit};
 use crate::text::TextRange;
 
 pub const FIX_ALL_KIND: &str = "source.fixAll.xeforge";

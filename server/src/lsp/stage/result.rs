@@ -23,13 +23,13 @@ use tower_lsp::lsp_types::{
     ApplyWorkspaceEditParams, CodeLens, Command, MessageActionItem, MessageType, ShowMessageRequestParams, TextEdit, Url,
 };
 
-use super::encoding::range_to_lsp;
-use super::engine::Computed;
-use super::handlers::versioned_edit;
-use super::session::{Session, lock};
-use super::stage::StageResult;
-use super::stage_rebase::{self, Conflict, Replace};
-use super::transport::client_request;
+use crate::lsp::edit::versioned_edit;
+use crate::lsp::encoding::range_to_lsp;
+use crate::lsp::engine::Computed;
+use crate::lsp::session::{Session, lock};
+use crate::lsp::stage::StageResult;
+use crate::lsp::stage::rebase::{self, Conflict, Replace};
+use crate::lsp::transport::client_request;
 use crate::text::TextRange;
 
 pub const APPLY_RESULT_COMMAND: &str = "xeforge.applyStageResult";
@@ -98,7 +98,7 @@ pub struct Finished {
 /// Deliver a finished run; returns the line for the progress end and the log.
 pub async fn deliver(s: &Arc<Session>, f: Finished) -> String {
     let summary = f.result.summary.clone();
-    let hunks = stage_rebase::hunks(&f.old, &f.new);
+    let hunks = rebase::hunks(&f.old, &f.new);
     if hunks.is_empty() {
         return format!("{summary} — no change");
     }
@@ -107,7 +107,7 @@ pub async fn deliver(s: &Arc<Session>, f: Finished) -> String {
         let Some((current, version, rope)) = snapshot(s, &f.uri) else {
             return with_record(&format!("{summary} — not applied: the document was closed"), f.result.record.as_ref());
         };
-        let edits = match stage_rebase::rebase(&f.old, &current, f.result.kernel_range, &hunks) {
+        let edits = match rebase::rebase(&f.old, &current, f.result.kernel_range, &hunks) {
             Ok(e) => e,
             Err(why) => return offer(s, &f, why),
         };
@@ -203,9 +203,9 @@ fn offer(s: &Arc<Session>, f: &Finished, why: Conflict) -> String {
 /// the user's current one ("apply anyway"); hunks outside the kernel must still be intact.
 pub async fn apply_pending(s: &Arc<Session>, id: u64) -> std::result::Result<String, String> {
     let p = s.stage_results.get(id).ok_or_else(|| format!("no kept stage result {id} (already applied or discarded)"))?;
-    let hunks = stage_rebase::hunks(&p.old, &p.new);
+    let hunks = rebase::hunks(&p.old, &p.new);
     let (current, version, rope) = snapshot(s, &p.uri).ok_or_else(|| format!("{} is not open", p.uri))?;
-    let edits = match stage_rebase::rebase(&p.old, &current, p.kernel_before, &hunks) {
+    let edits = match rebase::rebase(&p.old, &current, p.kernel_before, &hunks) {
         Ok(e) => e,
         Err(_) => {
             let (Some(before), Some(after)) = (p.kernel_before, p.kernel_after) else {
@@ -213,7 +213,7 @@ pub async fn apply_pending(s: &Arc<Session>, id: u64) -> std::result::Result<Str
             };
             let now = crate::cover::outline::Outline::build(&current);
             let k = now.kernel(&p.kernel).ok_or_else(|| format!("{}: {}", p.kernel, Conflict::KernelGone))?;
-            stage_rebase::force(&p.old, &p.new, &current, before, after, k.range, &hunks)
+            rebase::force(&p.old, &p.new, &current, before, after, k.range, &hunks)
                 .map_err(|e| format!("{} result not applied: {e}; re-run the stage", p.stage))?
         }
     };

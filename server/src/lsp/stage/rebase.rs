@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use similar::{DiffTag, TextDiff};
 
-use super::handlers::minimal_replacement;
+use crate::lsp::edit::minimal_replacement;
 use crate::text::TextRange;
 
 /// One replacement, in the coordinates of the text it applies to.

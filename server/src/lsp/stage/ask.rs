@@ -14,10 +14,10 @@ use tokio_util::sync::CancellationToken;
 use tower_lsp::lsp_types::request::{ApplyWorkspaceEdit, Request};
 use tower_lsp::lsp_types::{ApplyWorkspaceEditParams, Position, Range, TextEdit, Url};
 
-use super::handlers::versioned_edit;
-use super::session::{Session, lock};
-use super::stage::StageQuestion;
-use super::transport::client_request;
+use crate::lsp::edit::versioned_edit;
+use crate::lsp::session::{Session, lock};
+use crate::lsp::stage::StageQuestion;
+use crate::lsp::transport::client_request;
 
 pub enum AskProblem {}
 

@@ -16,11 +16,11 @@ use tower_lsp::lsp_types::{
     WorkDoneProgressCancelParams, WorkDoneProgressCreateParams, WorkDoneProgressEnd, WorkDoneProgressReport,
 };
 
-use super::session::{Session, lock};
-use super::stage::{StageCommand, StageFailure, StageRun};
-use super::stage_ask;
-use super::stage_result::{Finished, deliver};
-use super::transport::{client_request, spawn_notification};
+use crate::lsp::session::{Session, lock};
+use crate::lsp::stage::ask;
+use crate::lsp::stage::result::{Finished, deliver};
+use crate::lsp::stage::{StageCommand, StageFailure, StageRun};
+use crate::lsp::transport::{client_request, spawn_notification};
 
 /// Start a run; answers `null` at once (the edit arrives later through applyEdit).
 pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
@@ -94,7 +94,7 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
                 // write the answer where the command line reads it, and go on with the new text.
                 Err(StageFailure::NeedsInput { message, question }) if asked < 2 && !cancel.is_cancelled() => {
                     asked += 1;
-                    match stage_ask::ask_and_write(&s, &uri, &text, &message, &question, &cancel).await {
+                    match ask::ask_and_write(&s, &uri, &text, &message, &question, &cancel).await {
                         Ok(new) => {
                             text = new;
                             run.text = text.clone();

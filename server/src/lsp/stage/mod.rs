@@ -5,6 +5,11 @@
 //! The server owns the protocol side (progress tokens, cancellation, the version re-check before the
 //! edit); a provider only lists actions and runs one stage on a text.
 
+pub mod ask;
+pub mod rebase;
+pub mod result;
+pub mod run;
+
 use std::future::Future;
 use std::pin::Pin;
 
