@@ -111,7 +111,8 @@ def rss_kb(pid):
         return None
 
 
-def start(cmd, text, uri):
+def started(cmd):
+    """A server past `initialize`: push diagnostics with versions, UTF-16 positions."""
     s = Server(cmd)
     s.request(
         "initialize",
@@ -125,6 +126,11 @@ def start(cmd, text, uri):
         },
     )
     s.notify("initialized", {})
+    return s
+
+
+def start(cmd, text, uri):
+    s = started(cmd)
     s.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 0, "text": text}})
     s.wait_diags(uri, 0)
     return s

@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_latency import KERNEL, Server, make_file, rss_kb, start  # noqa: E402
+from bench_latency import KERNEL, make_file, rss_kb, start, started  # noqa: E402
 
 
 def module(i: int) -> str:
@@ -25,19 +25,7 @@ def module(i: int) -> str:
 
 
 def soak(binary: str, seconds: float, docs: int, edits: int, sample: float) -> dict:
-    s = Server([binary, "lsp"])
-    s.request(
-        "initialize",
-        {
-            "processId": os.getpid(),
-            "rootUri": None,
-            "capabilities": {
-                "general": {"positionEncodings": ["utf-16"]},
-                "textDocument": {"publishDiagnostics": {"versionSupport": True}},
-            },
-        },
-    )
-    s.notify("initialized", {})
+    s = started([binary, "lsp"])
     t0 = time.monotonic()
     samples: list[tuple[float, int]] = []
     next_sample = 0.0

@@ -75,17 +75,22 @@ def _config(cfg) -> dict | None:
     return config
 
 
+def _autotuners(module: ModuleType, table: str):
+    """(kernel name, dict) for each `triton.autotune` of the module that has the dict attribute `table`."""
+    for value in list(vars(module).values()):
+        d = getattr(value, table, None)
+        if not isinstance(d, dict) or not hasattr(value, "configs"):
+            continue
+        fn = getattr(value, "fn", None)
+        yield getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "?"), d
+
+
 def timings(module: ModuleType) -> list[dict]:
     """Each `triton.autotune`'s last search: every config with its median time in ms (the autotuner's
     `configs_timings`; a config that failed to compile or ran out of resources is reported as inf,
     left out here). Measured in the candidate's own process: good for ordering a search, never a result."""
     out = []
-    for value in list(vars(module).values()):
-        table = getattr(value, "configs_timings", None)
-        if not isinstance(table, dict) or not hasattr(value, "configs"):
-            continue
-        fn = getattr(value, "fn", None)
-        name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "?")
+    for name, table in _autotuners(module, "configs_timings"):
         for cfg, t in list(table.items()):
             config = _config(cfg)
             ms = t[0] if isinstance(t, (list, tuple)) and t else t
@@ -98,12 +103,7 @@ def timings(module: ModuleType) -> list[dict]:
 def picks(module: ModuleType) -> list[dict]:
     """What each `triton.autotune` of the module chose, per key it was called with (its `cache`)."""
     out = []
-    for value in list(vars(module).values()):
-        cache = getattr(value, "cache", None)
-        if not isinstance(cache, dict) or not hasattr(value, "configs"):
-            continue
-        fn = getattr(value, "fn", None)
-        name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "?")
+    for name, cache in _autotuners(module, "cache"):
         for key, cfg in list(cache.items()):
             config = _config(cfg)
             if config is None:
