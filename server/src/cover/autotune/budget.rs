@@ -11,6 +11,22 @@ const STAGE: &str = include_str!("../../../../knowledge/autotune/stage.json");
 pub struct Knobs {
     pub budget: Budget,
     pub elementwise: Elementwise,
+    #[serde(default)]
+    pub tiles: Tiles,
+}
+
+/// Kernels without `tl.dot` that tune several tile names (transposes, 2-D reductions): a config whose
+/// tile gives a thread fewer than `min` or more than `max` elements is not worth compiling.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Tiles {
+    pub min_elems_per_thread: f64,
+    pub max_elems_per_thread: f64,
+}
+
+impl Default for Tiles {
+    fn default() -> Self {
+        Tiles { min_elems_per_thread: 1.0, max_elems_per_thread: 256.0 }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -65,6 +81,7 @@ impl Knobs {
                 screen_factor: 2.0,
             },
             elementwise: Elementwise { min_elems_per_thread: 1.0, max_elems_per_thread: 16.0, preferred_bytes_per_thread: 16.0 },
+            tiles: Tiles::default(),
         })
     }
 
@@ -85,6 +102,23 @@ pub fn plan(k: &Knobs, budget_s: f64, spent_s: f64, eval_s: f64, screening: usiz
 /// Whether [`prune`] applies: an element-wise kernel (one tile name, no `tl.dot`).
 pub fn prunes(input: &TuneInput) -> bool {
     input.kind == KernelKind::Other && input.blocks.len() == 1
+}
+
+/// Kernels without `tl.dot` with several tile names: drop configs (never the start) whose tiles, all
+/// together, give a thread fewer or more elements than `tiles` allows. The product of the tuned names
+/// is a lower bound of the elements a thread holds (other dims of the tile are literals), so nothing
+/// that could fit is dropped.
+pub fn prune_tiles(configs: &mut Vec<TuneConfig>, input: &TuneInput, k: &Knobs, warp: u32) {
+    if input.kind != KernelKind::Other || input.blocks.len() < 2 || configs.is_empty() {
+        return;
+    }
+    let per_thread = |c: &TuneConfig| -> Option<f64> {
+        let tile: i64 = input.blocks.iter().map(|(n, _)| c.get(n).and_then(|v| v.as_int())).product::<Option<i64>>()?;
+        Some(tile as f64 / (c.num_warps * warp).max(1) as f64)
+    };
+    let start = configs[0].clone();
+    let t = &k.tiles;
+    configs.retain(|c| *c == start || per_thread(c).is_none_or(|p| p >= t.min_elems_per_thread && p <= t.max_elems_per_thread));
 }
 
 /// Element-wise kernels (one tile name, no `tl.dot`): drop configs whose tile gives a thread fewer than
@@ -135,5 +169,31 @@ mod tests {
         prune(&mut v, &input, &Knobs::embedded(), 4.0, 32);
         // 32 over 256 threads (< 1 each) and 4096 over 32 (128 each) go; 4 fp32 per thread first.
         assert_eq!(v, vec![cfg(128, 4), cfg(512, 4), cfg(1024, 4)]);
+    }
+
+    /// A transpose's corners: 512×512 with one warp (8192 elements a thread, a slow compile and a 4×
+    /// slower kernel on the H200) and 16×16 with 16 warps (half an element a thread) go; the start
+    /// stays whatever it holds.
+    #[test]
+    fn tiled_kernels_without_dot_drop_configs_no_register_file_holds() {
+        let cfg = |m: i64, n: i64, w: u32| TuneConfig {
+            kwargs: vec![("BLOCK_M".into(), ConfigValue::Int(m)), ("BLOCK_N".into(), ConfigValue::Int(n))],
+            num_warps: w,
+            num_stages: 3,
+        };
+        let input = TuneInput {
+            kind: KernelKind::Other,
+            blocks: vec![("BLOCK_M".into(), 32), ("BLOCK_N".into(), 32)],
+            start: cfg(32, 32, 4),
+            dot_elem_bytes: 2,
+        };
+        let mut v = vec![cfg(32, 32, 4), cfg(512, 512, 1), cfg(128, 128, 8), cfg(16, 16, 16), cfg(32, 512, 2)];
+        prune_tiles(&mut v, &input, &Knobs::embedded(), 32);
+        assert_eq!(v, vec![cfg(32, 32, 4), cfg(128, 128, 8), cfg(32, 512, 2)]);
+        // One tile name, or a GEMM: not this rule's business.
+        let gemm = TuneInput { kind: KernelKind::Gemm, ..input.clone() };
+        let mut w = vec![cfg(32, 32, 4), cfg(512, 512, 1)];
+        prune_tiles(&mut w, &gemm, &Knobs::embedded(), 32);
+        assert_eq!(w.len(), 2);
     }
 }

@@ -7,6 +7,13 @@ use super::{AutotuneError, Plan, budget};
 /// The pruned space in the order the stage measures it; the start config first.
 pub fn space_for(plan: &Plan, tt: &TuneTarget, max: usize, text: &str) -> Vec<TuneConfig> {
     let knobs = budget::Knobs::embedded();
+    let warp = if tt.backend == space::TuneBackend::Cuda { 32 } else { 16 };
+    if plan.input.kind == space::KernelKind::Other && plan.input.blocks.len() > 1 {
+        let mut configs = space::build(&plan.input, tt, usize::MAX);
+        budget::prune_tiles(&mut configs, &plan.input, &knobs, warp);
+        configs.truncate(max.max(2));
+        return configs;
+    }
     // The per-thread rule holds for a 1-D tile: one `tl.arange` in the file.
     if !budget::prunes(&plan.input) || text.matches("tl.arange(").count() != 1 {
         return space::build(&plan.input, tt, max.max(2)); // thinned evenly over the whole space
@@ -14,7 +21,7 @@ pub fn space_for(plan: &Plan, tt: &TuneTarget, max: usize, text: &str) -> Vec<Tu
     // Pruning first, then the cut: the limit counts configs worth measuring, best-placed first.
     let mut configs = space::build(&plan.input, tt, usize::MAX);
     let elem_bytes = if text.contains("float16") || text.contains("bfloat16") { 2.0 } else { 4.0 };
-    budget::prune(&mut configs, &plan.input, &knobs, elem_bytes, if tt.backend == space::TuneBackend::Cuda { 32 } else { 16 });
+    budget::prune(&mut configs, &plan.input, &knobs, elem_bytes, warp);
     configs.truncate(max.max(2));
     configs
 }
