@@ -1,6 +1,7 @@
 -- Buffer-local commands: :XeForgeDevice, :XeForgeStage, :XeForgeRestart.
--- Device and stage lists come from the server (request `xeforge/devices`, the kernel code
--- lenses carrying `xeforge.runStage`), so the commands offer exactly what the server can do.
+-- Device and stage lists come from the server (requests `xeforge/devices` and `xeforge/stages`,
+-- whose stages carry their ready `xeforge.runStage` command), so the commands offer exactly what
+-- the server can do.
 local M = {}
 
 local RUN_STAGE = 'xeforge.runStage'
@@ -108,18 +109,24 @@ function M.device(bufnr, arg)
   end, bufnr)
 end
 
---- Stage lenses of the buffer, the kernel at or above the cursor first.
----@param lenses lsp.CodeLens[]
+--- Stage choices from the server's `xeforge/stages`: the kernel at or above the cursor first, within
+--- a kernel the stages its analysis recommends first, then in the server's order.
+---@param result { kernels: { name: string, line: integer, stages: { name: string, title: string, recommended: boolean, command: lsp.Command }[] }[] }?
 ---@param cursor_line integer 0-based
 ---@param stage? string only this stage
-function M.stage_choices(lenses, cursor_line, stage)
+function M.stage_choices(result, cursor_line, stage)
   local out = {}
-  for _, lens in ipairs(lenses or {}) do
-    local cmd = lens.command
-    if cmd and cmd.command == RUN_STAGE then
-      local arg = (cmd.arguments or {})[1] or {}
-      if not stage or stage == '' or arg.stage == stage then
-        table.insert(out, { line = lens.range.start.line, command = cmd, kernel = arg.kernel, stage = arg.stage })
+  for _, k in ipairs((result or {}).kernels or {}) do
+    for _, s in ipairs(k.stages or {}) do
+      if s.command and (not stage or stage == '' or s.name == stage) then
+        table.insert(out, {
+          line = k.line,
+          command = s.command,
+          kernel = k.name,
+          stage = s.name,
+          recommended = s.recommended == true,
+          order = #out,
+        })
       end
     end
   end
@@ -127,7 +134,13 @@ function M.stage_choices(lenses, cursor_line, stage)
     return c.line <= cursor_line and (cursor_line - c.line) or (1e9 + c.line)
   end
   table.sort(out, function(a, b)
-    return rank(a) < rank(b)
+    if rank(a) ~= rank(b) then
+      return rank(a) < rank(b)
+    end
+    if a.recommended ~= b.recommended then
+      return a.recommended
+    end
+    return a.order < b.order
   end)
   return out
 end
@@ -138,12 +151,12 @@ function M.stage(bufnr, arg)
     return notify('the server is not attached to this buffer', vim.log.levels.ERROR)
   end
   local params = { textDocument = vim.lsp.util.make_text_document_params(bufnr) }
-  client:request('textDocument/codeLens', params, function(err, lenses)
+  client:request('xeforge/stages', params, function(err, result)
     if err then
       return notify('could not get the stages: ' .. err.message, vim.log.levels.ERROR)
     end
     local cursor = vim.api.nvim_win_get_cursor(0)[1] - 1
-    local choices = M.stage_choices(lenses, cursor, arg)
+    local choices = M.stage_choices(result, cursor, arg)
     if #choices == 0 then
       return notify('no optimisation stage is offered here (stages appear above Triton kernels)', vim.log.levels.WARN)
     end
@@ -159,7 +172,12 @@ function M.stage(bufnr, arg)
     vim.ui.select(choices, {
       prompt = 'XeForge stage',
       format_item = function(c)
-        return ('%s  (%sline %d)'):format(c.command.title, c.kernel and (c.kernel .. ', ') or '', c.line + 1)
+        return ('%s%s  (%sline %d)'):format(
+          c.command.title,
+          c.recommended and ' (recommended)' or '',
+          c.kernel and (c.kernel .. ', ') or '',
+          c.line + 1
+        )
       end,
     }, run)
   end, bufnr)
