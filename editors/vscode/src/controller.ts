@@ -17,6 +17,7 @@ import { readSettings, RESTART_KEYS, XeforgeSettings } from './settings';
 import { parseDevices } from './devices';
 import { applyServerStatus, StatusState, statusView } from './statusModel';
 import { ASK_PROBLEM_REQUEST, askProblem } from './askProblem';
+import { STAGES_REQUEST } from './stages';
 
 export const CLIENT_ID = 'xeforge';
 export const DEVICES_REQUEST = 'xeforge/devices';
@@ -139,6 +140,13 @@ export class Controller implements vscode.Disposable {
     const client = this.running;
     if (!client) throw new Error('The xeforge server is not running.');
     return client.sendRequest(DEVICES_REQUEST, {});
+  }
+
+  /** `xeforge/stages` for a document: its kernels and the stages offered for each. */
+  async stages(uri: string): Promise<unknown> {
+    const client = this.running;
+    if (!client) throw new Error('The xeforge server is not running.');
+    return client.sendRequest(STAGES_REQUEST, { textDocument: { uri } });
   }
 
   async selectDevice(id: string): Promise<void> {

@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { Controller } from './controller';
 import { devicePickItems, parseDevices } from './devices';
-import { stagePicks } from './stages';
+import { type StagesReply, stagePicks } from './stages';
 
 let controller: Controller | undefined;
 
@@ -56,23 +56,14 @@ async function pickStage(c: Controller): Promise<void> {
     void vscode.window.showErrorMessage('XeForge: the server is not running (see XeForge: Show Logs).');
     return;
   }
-  const lenses =
-    (await vscode.commands.executeCommand<vscode.CodeLens[]>(
-      'vscode.executeCodeLensProvider',
-      editor.document.uri,
-      1000, // resolve all lenses so each carries its command
-    )) ?? [];
-  const picks = stagePicks(
-    lenses
-      .filter((l) => l.command)
-      .map((l) => ({
-        line: l.range.start.line,
-        title: l.command!.title,
-        command: l.command!.command,
-        arguments: l.command!.arguments,
-      })),
-    editor.selection.active.line,
-  );
+  let reply: StagesReply | null;
+  try {
+    reply = (await c.stages(editor.document.uri.toString())) as StagesReply | null;
+  } catch (e) {
+    void vscode.window.showErrorMessage(`XeForge: could not get the stages: ${e instanceof Error ? e.message : String(e)}`);
+    return;
+  }
+  const picks = stagePicks(reply, editor.selection.active.line);
   if (picks.length === 0) {
     void vscode.window.showInformationMessage(
       'XeForge: no optimisation stage is offered for this file (stages appear above Triton kernels).',

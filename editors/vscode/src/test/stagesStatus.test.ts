@@ -3,19 +3,31 @@ import * as assert from 'node:assert/strict';
 import { stagePicks } from '../stages';
 import { applyServerStatus, statusView } from '../statusModel';
 
-test('stage picks keep only runStage lenses, the kernel above the cursor first', () => {
+test('stage picks come from xeforge/stages: the kernel above the cursor first, recommended stages first', () => {
+  const run = (kernel: string, stage: string) => ({ title: stage, command: 'xeforge.runStage', arguments: [{ kernel, stage }] });
   const picks = stagePicks(
-    [
-      { line: 2, title: '$(zap) device-tuning', command: 'xeforge.runStage', arguments: [{ kernel: 'a', stage: 'device-tuning' }] },
-      { line: 2, title: 'arc-pro-b70: 1 error', command: 'xeforge.showKernel' },
-      { line: 30, title: 'autotune', command: 'xeforge.runStage', arguments: [{ kernel: 'b', stage: 'autotune' }] },
-      { line: 60, title: 'autotune', command: 'xeforge.runStage', arguments: [{ kernel: 'c', stage: 'autotune' }] },
-    ],
+    {
+      kernels: [
+        { name: 'a', line: 2, stages: [{ name: 'device-tuning', title: 'Device tuning', command: run('a', 'device-tuning') }] },
+        {
+          name: 'b',
+          line: 30,
+          stages: [
+            { name: 'dtype', title: 'Dtype', command: run('b', 'dtype') },
+            { name: 'autotune', title: 'Autotune', recommended: true, command: run('b', 'autotune') },
+            { name: 'broken', title: 'No command' },
+          ],
+        },
+        { name: 'c', line: 60, stages: [{ name: 'autotune', title: 'Autotune', command: run('c', 'autotune') }] },
+      ],
+    },
     40,
   );
-  assert.deepEqual(picks.map((p) => p.description), ['b · line 31', 'a · line 3', 'c · line 61']);
-  assert.equal(picks[1].label, 'device-tuning');
+  assert.deepEqual(picks.map((p) => p.description), ['b · line 31', 'b · line 31', 'a · line 3', 'c · line 61']);
+  assert.equal(picks[0].label, 'Autotune (recommended)');
   assert.deepEqual(picks[0].arguments, [{ kernel: 'b', stage: 'autotune' }]);
+  assert.equal(picks[1].label, 'Dtype');
+  assert.deepEqual(stagePicks(null, 0), []);
 });
 
 test('the status item shows device, toolchain and harness; a bad harness is a warning', () => {
