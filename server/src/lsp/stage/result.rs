@@ -211,8 +211,12 @@ pub async fn apply_pending(s: &Arc<Session>, id: u64) -> std::result::Result<Str
             let (Some(before), Some(after)) = (p.kernel_before, p.kernel_after) else {
                 return Err(format!("{}: the stage changed more than one kernel; re-run it", p.stage));
             };
-            let now = crate::cover::outline::Outline::build(&current);
-            let k = now.kernel(&p.kernel).ok_or_else(|| format!("{}: {}", p.kernel, Conflict::KernelGone))?;
+            // The kernel where the server's own analysis of this version has it (no second parse).
+            let c = crate::lsp::handlers::current(s, &p.uri).await.ok_or_else(|| format!("{} is not open", p.uri))?;
+            if c.version != version {
+                return Err(format!("{} changed while the result was being applied; try again", p.uri));
+            }
+            let k = c.model.kernels.iter().find(|k| k.name == p.kernel).ok_or_else(|| format!("{}: {}", p.kernel, Conflict::KernelGone))?;
             rebase::force(&p.old, &p.new, &current, before, after, k.range, &hunks)
                 .map_err(|e| format!("{} result not applied: {e}; re-run the stage", p.stage))?
         }
