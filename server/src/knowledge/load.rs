@@ -98,35 +98,14 @@ impl Layer {
             });
         }
         for kind in Kind::ALL {
-            let Some(dir) = EMBEDDED.get_dir(kind.dir()) else { continue };
-            let mut files: Vec<_> = dir.files().filter(|f| f.path().extension().is_some_and(|e| e == "toml")).collect();
-            files.sort_by_key(|f| f.path());
-            for file in files {
-                let stem = file.path().file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                layer.entries.push((
-                    kind,
-                    SourceFile {
-                        path: format!("knowledge/{}", file.path().display()),
-                        stem,
-                        text: file.contents_utf8().unwrap_or_default().to_string(),
-                    },
-                ));
-            }
+            layer.entries.extend(embedded_files(kind.dir(), is_toml).into_iter().map(|f| (kind, f)));
         }
-        if let Some(dir) = EMBEDDED.get_dir("autotune") {
-            let mut files: Vec<_> = dir.files().filter(|f| is_seed_file(f.path())).collect();
-            files.sort_by_key(|f| f.path());
-            for file in files {
-                let stem = file.path().file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                let path = format!("knowledge/{}", file.path().display());
-                layer.seeds.push(SourceFile { path, stem, text: file.contents_utf8().unwrap_or_default().to_string() });
-            }
-        }
+        layer.seeds = embedded_files("autotune", is_seed_file);
         layer
     }
 
-    /// Read an overlay directory. Only `defaults.toml` and `*.toml` inside the four kind
-    /// directories are read; anything else (a README, editor backups) is left alone.
+    /// Read an overlay directory. Only `defaults.toml`, `*.toml` inside the four kind directories
+    /// and the seed lists in `autotune/` are read; anything else (a README, editor backups) is left alone.
     pub(crate) fn from_dir(dir: &Path) -> Result<Layer, KnowledgeError> {
         if !dir.is_dir() {
             return Err(KnowledgeError::io(
@@ -140,40 +119,46 @@ impl Layer {
             layer.defaults = Some(read_file(&defaults)?);
         }
         for kind in Kind::ALL {
-            let sub = dir.join(kind.dir());
-            if !sub.is_dir() {
-                continue;
-            }
-            let mut paths = Vec::new();
-            let entries = std::fs::read_dir(&sub).map_err(|e| KnowledgeError::io(&sub, &e.to_string()))?;
-            for entry in entries {
-                let path = entry.map_err(|e| KnowledgeError::io(&sub, &e.to_string()))?.path();
-                if path.is_file() && path.extension().is_some_and(|e| e == "toml") {
-                    paths.push(path);
-                }
-            }
-            paths.sort();
-            for path in paths {
-                layer.entries.push((kind, read_file(&path)?));
-            }
+            layer.entries.extend(dir_files(&dir.join(kind.dir()), is_toml)?.into_iter().map(|f| (kind, f)));
         }
-        let seeds = dir.join("autotune");
-        if seeds.is_dir() {
-            let entries = std::fs::read_dir(&seeds).map_err(|e| KnowledgeError::io(&seeds, &e.to_string()))?;
-            let mut paths = Vec::new();
-            for entry in entries {
-                let path = entry.map_err(|e| KnowledgeError::io(&seeds, &e.to_string()))?.path();
-                if path.is_file() && is_seed_file(&path) {
-                    paths.push(path);
-                }
-            }
-            paths.sort();
-            for path in paths {
-                layer.seeds.push(read_file(&path)?);
-            }
-        }
+        layer.seeds = dir_files(&dir.join("autotune"), is_seed_file)?;
         Ok(layer)
     }
+}
+
+fn is_toml(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "toml")
+}
+
+/// The embedded files of `dir` that `keep` accepts, in path order.
+fn embedded_files(dir: &str, keep: fn(&Path) -> bool) -> Vec<SourceFile> {
+    let Some(dir) = EMBEDDED.get_dir(dir) else { return Vec::new() };
+    let mut files: Vec<_> = dir.files().filter(|f| keep(f.path())).collect();
+    files.sort_by_key(|f| f.path());
+    files
+        .into_iter()
+        .map(|file| SourceFile {
+            path: format!("knowledge/{}", file.path().display()),
+            stem: file.path().file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            text: file.contents_utf8().unwrap_or_default().to_string(),
+        })
+        .collect()
+}
+
+/// The files of the overlay folder `sub` that `keep` accepts, in path order; none when it is absent.
+fn dir_files(sub: &Path, keep: fn(&Path) -> bool) -> Result<Vec<SourceFile>, KnowledgeError> {
+    if !sub.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(sub).map_err(|e| KnowledgeError::io(sub, &e.to_string()))? {
+        let path = entry.map_err(|e| KnowledgeError::io(sub, &e.to_string()))?.path();
+        if path.is_file() && keep(&path) {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    paths.iter().map(|p| read_file(p)).collect()
 }
 
 fn read_file(path: &Path) -> Result<SourceFile, KnowledgeError> {
@@ -239,8 +224,8 @@ pub(crate) fn apply(kb: &mut Knowledge, layer: Layer, origins: &mut Origins) -> 
             Some(i) => kb.autotune_seeds[i] = list,
             None => kb.autotune_seeds.push(list),
         }
-        kb.autotune_seeds.sort_by(|a, b| a.name.cmp(&b.name));
     }
+    kb.autotune_seeds.sort_by(|a, b| a.name.cmp(&b.name));
     if let Some(order) = stage_order {
         for name in &order {
             if !kb.stages.iter().any(|s| &s.name == name) {

@@ -305,13 +305,15 @@ impl Malformed {
     /// The error response JSON-RPC asks for, when one is owed.
     fn reply(self) -> Option<String> {
         let (code, message) = match self {
-            Malformed::NotJson => (-32700, "Parse error: the message is not JSON"),
-            Malformed::BadRequest => {
-                (-32600, "Invalid Request: not a JSON-RPC 2.0 request the server can read (an id must be a string, null or an integer)")
-            }
+            Malformed::NotJson => (ErrorCode::ParseError, "Parse error: the message is not JSON"),
+            Malformed::BadRequest => (
+                ErrorCode::InvalidRequest,
+                "Invalid Request: not a JSON-RPC 2.0 request the server can read (an id must be a string, null or an integer)",
+            ),
             Malformed::BadResponse => return None,
         };
-        Some(serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}).to_string())
+        // JSON-RPC: when the id cannot be read, the reply's id is null.
+        serde_json::to_string(&Response::from_error(Id::Null, Error { code, message: message.into(), data: None })).ok()
     }
 }
 

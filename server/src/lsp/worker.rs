@@ -96,12 +96,8 @@ async fn slim_when_idle(session: &Session, entry: &Arc<DocEntry>) {
     if idle.is_zero() || entry.current().is_none_or(|c| c.text.len() < SLIM_BYTES) {
         return;
     }
-    tokio::select! {
-        _ = entry.wake.notified() => {
-            entry.wake.notify_one();
-            return;
-        }
-        _ = tokio::time::sleep(idle) => {}
+    if !stays_idle(entry, idle).await {
+        return;
     }
     let Some(c) = entry.current() else { return };
     let mut doc = lock(&entry.doc);
@@ -115,6 +111,18 @@ async fn slim_when_idle(session: &Session, entry: &Arc<DocEntry>) {
     tokio::task::spawn_blocking(super::heap::trim);
 }
 
+/// Whether the document gets no change for `d`. A change that comes first is left pending for the
+/// top of the worker loop, which handles it.
+async fn stays_idle(entry: &DocEntry, d: Duration) -> bool {
+    tokio::select! {
+        _ = entry.wake.notified() => {
+            entry.wake.notify_one();
+            false
+        }
+        _ = tokio::time::sleep(d) => true,
+    }
+}
+
 /// How long a document must stay unchanged before a broken incremental tree is checked.
 const VERIFY_IDLE: Duration = Duration::from_millis(250);
 
@@ -122,13 +130,8 @@ const VERIFY_IDLE: Duration = Duration::from_millis(250);
 /// document has been idle for [`VERIFY_IDLE`], a fresh parse confirms the tree (what `xeforge
 /// check` would see) or replaces the result and publishes again. A change meanwhile cancels this.
 async fn verify_when_idle(session: &Arc<Session>, entry: &Arc<DocEntry>, c: Arc<Computed>) {
-    tokio::select! {
-        _ = entry.wake.notified() => {
-            // Handled at the top of the worker loop.
-            entry.wake.notify_one();
-            return;
-        }
-        _ = tokio::time::sleep(VERIFY_IDLE) => {}
+    if !stays_idle(entry, VERIFY_IDLE).await {
+        return;
     }
     let (s, e) = (session.clone(), entry.clone());
     let fixed = tokio::task::spawn_blocking(move || {

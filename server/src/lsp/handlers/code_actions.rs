@@ -2,8 +2,11 @@
 //! this line", `source.fixAll.xeforge`, and the stage actions of a [`StageActionProvider`].
 //! Every edit is a `TextDocumentEdit` stamped with the version it was computed for.
 
+use std::cell::OnceCell;
+
 use serde_json::json;
 use tower_lsp::lsp_types::{CodeAction, CodeActionKind, CodeActionOrCommand, Command, Range, TextEdit, Url};
+use tree_sitter::Tree;
 
 use super::super::encoding::{range_from_lsp, range_to_lsp};
 use super::super::engine::Computed;
@@ -39,6 +42,9 @@ fn wanted(only: Option<&[CodeActionKind]>, kind: &str) -> bool {
 
 pub fn code_actions(c: &Computed, req: &Request<'_>) -> Vec<CodeActionOrCommand> {
     let at = range_from_lsp(&c.rope, req.range, c.encoding);
+    // Read only where a suppression comment is weighed, and then once per request: a slim result
+    // (a large idle document) has no tree and would be parsed again for every diagnostic.
+    let tree = OnceCell::new();
     let mut out = Vec::new();
     if wanted(req.only, CodeActionKind::QUICKFIX.as_str()) {
         for (d, lsp_diag) in c.diagnostics.iter().zip(c.lsp()) {
@@ -61,7 +67,7 @@ pub fn code_actions(c: &Computed, req: &Request<'_>) -> Vec<CodeActionOrCommand>
                     ..CodeAction::default()
                 }));
             }
-            if let Some(edit) = ignore_edit(c, d) {
+            if let Some(edit) = ignore_edit(c, d, &tree) {
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: format!("Ignore {} for this line", d.code),
                     kind: Some(CodeActionKind::QUICKFIX),
@@ -107,7 +113,7 @@ pub fn fix_all(c: &Computed, uri: &Url) -> Option<CodeAction> {
 /// `# xeforge: ignore[CODE]` on the diagnostic's first line: appended, or the code added to an
 /// existing list. Not offered where a comment cannot go (the line ends inside a string or with a
 /// backslash continuation) or where a bare `# xeforge: ignore` already covers every code.
-fn ignore_edit(c: &Computed, d: &Diagnostic) -> Option<TextEdit> {
+fn ignore_edit(c: &Computed, d: &Diagnostic, tree: &OnceCell<Tree>) -> Option<TextEdit> {
     let line = c.rope.byte_to_line(d.range.start.min(c.rope.len_bytes()));
     let line_start = c.rope.line_to_byte(line);
     let line_text = c.rope.line(line).to_string();
@@ -125,18 +131,17 @@ fn ignore_edit(c: &Computed, d: &Diagnostic) -> Option<TextEdit> {
         let r = TextRange::empty(insert_at);
         return Some(TextEdit { range: range_to_lsp(&c.rope, r, c.encoding), new_text: text });
     }
-    if content.trim_end().ends_with('\\') || ends_inside_string(c, line_end) {
+    if content.trim_end().ends_with('\\') || ends_inside_string(tree.get_or_init(|| c.tree_or_parse()), line_end) {
         return None;
     }
     let r = TextRange::empty(line_end);
     Some(TextEdit { range: range_to_lsp(&c.rope, r, c.encoding), new_text: format!("  # xeforge: ignore[{}]", d.code) })
 }
 
-fn ends_inside_string(c: &Computed, line_end: usize) -> bool {
+fn ends_inside_string(tree: &Tree, line_end: usize) -> bool {
     if line_end == 0 {
         return false;
     }
-    let tree = c.tree_or_parse();
     let Some(mut node) = tree.root_node().descendant_for_byte_range(line_end - 1, line_end) else {
         return false;
     };
