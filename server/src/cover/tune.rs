@@ -246,6 +246,9 @@ impl StageRunner {
         let mut tried = 0usize;
         let mut stopped = None;
         let mut screened = false;
+        // Enough configs judged to stop on the budget: the minimum, or after a screen (which ordered
+        // the sweep by the autotuner's timings) one judged correct.
+        let enough = |screened: bool, tried: usize, measured: usize| tried >= knobs.budget.min_configs || (screened && measured > 0);
         if screen {
             round += 1;
             let mut rec =
@@ -303,10 +306,7 @@ impl StageRunner {
             }
             let elapsed = clock.elapsed().as_secs_f64();
             let final_s = eval_s * knobs.budget.final_factor;
-            // After a screen the sweep goes in the autotuner's order: one config judged correct is enough.
-            let enough =
-                if screened { !measured.is_empty() || tried >= knobs.budget.min_configs } else { tried >= knobs.budget.min_configs };
-            if enough && elapsed + eval_s + final_s > budget_s {
+            if enough(screened, tried, measured.len()) && elapsed + eval_s + final_s > budget_s {
                 stopped = Some(format!("budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)", tried, sweep.len()));
                 break;
             }
@@ -404,11 +404,11 @@ impl StageRunner {
             refused.retain(|r| unjudged.is_none_or(|(_, u)| r.round < u));
             rounds.append(&mut refused);
             rounds[first_len..].sort_by_key(|r| r.round);
-            // After a screen the sweep goes on past its budget until one config is judged correct (the
-            // autotuner's first picks can be wrong on the check family: tiles larger than its dims).
-            let enough = !screened || !measured.is_empty() || tried >= knobs.budget.min_configs;
+            // A batch the harness stopped on its budget ends the sweep; after a screen only once one
+            // config is judged correct (the autotuner's first picks can be wrong on the check family:
+            // tiles larger than its dims), so the sweep goes on past the budget until then.
             match (unjudged, why) {
-                (Some((_, r)), Some(w)) if w.starts_with("budget") && enough => {
+                (Some((_, r)), Some(w)) if w.starts_with("budget") && (!screened || enough(screened, tried, measured.len())) => {
                     stopped = Some(format!("{w}; {tried} of {} configs measured in all", sweep.len()));
                     round = r - 1; // the final round follows the last one judged
                     break;

@@ -105,9 +105,9 @@ pub fn prunes(input: &TuneInput) -> bool {
 }
 
 /// Kernels without `tl.dot` with several tile names: drop configs (never the start) whose tiles, all
-/// together, give a thread fewer or more elements than `tiles` allows. The product of the tuned names
-/// is a lower bound of the elements a thread holds (other dims of the tile are literals), so nothing
-/// that could fit is dropped.
+/// together, give a thread fewer or more elements than `tiles` allows. Only the tuned names are
+/// counted: that undercounts a tile with literal dims beside them, which the upper bound never drops
+/// wrongly but the lower bound can (a known limit: the plan does not carry literal tile dims).
 pub fn prune_tiles(configs: &mut Vec<TuneConfig>, input: &TuneInput, k: &Knobs, warp: u32) {
     if input.kind != KernelKind::Other || input.blocks.len() < 2 || configs.is_empty() {
         return;
