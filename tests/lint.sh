@@ -19,6 +19,10 @@ check() {
   "$@" || failed+=("$name")
 }
 
+# rustfmt and clippy are rustup components a minimal toolchain may lack.
+for tool in rustfmt clippy; do
+  cargo "${tool/rustfmt/fmt}" --version >/dev/null 2>&1 || rustup component add "$tool" || failed+=("$tool install")
+done
 check "rustfmt" cargo fmt --check
 check "clippy" cargo clippy --all-targets --quiet -- -D warnings
 
