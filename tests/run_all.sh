@@ -3,7 +3,7 @@
 # Installs what the tests need (Python venv with torch/triton/pytest, Neovim, node modules, code-server)
 # and runs every suite. Exit status is non-zero if any suite failed.
 #   XEFORGE_VENV   python venv to use/create (default: .venv in the repository)
-#   XEFORGE_SKIP   space-separated suite names to skip (lint rust pyharness pylsp nvim vscode)
+#   XEFORGE_SKIP   space-separated suite names to skip (lint rust pyharness pylsp package nvim vscode)
 # A suite that exits 77 could not install its tools: "skipped" in the summary, a failure when CI=true.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +45,8 @@ py_lsp() {
   "$XEFORGE_PYTHON" -c 'import pytest_lsp' 2>/dev/null || "$XEFORGE_PYTHON" -m pip install -q "pytest-lsp==1.0.1" || return 1
   XEFORGE_BIN=$ROOT/target/debug/xeforge "$XEFORGE_PYTHON" -m pytest -q tests/lsp_py
 }
+# The wheel built from this checkout, installed into a fresh environment with no Rust, used.
+packaging() { bash tests/packaging/run.sh; }
 nvim_e2e() { XEFORGE_BIN=$ROOT/target/debug/xeforge bash tests/editors/nvim/run.sh; }
 vscode_e2e() { XEFORGE_BIN=$ROOT/target/debug/xeforge bash tests/editors/vscode/run.sh; }
 
@@ -52,6 +54,7 @@ run_suite lint bash tests/lint.sh
 run_suite rust rust_tests
 run_suite pyharness py_harness
 run_suite pylsp py_lsp
+run_suite package packaging
 run_suite nvim nvim_e2e
 run_suite vscode vscode_e2e
 

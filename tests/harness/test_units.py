@@ -135,3 +135,28 @@ assert all(abs(a - b) <= 1e-4 * max(1.0, abs(b)) for a, b in zip(fused, plain)),
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": os.path.join(os.path.dirname(__file__), "..", "..", "server", "harness")}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_a_server_of_another_version_is_named_with_both_versions():
+    from xeforge_harness import __version__, compat
+
+    assert compat.server_mismatch({}) is None
+    assert compat.server_mismatch({"XEFORGE_SERVER_VERSION": __version__}) is None
+    message = compat.server_mismatch({"XEFORGE_SERVER_VERSION": "9.9.9"})
+    assert message and "xeforge 9.9.9" in message and f"xeforge_harness {__version__}" in message
+
+
+def test_serve_answers_every_request_but_ping_with_the_mismatch(monkeypatch):
+    from xeforge_harness import serve
+
+    monkeypatch.setenv("XEFORGE_SERVER_VERSION", "9.9.9")
+    response, stop = serve.handle({"id": 7, "command": "evaluate", "args": {"kernel": "/nonexistent.py"}}, workers=None)
+    assert (response["id"], response["verdict"], response["field"], stop) == (7, "error", "version", False)
+    assert "9.9.9" in response["error"]
+    pong, _ = serve.handle({"id": 8, "command": "ping"}, workers=_NoWorkers())
+    assert pong["ok"] is True
+
+
+class _NoWorkers:
+    def info(self):
+        return []

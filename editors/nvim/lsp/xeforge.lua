@@ -12,7 +12,8 @@ local settings = {
 
 ---@type vim.lsp.Config
 return {
-  cmd = { vim.g.xeforge_server_path or 'xeforge', 'lsp' },
+  -- setting, project environment, mason, PATH: see require('xeforge').find_server
+  cmd = require('xeforge').server_cmd({}),
   filetypes = { 'python' },
   root_markers = { 'xeforge.toml', 'pyproject.toml', '.git' },
   init_options = settings,

@@ -12,7 +12,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 import { RestartQueue } from './restartQueue';
-import { ResolvedServer, ServerNotFound, resolveServer } from './serverPath';
+import { ResolvedServer, ServerNotFound, describeSource, resolveServer } from './serverPath';
 import { readSettings, RESTART_KEYS, XeforgeSettings } from './settings';
 import { parseDevices } from './devices';
 import { applyServerStatus, StatusState, statusView } from './statusModel';
@@ -33,6 +33,34 @@ function isExecutable(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The project's Python interpreters, the selected one first: the Python extension's active
+ * environment where it is installed, `python.defaultInterpreterPath`, then `.venv` and `venv` in the
+ * folder. A wheel install (`pip install xeforge`) puts `xeforge` beside each.
+ */
+async function projectInterpreters(folder: vscode.WorkspaceFolder | undefined): Promise<string[]> {
+  const found: string[] = [];
+  const python = vscode.extensions.getExtension('ms-python.python');
+  if (python) {
+    try {
+      const api = (await python.activate()) as
+        | { environments?: { getActiveEnvironmentPath?(resource?: vscode.Uri): { path: string } } }
+        | undefined;
+      const active = api?.environments?.getActiveEnvironmentPath?.(folder?.uri)?.path;
+      if (active) found.push(active);
+    } catch {
+      // The Python extension failed to start: the other places still count.
+    }
+  }
+  const configured = vscode.workspace.getConfiguration('python', folder?.uri).get<string>('defaultInterpreterPath');
+  if (configured && configured !== 'python') found.push(configured);
+  if (folder) {
+    const bin = process.platform === 'win32' ? 'Scripts/python.exe' : 'bin/python';
+    for (const venv of ['.venv', 'venv']) found.push(`${folder.uri.fsPath}/${venv}/${bin}`);
+  }
+  return found;
 }
 
 export function settingsFor(scope?: vscode.ConfigurationScope): XeforgeSettings {
@@ -67,7 +95,8 @@ export class Controller implements vscode.Disposable {
 
   /** Resolves the binary and starts the client; failures are reported, never thrown. */
   async start(): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const workspaceFolder = vscode.workspace.workspaceFolders?.[0];
+    const folder = workspaceFolder?.uri.fsPath;
     const settings = settingsFor();
     this.setState({
       phase: 'starting',
@@ -87,6 +116,7 @@ export class Controller implements vscode.Disposable {
         platform: process.platform,
         arch: process.arch,
         pathVar: process.env.PATH ?? '',
+        interpreters: await projectInterpreters(workspaceFolder),
         isExecutable,
       });
     } catch (e) {
@@ -97,7 +127,8 @@ export class Controller implements vscode.Disposable {
       void this.reportStartFailure(message);
       return;
     }
-    this.output.appendLine(`[client] starting ${server.command} lsp (found via ${server.source})`);
+    this.output.appendLine(`[client] starting ${server.command} lsp (found via ${describeSource(server.source)})`);
+    this.setState({ ...this.state, server: { command: server.command, source: describeSource(server.source) } });
     const client = this.createClient(server, settings);
     this.client = client;
     try {
@@ -109,7 +140,23 @@ export class Controller implements vscode.Disposable {
       void this.reportStartFailure(message);
       return;
     }
+    this.checkVersion(client, server);
     void this.refreshDevice();
+  }
+
+  /** Server and extension are released as one number; a mismatch is said once, plainly. */
+  private checkVersion(client: LanguageClient, server: ResolvedServer): void {
+    const serverVersion = client.initializeResult?.serverInfo?.version;
+    const ours = String((this.ctx.extension.packageJSON as { version?: unknown }).version ?? '');
+    this.setState({ ...this.state, server: { command: server.command, source: describeSource(server.source), version: serverVersion } });
+    if (serverVersion && ours && serverVersion !== ours) {
+      const message =
+        `The xeforge server ${serverVersion} (${server.command}, from ${describeSource(server.source)}) ` +
+        `differs from this extension's version ${ours}. Install matching versions (pip install xeforge==${ours}), ` +
+        'or set xeforge.server.path.';
+      this.output.appendLine(`[client] ${message}`);
+      void vscode.window.showWarningMessage(message);
+    }
   }
 
   async stop(): Promise<void> {

@@ -1,10 +1,11 @@
-// Where the xeforge binary comes from, in the documented order:
-// 1. the `xeforge.server.path` setting, 2. a binary bundled inside the extension,
-// 3. `xeforge` on PATH. Pure logic over an injected file-system view so it is unit-tested
-// without VS Code.
+// Where the xeforge binary comes from, in the documented order (as ruff's extension does):
+// 1. the `xeforge.server.path` setting, 2. the project's Python environment (the `xeforge` that
+// `pip install xeforge` put beside the selected interpreter), 3. a binary bundled inside the
+// extension, 4. `xeforge` on PATH. Pure logic over an injected file-system view so it is
+// unit-tested without VS Code.
 import * as path from 'path';
 
-export type ServerSource = 'setting' | 'bundled' | 'path';
+export type ServerSource = 'setting' | 'environment' | 'bundled' | 'path';
 
 export interface ResolvedServer {
   command: string;
@@ -21,6 +22,8 @@ export interface LookupEnv {
   homeDir: string;
   platform: NodeJS.Platform;
   arch: string;
+  /** Python interpreters of the project, the selected one first (`.../bin/python`). */
+  interpreters: string[];
   /** The PATH variable. */
   pathVar: string;
   /** True if `p` is an existing regular file that may be executed. */
@@ -79,6 +82,35 @@ export function searchPath(env: LookupEnv): string | undefined {
   return undefined;
 }
 
+/** The `xeforge` a wheel installed beside one of the project's interpreters. */
+export function environmentServer(env: LookupEnv): string | undefined {
+  for (const interpreter of env.interpreters) {
+    let expanded: string;
+    try {
+      expanded = expandUserPath(interpreter, env);
+    } catch {
+      continue; // `${workspaceFolder}` with no folder open: that interpreter cannot be found
+    }
+    const candidate = path.join(path.dirname(expanded), binaryName(env.platform));
+    if (env.isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** What each source means, for the status item and logs. */
+export function describeSource(source: ServerSource): string {
+  switch (source) {
+    case 'setting':
+      return 'xeforge.server.path';
+    case 'environment':
+      return "the project's Python environment";
+    case 'bundled':
+      return 'bundled with the extension';
+    case 'path':
+      return 'PATH';
+  }
+}
+
 export function resolveServer(env: LookupEnv): ResolvedServer {
   const configured = env.configuredPath.trim();
   if (configured) {
@@ -87,17 +119,19 @@ export function resolveServer(env: LookupEnv): ResolvedServer {
     if (env.isExecutable(p)) return { command: p, source: 'setting' };
     throw new ServerNotFound(
       `xeforge.server.path is set to "${configured}", but ${p} is not an executable file. ` +
-        'Fix the setting or clear it to use the bundled binary or `xeforge` on PATH.',
+        "Fix the setting or clear it to use the project environment's, the bundled or PATH's `xeforge`.",
       [p],
     );
   }
+  const fromEnv = environmentServer(env);
+  if (fromEnv) return { command: fromEnv, source: 'environment' };
   const bundled = bundledPath(env.extensionPath, env.platform, env.arch);
   if (env.isExecutable(bundled)) return { command: bundled, source: 'bundled' };
   const onPath = searchPath(env);
   if (onPath) return { command: onPath, source: 'path' };
   throw new ServerNotFound(
-    'The xeforge language server was not found. Install it with `cargo install --path .` in a ' +
-      'xeforge checkout (so that `xeforge` is on PATH), or set xeforge.server.path to the binary.',
-    [bundled, `${binaryName(env.platform)} on PATH`],
+    'The xeforge language server was not found. Install it into the project environment with ' +
+      '`pip install xeforge` (a wheel built from a checkout: see the README), or set xeforge.server.path to the binary.',
+    [...env.interpreters.map((i) => path.join(path.dirname(i), binaryName(env.platform))), bundled, `${binaryName(env.platform)} on PATH`],
   );
 }

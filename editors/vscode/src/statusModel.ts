@@ -15,6 +15,8 @@ export interface StatusState {
   harness?: HarnessInfo;
   /** Where the harness runs, from settings, when the server has not said. */
   harnessSetting?: { python?: string; url?: string };
+  /** Which binary runs: its path, where it was found, and the version it reported. */
+  server?: { command: string; source: string; version?: string };
   error?: string;
 }
 
@@ -34,6 +36,12 @@ function harnessText(s: StatusState): string {
   return 'local (project .venv or python3)';
 }
 
+function serverText(s: StatusState): string {
+  if (!s.server) return '';
+  const version = s.server.version ? ` ${s.server.version}` : '';
+  return ` · server${version}: ${s.server.source} (${s.server.command})`;
+}
+
 export function statusView(s: StatusState): StatusView {
   const target = `${s.device ?? 'default device'} · ${s.toolchain ?? 'default toolchain'}`;
   switch (s.phase) {
@@ -47,7 +55,7 @@ export function statusView(s: StatusState): StatusView {
       const harnessBad = s.harness && /unreachable|error|failed|missing/i.test(s.harness.state);
       return {
         text: `XeForge ${target}`,
-        detail: `harness: ${harnessText(s)}`,
+        detail: `harness: ${harnessText(s)}${serverText(s)}`,
         severity: harnessBad ? 'warning' : 'information',
         busy: false,
       };

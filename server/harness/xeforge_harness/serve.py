@@ -9,7 +9,7 @@ import json
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-from . import __version__, service
+from . import __version__, compat, service
 from . import protocol as P
 from .pool import Workers
 
@@ -24,6 +24,9 @@ def handle(request: object, workers: Workers) -> tuple[dict, bool]:
     command = request.get("command")
     args = request.get("args", {})
     stop = False
+    mismatch = compat.server_mismatch()
+    if mismatch and command not in ("ping", "shutdown"):
+        return {"id": rid, **P.error_result(mismatch, field="version")}, False
     if command == "evaluate":
         response = service.evaluate(args, workers)
     elif command == "sweep":

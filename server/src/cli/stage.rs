@@ -27,7 +27,7 @@ pub struct HarnessArgs {
     /// Per-candidate wall-clock limit, seconds.
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,
-    /// Python interpreter for the harness (default: $XEFORGE_PYTHON, .venv/bin/python, python3).
+    /// Python interpreter for the harness (default: $XEFORGE_PYTHON, the environment xeforge was installed into, .venv/bin/python, python3).
     #[arg(long)]
     pub python: Option<PathBuf>,
     /// A remote harness instead of a local process.

@@ -39,11 +39,13 @@ pub enum HarnessError {
 /// How to reach a harness; from `[tool.xeforge.harness]`, CLI flags or editor settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HarnessSettings {
-    /// Python interpreter; default: `$XEFORGE_PYTHON`, the workspace's `.venv/bin/python`, `python3`.
+    /// Python interpreter; default: `$XEFORGE_PYTHON`, the binary's own environment when it holds the
+    /// harness (a wheel install), the workspace's `.venv/bin/python`, `python3`.
     pub python: Option<PathBuf>,
     /// A remote harness (`http://host:port`); when set, no local process is started.
     pub url: Option<String>,
-    /// Directory holding the `xeforge_harness` package; default `$XEFORGE_HARNESS_PATH` or this checkout's.
+    /// Directory holding the `xeforge_harness` package; default `$XEFORGE_HARNESS_PATH`, a checkout's,
+    /// none for the binary's own environment (see [`default_harness_path_for`]).
     pub harness_path: Option<PathBuf>,
     /// Python module to run (`xeforge_harness`; tests substitute a scripted fake).
     pub module: Option<String>,
@@ -69,9 +71,10 @@ impl Harness {
         }
         let mut scrub = vec!["OPENAI_API_KEY".to_string()];
         scrub.extend(settings.scrub_env.iter().cloned());
+        let python = settings.python.clone().unwrap_or_else(|| default_python(workspace));
         Ok(Harness::Stdio(stdio::StdioHarness::new(stdio::SpawnSpec {
-            python: settings.python.clone().unwrap_or_else(|| default_python(workspace)),
-            harness_path: settings.harness_path.clone().unwrap_or_else(default_harness_path),
+            harness_path: settings.harness_path.clone().unwrap_or_else(|| default_harness_path_for(&python)),
+            python,
             cwd: workspace.to_path_buf(),
             module: settings.module.clone().unwrap_or_else(|| "xeforge_harness".into()),
             scrub_env: scrub,
@@ -146,10 +149,14 @@ impl Harness {
     }
 }
 
-/// `$XEFORGE_PYTHON`, else `<workspace>/.venv/bin/python`, else `python3` on PATH.
+/// `$XEFORGE_PYTHON`, else the environment this binary was installed into (when it holds the harness),
+/// else `<workspace>/.venv/bin/python`, else `python3` on PATH.
 pub fn default_python(workspace: &Path) -> PathBuf {
     if let Some(p) = std::env::var_os("XEFORGE_PYTHON").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
+    }
+    if let Some(p) = own_environment() {
+        return p;
     }
     for dir in workspace.ancestors() {
         let venv = dir.join(".venv/bin/python");
@@ -160,12 +167,34 @@ pub fn default_python(workspace: &Path) -> PathBuf {
     PathBuf::from("python3")
 }
 
-/// `$XEFORGE_HARNESS_PATH`, else `server/harness` of the checkout this binary was built from.
-pub fn default_harness_path() -> PathBuf {
+/// The interpreter of the Python environment this binary was installed into, when that environment
+/// also holds `xeforge_harness`: the `xeforge` wheel puts the binary beside the environment's
+/// `python` and the harness in its site-packages, so one install runs with its own harness.
+pub fn own_environment() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    own_environment_of(&exe)
+}
+
+fn own_environment_of(exe: &Path) -> Option<PathBuf> {
+    let scripts = exe.parent()?;
+    let python = ["python", "python3", "python.exe"].iter().map(|n| scripts.join(n)).find(|p| p.is_file())?;
+    let prefix = scripts.parent()?;
+    // POSIX: <prefix>/lib/pythonX.Y/site-packages; Windows: <prefix>/Lib/site-packages.
+    let mut site = vec![prefix.join("Lib/site-packages")];
+    if let Ok(entries) = std::fs::read_dir(prefix.join("lib")) {
+        site.extend(entries.flatten().map(|e| e.path().join("site-packages")));
+    }
+    site.iter().any(|s| s.join("xeforge_harness/__init__.py").is_file()).then_some(python)
+}
+
+/// `$XEFORGE_HARNESS_PATH`, else a checkout's `server/harness` beside the binary, else none when the
+/// interpreter is the binary's own environment (its installed harness is the one to run), else
+/// `server/harness` of the checkout this binary was built from. A path that is not a directory is
+/// not added to `PYTHONPATH`.
+pub fn default_harness_path_for(python: &Path) -> PathBuf {
     if let Some(p) = std::env::var_os("XEFORGE_HARNESS_PATH").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    // Next to the binary first (an install that carries the harness), then the build checkout.
     if let Ok(exe) = std::env::current_exe() {
         for dir in exe.ancestors().skip(1).take(4) {
             let cand = dir.join("server/harness");
@@ -173,6 +202,9 @@ pub fn default_harness_path() -> PathBuf {
                 return cand;
             }
         }
+    }
+    if own_environment().is_some_and(|own| own == python) {
+        return PathBuf::new();
     }
     Path::new(env!("CARGO_MANIFEST_DIR")).join("server/harness")
 }
@@ -204,5 +236,37 @@ impl HarnessRegistry {
     /// Every harness, for shutdown.
     pub fn all(&self) -> Vec<Arc<Harness>> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::own_environment_of;
+    use std::fs;
+
+    fn touch(path: &std::path::Path) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, "").unwrap();
+    }
+
+    #[test]
+    fn a_wheel_install_runs_its_own_environments_harness() {
+        let env = tempfile::tempdir().unwrap();
+        let exe = env.path().join("bin/xeforge");
+        touch(&exe);
+        touch(&env.path().join("bin/python"));
+        // No harness in the environment yet: not its own environment.
+        assert_eq!(own_environment_of(&exe), None);
+        touch(&env.path().join("lib/python3.11/site-packages/xeforge_harness/__init__.py"));
+        assert_eq!(own_environment_of(&exe), Some(env.path().join("bin/python")));
+    }
+
+    #[test]
+    fn a_binary_without_a_python_beside_it_has_no_own_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("target/release/xeforge");
+        touch(&exe);
+        touch(&dir.path().join("target/lib/python3.11/site-packages/xeforge_harness/__init__.py"));
+        assert_eq!(own_environment_of(&exe), None);
     }
 }

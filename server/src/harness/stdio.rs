@@ -17,7 +17,8 @@ use tokio::sync::Mutex;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpawnSpec {
     pub python: PathBuf,
-    /// Prepended to PYTHONPATH so `xeforge_harness` imports.
+    /// Prepended to PYTHONPATH so `xeforge_harness` imports (when it is a directory; an installed
+    /// harness needs none).
     pub harness_path: PathBuf,
     pub cwd: PathBuf,
     /// Extra arguments after `serve` (tests use this to point at a fake).
@@ -58,14 +59,19 @@ impl StdioHarness {
     fn spawn(&self) -> Result<Live, HarnessError> {
         let mut cmd = tokio::process::Command::new(&self.spec.python);
         cmd.arg("-m").arg(&self.spec.module).arg("serve");
-        let mut pythonpath = std::ffi::OsString::from(self.spec.harness_path.as_os_str());
-        if let Some(old) = std::env::var_os("PYTHONPATH")
-            && !old.is_empty()
-        {
-            pythonpath.push(":");
-            pythonpath.push(old);
+        // An installed harness (the wheel's) needs no path; a checkout's directory goes first.
+        if self.spec.harness_path.is_dir() {
+            let mut pythonpath = std::ffi::OsString::from(self.spec.harness_path.as_os_str());
+            if let Some(old) = std::env::var_os("PYTHONPATH")
+                && !old.is_empty()
+            {
+                pythonpath.push(":");
+                pythonpath.push(old);
+            }
+            cmd.env("PYTHONPATH", pythonpath);
         }
-        cmd.env("PYTHONPATH", pythonpath).env("PYTHONUNBUFFERED", "1");
+        // The harness answers every request with an error naming both versions when they differ.
+        cmd.env("PYTHONUNBUFFERED", "1").env("XEFORGE_SERVER_VERSION", env!("CARGO_PKG_VERSION"));
         for k in &self.spec.scrub_env {
             cmd.env_remove(k);
         }

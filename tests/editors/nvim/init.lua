@@ -151,6 +151,40 @@ local function run()
     vim.inspect(reply)
   )
 
+  -- 5b. Binary lookup without a setting: the project's environment, then a mason-style install
+  --     directory, then PATH (what `pip install xeforge` into a .venv gives is found first).
+  do
+    local xf = require('xeforge')
+    local tmp = vim.fn.tempname()
+    local venv_bin = tmp .. '/project/.venv/bin'
+    local mason_bin = tmp .. '/data/mason/bin'
+    vim.fn.mkdir(venv_bin, 'p')
+    vim.fn.mkdir(mason_bin, 'p')
+    local saved_data, saved_venv = vim.fn.stdpath, vim.env.VIRTUAL_ENV
+    vim.env.VIRTUAL_ENV = nil
+    vim.fn.stdpath = function(what)
+      return what == 'data' and (tmp .. '/data') or saved_data(what)
+    end
+    vim.uv.fs_symlink(vim.env.XEFORGE_BIN, mason_bin .. '/xeforge')
+    local mason = xf.find_server({}, tmp .. '/project')
+    vim.uv.fs_symlink(vim.env.XEFORGE_BIN, venv_bin .. '/xeforge')
+    local env = xf.find_server({}, tmp .. '/project')
+    local setting = xf.find_server({ server_path = vim.env.XEFORGE_BIN }, tmp .. '/project')
+    vim.fn.stdpath, vim.env.VIRTUAL_ENV = saved_data, saved_venv
+    check(
+      mason.source == 'mason' and mason.path == mason_bin .. '/xeforge',
+      'a mason-style install is found before PATH',
+      vim.inspect(mason)
+    )
+    check(
+      env.source == 'environment' and env.path == venv_bin .. '/xeforge',
+      "the project's .venv comes first",
+      vim.inspect(env)
+    )
+    check(setting.source == 'setting', 'the server_path option wins', vim.inspect(setting))
+    vim.fn.delete(tmp, 'rf')
+  end
+
   -- 6. :checkhealth xeforge reports the binary with its version and the Python it found.
   vim.cmd('checkhealth xeforge')
   local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')

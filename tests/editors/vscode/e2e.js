@@ -77,6 +77,17 @@ async function command(page, title) {
     check(Boolean(rows), 'Problems panel lists XF104', JSON.stringify(await problems(page)));
     for (const r of rows || []) console.log(`     problem: ${r}`);
 
+    // The language status item names the server that runs: the one bundled in the .vsix.
+    const serverLine = await poll(async () => {
+      await page.locator('[id="status.languageStatus"]').hover().catch(() => undefined);
+      const hit = page.getByText(/bundled with the extension/).first();
+      return (await hit.isVisible().catch(() => false)) ? (await hit.innerText()).replace(/\s+/g, ' ') : null;
+    }, 20000, 1000);
+    check(Boolean(serverLine), 'the language status item names the bundled server', 'not shown');
+    if (serverLine) console.log(`     status: ${serverLine}`);
+    await page.mouse.move(5, 5);
+    await page.keyboard.press('Escape');
+
     // Code lenses over the kernel (verdict and stage commands).
     const lenses = await poll(async () => {
       const t = await page.locator('.codelens-decoration').allInnerTexts();

@@ -63,9 +63,11 @@ if [ ! -d "$CACHE/pw/node_modules/playwright-core" ]; then
     || skip "could not install playwright-core from npm"
 fi
 
-# 5. The extension, packaged exactly as users get it.
+# 5. The extension, packaged exactly as users get it: with the server binary inside (stripped, as
+#    a release package carries it), so no setting and no PATH entry is needed to find it.
 VSIX=$CACHE/xeforge-e2e.vsix
-XEFORGE_VSIX_OUT=$VSIX bash "$ROOT/editors/vscode/scripts/package.sh" >"$CACHE/package.log" 2>&1 \
+strip -o "$CACHE/xeforge-bundled" "$BIN" 2>/dev/null || cp "$BIN" "$CACHE/xeforge-bundled"
+XEFORGE_BUNDLE_BIN=$CACHE/xeforge-bundled XEFORGE_VSIX_OUT=$VSIX bash "$ROOT/editors/vscode/scripts/package.sh" >"$CACHE/package.log" 2>&1 \
   || { cat "$CACHE/package.log"; echo "FAIL: packaging the extension"; exit 1; }
 
 WORK=$(mktemp -d)
@@ -73,12 +75,9 @@ CS_PID=
 cleanup() { [ -n "$CS_PID" ] && kill "$CS_PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 mkdir -p "$WORK/project/.vscode" "$WORK/user/User" "$WORK/user/Machine" "$WORK/ext" "$WORK/bin" "$WORK/home"
-# The user setting names the binary. code-server has been seen (twice, once in CI) to start the
-# extension without it, so the machine and workspace settings name it too, and it is on PATH as
-# well. The extension host's PATH is the one a login shell prints (VS Code resolves the user's shell
-# environment), not code-server's, so PATH is extended in the .profile of a HOME of its own.
-ln -s "$BIN" "$WORK/bin/xeforge"
-printf 'PATH="%s:$PATH"; export PATH\n' "$WORK/bin" >"$WORK/home/.profile"
+# No setting names the binary and none is on PATH: the extension must find the one it carries.
+if command -v xeforge >/dev/null; then echo "note: an xeforge is on PATH ($(command -v xeforge)); the bundled one must still win"; fi
+: >"$WORK/home/.profile"
 # The stage step runs the real harness on the CPU interpreter (this checkout's package, the test venv's
 # torch and triton; candidates as the harness's own user, which can read the checkout).
 printf 'XEFORGE_HARNESS_PATH="%s"; XEFORGE_HARNESS_SANDBOX_UID=off; export XEFORGE_HARNESS_PATH XEFORGE_HARNESS_SANDBOX_UID\n' \
@@ -87,8 +86,7 @@ PYTHON=${XEFORGE_PYTHON:-$ROOT/.venv/bin/python}
 cp "$ROOT/tests/editors/fixtures/add_kernel.py" "$WORK/project/"
 cp "$ROOT/tests/fixtures/cover/scale_wrapper.py" "$WORK/project/"
 printf '[tool.xeforge]\ntoolchain = "xpu-3.7"\ndevice = "arc-pro-b70"\n' >"$WORK/project/pyproject.toml"
-printf '{ "xeforge.server.path": "%s" }\n' "$BIN" >"$WORK/user/Machine/settings.json"
-printf '{ "xeforge.server.path": "%s", "xeforge.harness.python": "%s" }\n' "$BIN" "$PYTHON" >"$WORK/project/.vscode/settings.json"
+printf '{ "xeforge.harness.python": "%s" }\n' "$PYTHON" >"$WORK/project/.vscode/settings.json"
 cat >"$WORK/user/User/settings.json" <<JSON
 {
   "security.workspace.trust.enabled": false,
@@ -101,8 +99,7 @@ cat >"$WORK/user/User/settings.json" <<JSON
   "window.commandCenter": false,
   "workbench.secondarySideBar.defaultVisibility": "hidden",
   "chat.disableAIFeatures": true,
-  "workbench.colorTheme": "Default Light Modern",
-  "xeforge.server.path": "$BIN"
+  "workbench.colorTheme": "Default Light Modern"
 }
 JSON
 
@@ -111,7 +108,7 @@ CODE_SERVER=( "$NODE24/bin/node" "$CS/out/node/entry.js" )
   || { cat "$WORK/install.log"; echo "FAIL: code-server --install-extension"; exit 1; }
 
 PORT=$("$NODE24/bin/node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-HOME="$WORK/home" PATH="$WORK/bin:$PATH" "${CODE_SERVER[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry --disable-update-check \
+HOME="$WORK/home" "${CODE_SERVER[@]}" --auth none --bind-addr "127.0.0.1:$PORT" --disable-telemetry --disable-update-check \
   --disable-workspace-trust --user-data-dir "$WORK/user" --extensions-dir "$WORK/ext" "$WORK/project" >"$WORK/code-server.log" 2>&1 &
 CS_PID=$!
 for _ in $(seq 1 60); do
@@ -129,6 +126,11 @@ if [ $rc -ne 0 ]; then
   echo "FAIL: vscode e2e"
   exit 1
 fi
-# Which of the three ways found the server (the setting is the one users rely on).
-find "$WORK/user" -name '*XeForge*' -path '*output*' -exec grep -h "found via" {} \; 2>/dev/null | head -n 3
+# The server that ran is the bundled one (the status item says so too: e2e.js reads it).
+found=$(find "$WORK/user" -name '*XeForge*' -path '*output*' -exec grep -h "found via" {} \; 2>/dev/null | head -n 3)
+echo "$found"
+case "$found" in
+  *"found via bundled with the extension"*) ;;
+  *) echo "FAIL: the extension did not start its bundled server"; exit 1 ;;
+esac
 echo "vscode e2e: ok"

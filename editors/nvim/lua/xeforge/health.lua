@@ -26,20 +26,25 @@ end
 
 local function check_binary(cfg)
   health.start('xeforge: language server')
-  local cmd = type(cfg.cmd) == 'table' and cfg.cmd or { 'xeforge', 'lsp' }
+  local cmd = type(cfg.cmd) == 'table' and cfg.cmd or require('xeforge').server_cmd({})
+  local found = require('xeforge').find_server(require('xeforge').options)
   local exe = vim.fn.exepath(cmd[1])
   if exe == '' then
     health.error(('server binary `%s` not found'):format(cmd[1]), {
-      'Install it: `cargo install --path .` in a xeforge checkout, so that `xeforge` is on PATH',
+      'Tried: ' .. table.concat(found.tried, ', '),
+      'Install it into the project environment: `pip install xeforge` (a wheel built from a checkout: see the README)',
       "Or point to it: require('xeforge').setup({ server_path = '/path/to/xeforge' })",
     })
     return nil
   end
+  local source = (found.path and vim.fn.exepath(found.path) == exe) and found.source or 'cmd'
+  health.info(('found via: %s'):format(source))
   local res, err = run({ exe, '--version' })
   if not res or res.code ~= 0 then
     health.error(('`%s --version` failed: %s'):format(exe, err or vim.trim(res.stderr or '')))
-    return exe
+    return exe, nil
   end
+  local version = vim.trim(res.stdout):match('(%d+%.%d+%.%d+%S*)')
   health.ok(('binary: %s (%s)'):format(exe, vim.trim(res.stdout)))
   local clients = vim.lsp.get_clients({ name = 'xeforge' })
   if #clients > 0 then
@@ -47,7 +52,7 @@ local function check_binary(cfg)
   else
     health.info('no xeforge client is running (open a Python file, or call vim.lsp.enable("xeforge"))')
   end
-  return exe
+  return exe, version
 end
 
 local function settings_of(cfg)
@@ -85,10 +90,23 @@ local function tcp_reachable(host, port, timeout_ms)
   return false, result or 'timed out'
 end
 
---- The interpreter the server will use: the setting, the project's .venv, else python3.
-local function local_python(s)
+--- The interpreter the server will use: the setting, the binary's own environment (a wheel install
+--- puts `xeforge` beside the environment's python), the project's .venv, else python3.
+local function local_python(s, exe)
   if s.harness and type(s.harness.python) == 'string' and s.harness.python ~= '' then
     return vim.fn.expand(s.harness.python), 'setting harness.python'
+  end
+  if vim.env.XEFORGE_PYTHON and vim.env.XEFORGE_PYTHON ~= '' then
+    return vim.env.XEFORGE_PYTHON, 'XEFORGE_PYTHON'
+  end
+  if exe then
+    local own = vim.fs.joinpath(vim.fs.dirname(exe), 'python')
+    if
+      vim.fn.executable(own) == 1
+      and #vim.fn.glob(vim.fs.dirname(exe) .. '/../lib/python*/site-packages/xeforge_harness', false, true) > 0
+    then
+      return own, "the server's own environment"
+    end
   end
   local venv = vim.fs.find('.venv', { upward = true, path = vim.fn.getcwd(), type = 'directory' })[1]
   if venv and vim.fn.executable(venv .. '/bin/python') == 1 then
@@ -124,7 +142,7 @@ for name in ("torch", "triton", "xeforge_harness"):
         print(name, "MISSING", type(e).__name__ + ": " + str(e).splitlines()[0] if str(e) else type(e).__name__)
 ]]
 
-local function check_harness(exe, cfg)
+local function check_harness(exe, version, cfg)
   health.start('xeforge: verification harness')
   local s = settings_of(cfg)
   local url = s.harness and s.harness.url
@@ -144,7 +162,7 @@ local function check_harness(exe, cfg)
     end
     return
   end
-  local py, why = local_python(s)
+  local py, why = local_python(s, exe)
   if not py or py == '' then
     health.error(
       'no Python interpreter found for the harness',
@@ -171,6 +189,10 @@ local function check_harness(exe, cfg)
           and { 'Set XEFORGE_HARNESS_PATH to <xeforge checkout>/server/harness, or use harness.url' }
         or { ('Install %s into %s, or point harness.python / harness.url elsewhere'):format(name, py) }
       health.warn(('%s not importable: %s'):format(name, rest:gsub('^MISSING%s*', '')), advice)
+    elseif name == 'xeforge_harness' and version and rest ~= version then
+      health.error(('xeforge_harness %s differs from the server %s: the server refuses it'):format(rest, version), {
+        ('Install matching versions into %s (pip install xeforge==%s)'):format(py, version),
+      })
     elseif name then
       health.ok(('%s %s'):format(name, rest))
     end
@@ -179,8 +201,8 @@ end
 
 function M.check()
   local cfg = config()
-  local exe = check_binary(cfg)
-  check_harness(exe, cfg)
+  local exe, version = check_binary(cfg)
+  check_harness(exe, version, cfg)
 end
 
 return M

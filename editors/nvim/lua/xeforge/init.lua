@@ -33,15 +33,52 @@ function M.server_settings(opts)
   }
 end
 
---- The server command from the options: `cmd`, else `server_path`, else xeforge on PATH.
+--- The places a binary is looked for, in order, as ruff's clients do: the `server_path` option
+--- (or `g:xeforge_server_path`), the project's Python environment (`$VIRTUAL_ENV`, `.venv`, `venv`
+--- in the working directory: `pip install xeforge` puts the binary there), a mason-style install
+--- directory (`stdpath('data')/mason/bin`), then PATH.
+---@param opts? xeforge.Options
+---@param root? string  project directory (default: the working directory)
+---@return { path: string?, source: string, tried: string[] }
+function M.find_server(opts, root)
+  opts = opts or {}
+  local configured = opts.server_path or vim.g.xeforge_server_path
+  if configured and configured ~= '' then
+    -- An explicit setting is used as given, never silently replaced by another binary.
+    return { path = vim.fn.expand(configured), source = 'setting', tried = { configured } }
+  end
+  local exe = vim.fn.has('win32') == 1 and 'xeforge.exe' or 'xeforge'
+  local bin = vim.fn.has('win32') == 1 and 'Scripts' or 'bin'
+  root = root or vim.fn.getcwd()
+  local places = {}
+  if vim.env.VIRTUAL_ENV and vim.env.VIRTUAL_ENV ~= '' then
+    table.insert(places, { vim.fs.joinpath(vim.env.VIRTUAL_ENV, bin, exe), 'environment' })
+  end
+  for _, venv in ipairs({ '.venv', 'venv' }) do
+    table.insert(places, { vim.fs.joinpath(root, venv, bin, exe), 'environment' })
+  end
+  table.insert(places, { vim.fs.joinpath(vim.fn.stdpath('data'), 'mason', 'bin', exe), 'mason' })
+  local tried = {}
+  for _, place in ipairs(places) do
+    table.insert(tried, place[1])
+    if vim.fn.executable(place[1]) == 1 then
+      return { path = place[1], source = place[2], tried = tried }
+    end
+  end
+  table.insert(tried, exe .. ' on PATH')
+  local on_path = vim.fn.exepath(exe)
+  return { path = on_path ~= '' and on_path or nil, source = 'path', tried = tried }
+end
+
+--- The server command from the options: `cmd`, else the first binary `find_server` finds (or
+--- plain `xeforge`, which fails to start with Neovim's own message; :checkhealth xeforge says why).
 ---@param opts xeforge.Options
 ---@return string[]
 function M.server_cmd(opts)
   if opts.cmd then
     return opts.cmd
   end
-  local bin = opts.server_path and vim.fn.expand(opts.server_path) or vim.g.xeforge_server_path or 'xeforge'
-  return { bin, 'lsp' }
+  return { M.find_server(opts).path or 'xeforge', 'lsp' }
 end
 
 ---@type xeforge.Options

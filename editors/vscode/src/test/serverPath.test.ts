@@ -12,6 +12,7 @@ function env(files: string[], over: Partial<LookupEnv> = {}): LookupEnv {
     platform: 'linux',
     arch: 'x64',
     pathVar: '/usr/local/bin:/usr/bin',
+    interpreters: [],
     isExecutable: (p) => set.has(p),
     ...over,
   };
@@ -60,8 +61,39 @@ test('nothing found: the error says how to install and lists what was tried', ()
     assert.fail('expected ServerNotFound');
   } catch (e) {
     assert.ok(e instanceof ServerNotFound);
-    assert.match(e.message, /cargo install --path \./);
+    assert.match(e.message, /pip install xeforge/);
     assert.match(e.message, /xeforge\.server\.path/);
     assert.deepEqual(e.tried, ['/ext/bin/linux-x64/xeforge', 'xeforge on PATH']);
   }
+});
+
+test("the project environment's xeforge comes before the bundled binary and PATH", () => {
+  const files = ['/ws/.venv/bin/xeforge', '/ext/bin/linux-x64/xeforge', '/usr/bin/xeforge'];
+  const r = resolveServer(env(files, { interpreters: ['/ws/.venv/bin/python'] }));
+  assert.deepEqual(r, { command: '/ws/.venv/bin/xeforge', source: 'environment' });
+});
+
+test('the selected interpreter is tried first, and an environment without xeforge is passed over', () => {
+  const files = ['/opt/env2/bin/xeforge', '/ws/.venv/bin/xeforge'];
+  assert.equal(resolveServer(env(files, { interpreters: ['/opt/env2/bin/python3', '/ws/.venv/bin/python'] })).command, '/opt/env2/bin/xeforge');
+  assert.deepEqual(resolveServer(env(['/ext/bin/linux-x64/xeforge'], { interpreters: ['/ws/.venv/bin/python'] })), {
+    command: '/ext/bin/linux-x64/xeforge',
+    source: 'bundled',
+  });
+});
+
+test('the setting still wins over the project environment', () => {
+  const r = resolveServer(env(['/opt/xf', '/ws/.venv/bin/xeforge'], { configuredPath: '/opt/xf', interpreters: ['/ws/.venv/bin/python'] }));
+  assert.equal(r.source, 'setting');
+});
+
+test('not found names every place tried and how to install', () => {
+  assert.throws(
+    () => resolveServer(env([], { interpreters: ['/ws/.venv/bin/python'] })),
+    (e: unknown) =>
+      e instanceof ServerNotFound &&
+      e.message.includes('pip install xeforge') &&
+      e.tried.includes('/ws/.venv/bin/xeforge') &&
+      e.tried.includes('/ext/bin/linux-x64/xeforge'),
+  );
 });

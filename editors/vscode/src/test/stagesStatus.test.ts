@@ -46,3 +46,13 @@ test('the status item shows device, toolchain and harness; a bad harness is a wa
   assert.equal(statusView({ phase: 'failed', error: 'not found' }).severity, 'error');
   assert.equal(applyServerStatus(s, 'junk'), s);
 });
+
+test('the status item names the server that runs, where it came from and its version', () => {
+  const v = statusView({
+    phase: 'running',
+    device: 'arc-pro-b70',
+    toolchain: 'xpu-3.7',
+    server: { command: '/ext/bin/linux-x64/xeforge', source: 'bundled with the extension', version: '0.1.0' },
+  });
+  assert.match(v.detail, /server 0\.1\.0: bundled with the extension \(\/ext\/bin\/linux-x64\/xeforge\)/);
+});
