@@ -10,14 +10,17 @@ if [ ! -x node_modules/.bin/vsce ] || [ ! -x node_modules/.bin/esbuild ]; then
 fi
 rm -rf dist bin
 node scripts/build.mjs --production
+target=()
 if [ -n "${XEFORGE_BUNDLE_BIN:-}" ]; then
   triple=$(node -p 'process.platform + "-" + process.arch')
   mkdir -p "bin/$triple"
   cp "$XEFORGE_BUNDLE_BIN" "bin/$triple/xeforge"
   chmod +x "bin/$triple/xeforge"
+  # A package with a binary is for one platform (VS Code's platform-specific extensions).
+  target=(--target "$triple")
 fi
 version=$(node -p 'require("./package.json").version')
 out=${XEFORGE_VSIX_OUT:-$PWD/xeforge-$version.vsix}
 # Dependencies are bundled by esbuild, so the package carries none of node_modules.
-node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository --out "$out"
+node_modules/.bin/vsce package "${target[@]}" --no-dependencies --skip-license --allow-missing-repository --out "$out"
 echo "$out"
