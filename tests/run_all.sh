@@ -3,7 +3,7 @@
 # Installs what the tests need (Python venv with torch/triton/pytest, Neovim, node modules, code-server)
 # and runs every suite. Exit status is non-zero if any suite failed.
 #   XEFORGE_VENV   python venv to use/create (default: .venv in the repository)
-#   XEFORGE_SKIP   space-separated suite names to skip (lint rust pyharness pylsp package nvim vscode)
+#   XEFORGE_SKIP   space-separated suite names to skip (lint rust pyharness pylsp package nvim vscode report)
 # A suite that exits 77 could not install its tools: "skipped" in the summary, a failure when CI=true.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,6 +48,7 @@ py_lsp() {
 # The wheel built from this checkout, installed into a fresh environment with no Rust, used.
 packaging() { bash tests/packaging/run.sh; }
 nvim_e2e() { XEFORGE_BIN=$ROOT/target/debug/xeforge bash tests/editors/nvim/run.sh; }
+report_pages() { XEFORGE_BIN=$ROOT/target/debug/xeforge bash tests/report/run.sh; }
 vscode_e2e() { XEFORGE_BIN=$ROOT/target/debug/xeforge bash tests/editors/vscode/run.sh; }
 
 run_suite lint bash tests/lint.sh
@@ -57,6 +58,7 @@ run_suite pylsp py_lsp
 run_suite package packaging
 run_suite nvim nvim_e2e
 run_suite vscode vscode_e2e
+run_suite report report_pages
 
 section "summary"
 printf '%s\n' "${RESULTS[@]}"

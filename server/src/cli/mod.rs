@@ -8,6 +8,7 @@ pub mod devices;
 pub mod explain;
 pub mod lsp;
 pub mod optimize;
+pub mod report;
 pub mod rules;
 pub mod spec;
 pub mod stage;
@@ -43,6 +44,8 @@ pub enum Command {
     Stage(stage::StageArgs),
     /// Run the stages the analysis selects, in dependency order, each verified.
     Optimize(optimize::OptimizeArgs),
+    /// Write a stage run's evidence (or a directory of runs) as one self-contained HTML page.
+    Report(report::ReportArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -65,6 +68,7 @@ pub fn main() -> ExitCode {
         Command::Spec(a) => spec::run(a),
         Command::Stage(a) => stage::run(a),
         Command::Optimize(a) => optimize::run(a),
+        Command::Report(a) => report::run(a),
     };
     ExitCode::from(code)
 }

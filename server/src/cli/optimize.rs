@@ -107,7 +107,7 @@ pub fn run(args: OptimizeArgs) -> u8 {
     }
     if args.diff {
         let n = args.file.display().to_string();
-        print!("{}", similar::TextDiff::from_lines(original.as_str(), current.as_str()).unified_diff().header(&n, &n));
+        print!("{}", crate::cover::evidence::unified_diff(&n, &original, &current));
     }
     if args.apply {
         if let Err(m) = write_if_unchanged(&args.file, &evidence::sha256(&original), &current) {

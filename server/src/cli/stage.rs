@@ -297,7 +297,7 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
     }
     if diff && let Some(new) = &o.new_text {
         let name = file.display().to_string();
-        print!("{}", similar::TextDiff::from_lines(before, new.as_str()).unified_diff().header(&name, &name));
+        print!("{}", crate::cover::evidence::unified_diff(&name, before, new));
     }
 }
 

@@ -115,6 +115,14 @@ pub struct Record {
     pub llm_tokens: Option<u64>,
     /// The problem inferred from the code (no spec): entry, inputs, variants and where each came from.
     pub problem: Option<super::problem::Problem>,
+    /// The verified change as a unified diff of the file (none when nothing was verified better).
+    pub diff: Option<String>,
+}
+
+/// The unified diff from `before` to `after`, headed with `name` (the one diff the CLI prints and the
+/// evidence record keeps).
+pub fn unified_diff(name: &str, before: &str, after: &str) -> String {
+    similar::TextDiff::from_lines(before, after).unified_diff().header(name, name).to_string()
 }
 
 pub fn sha256(text: &str) -> String {

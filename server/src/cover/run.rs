@@ -400,6 +400,7 @@ impl StageRunner {
             llm_model: self.llm.as_ref().map(|l| l.settings().model.clone()),
             llm_tokens: self.llm.as_ref().map(|l| l.tokens_used()),
             problem: problem.clone(),
+            diff: new_text.as_deref().map(|t| evidence::unified_diff(&req.path.display().to_string(), &req.text, t)),
         };
         let record_path = record.write(&req.workspace).ok();
         Ok(StageOutcome {
@@ -519,6 +520,7 @@ impl StageRunner {
             llm_model: None,
             llm_tokens: None,
             problem: ctx.problem.clone(),
+            diff: None,
         }
     }
 

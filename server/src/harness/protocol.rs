@@ -332,6 +332,26 @@ pub struct TimingReport {
     /// Why timing is not meaningful ("CPU interpreter"), where the harness says.
     #[serde(default)]
     pub reason: Option<String>,
+    /// The timed variant's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// Per pair, the per-call times the ratios are made of (for the evidence report's plots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_us: Option<TimingSamples>,
+    /// The spec's work for the timed variant, where it gives it (roofline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flop: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_bytes: Option<f64>,
+}
+
+/// The original's and the candidate's per-call µs, one of each per interleaved pair.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimingSamples {
+    #[serde(default)]
+    pub original: Vec<f64>,
+    #[serde(default)]
+    pub candidate: Vec<f64>,
 }
 
 /// The result object of `evaluate`.
