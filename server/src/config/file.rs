@@ -125,6 +125,8 @@ struct RawLlm {
 struct RawHarness {
     python: Option<PathBuf>,
     url: Option<String>,
+    #[serde(rename = "token-env")]
+    token_env: Option<String>,
     device: Option<String>,
     #[serde(default, deserialize_with = "seconds")]
     timeout: Option<Duration>,
@@ -216,6 +218,7 @@ impl RawSettings {
                 // "python3" is looked up on PATH; ".venv/bin/python" is relative to the config file.
                 python: h.python.map(|p| if p.components().count() > 1 { resolve(root, p) } else { p }),
                 url: non_empty(h.url),
+                token_env: non_empty(h.token_env),
                 device: non_empty(h.device),
                 timeout: h.timeout,
             })

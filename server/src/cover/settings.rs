@@ -114,6 +114,14 @@ fn apply(s: &mut StageSettings, table: &toml::Value, file: &Path) -> Result<(), 
         if let Some(v) = str_of(h, "url") {
             s.harness.url = Some(v);
         }
+        if let Some(v) = str_of(h, "token-env") {
+            s.harness.token_env = Some(v);
+        }
+        if h.get("token").is_some() {
+            return Err(err(
+                "[harness] token: tokens do not belong in files; put it in an environment variable and name it with token-env".into(),
+            ));
+        }
     }
     Ok(())
 }
