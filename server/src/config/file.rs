@@ -275,6 +275,7 @@ max-tokens = 2048
 python = ".venv/bin/python"
 device = "xpu"
 timeout = 600
+token-env = "GPU_BOX_TOKEN"
 "#,
         )
         .unwrap()
@@ -290,6 +291,7 @@ timeout = 600
         assert_eq!(s.llm.max_tokens, Some(2048));
         assert_eq!(s.harness.python, Some(PathBuf::from("/proj/.venv/bin/python")));
         assert_eq!(s.harness.timeout, Some(Duration::from_secs(600)));
+        assert_eq!(s.harness.token_env.as_deref(), Some("GPU_BOX_TOKEN"));
     }
 
     #[test]
