@@ -62,12 +62,19 @@ def test_http_server_answers_evaluate_probe_ping_and_shutdown():
     try:
         status, body = server.post("/ping", {})
         assert status == 200 and body["ok"]
-        args = {"kernel": file_content(KERNEL), "spec": file_content(SPEC), "candidate": file_content(FIXTURES / "add_torch.py"), "device": DEVICE}
+        args = {
+            "kernel": file_content(KERNEL),
+            "spec": file_content(SPEC),
+            "candidate": file_content(FIXTURES / "add_torch.py"),
+            "device": DEVICE,
+        }
         status, body = server.post("/evaluate", {"id": "h1", "args": args})
         assert status == 200 and body["id"] == "h1" and body["verdict"] == "rejected", body
         status, body = server.post("/evaluate", {**args, "candidate": file_content(FIXTURES / "add_segfault.py")})
         assert status == 200 and body["verdict"] == "crashed"
-        status, body = server.post("/", {"id": 9, "command": "evaluate", "args": {**args, "candidate": file_content(FIXTURES / "add_zeros.py")}})
+        status, body = server.post(
+            "/", {"id": 9, "command": "evaluate", "args": {**args, "candidate": file_content(FIXTURES / "add_zeros.py")}}
+        )
         assert status == 200 and body["id"] == 9 and body["verdict"] == "incorrect"
         status, body = server.post("/probe", {"device": DEVICE})
         assert status == 200 and body["device"]["kind"] == DEVICE

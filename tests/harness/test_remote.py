@@ -83,7 +83,10 @@ def test_a_file_that_exists_only_on_the_client_is_verified(remote, tmp_path):
         spec=file_content(client / "vector_add.yaml"),
         candidate=file_content(client / "rewrite.py"),
     )
-    wanted = {k: hashlib.sha256((client / n).read_bytes()).hexdigest() for k, n in (("kernel", "vector_add.py"), ("spec", "vector_add.yaml"), ("candidate", "rewrite.py"))}
+    wanted = {
+        k: hashlib.sha256((client / n).read_bytes()).hexdigest()
+        for k, n in (("kernel", "vector_add.py"), ("spec", "vector_add.yaml"), ("candidate", "rewrite.py"))
+    }
     for f in client.iterdir():
         f.unlink()
     client.rmdir()
@@ -202,7 +205,11 @@ def test_a_sweep_carries_its_candidates_and_names_each_result(remote):
     assert status == 200 and body["kind"] == "sweep", body
     assert [r["verdict"] for r in body["results"]] == ["correct", "incorrect"]
     for r, c in zip(body["results"], cands):
-        assert r["files"]["candidate"] == {"name": c["name"], "bytes": len(c["content"].encode()), "sha256": hashlib.sha256(c["content"].encode()).hexdigest()}
+        assert r["files"]["candidate"] == {
+            "name": c["name"],
+            "bytes": len(c["content"].encode()),
+            "sha256": hashlib.sha256(c["content"].encode()).hexdigest(),
+        }
         assert r["files"]["kernel"]["sha256"] == hashlib.sha256(KERNEL.read_bytes()).hexdigest()
 
 

@@ -169,8 +169,7 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
     auth = _Token(token)
     if not auth.required:
         print(
-            f"xeforge_harness: {TOKEN_ENV} is not set: requests are not authenticated; any local user can reach "
-            f"{host}:{port}",
+            f"xeforge_harness: {TOKEN_ENV} is not set: requests are not authenticated; any local user can reach {host}:{port}",
             file=sys.stderr,
         )
     served = Served()

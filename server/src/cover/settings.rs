@@ -138,7 +138,11 @@ mod tests {
             "[tool.xeforge]\ndevice = \"h200\"\n[tool.xeforge.llm]\nurl = \"http://a/v1\"\nmodel = \"m1\"\nretries = 1\n",
         )
         .unwrap();
-        std::fs::write(dir.path().join("xeforge.toml"), "[llm]\nmodel = \"m2\"\n[harness]\nurl = \"http://h:8000\"\ntoken-env = \"GPU_BOX_TOKEN\"\n").unwrap();
+        std::fs::write(
+            dir.path().join("xeforge.toml"),
+            "[llm]\nmodel = \"m2\"\n[harness]\nurl = \"http://h:8000\"\ntoken-env = \"GPU_BOX_TOKEN\"\n",
+        )
+        .unwrap();
         let s = load(dir.path()).unwrap();
         assert_eq!((s.llm.url.as_str(), s.llm.model.as_str(), s.llm.retries), ("http://a/v1", "m2", 1));
         assert_eq!(s.harness.url.as_deref(), Some("http://h:8000"));
