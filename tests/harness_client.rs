@@ -109,7 +109,8 @@ async fn the_http_harness_speaks_the_same_json() {
     ])
     .await;
     let h = Harness::new(&HarnessSettings { url: Some(stub.url.clone()), ..Default::default() }, &fixtures()).unwrap();
-    let args = EvaluateArgs::new("/k.py".into(), "/c.py".into());
+    let dir = tempfile::tempdir().unwrap();
+    let args = with_candidate(dir.path(), "any");
     let e = h.evaluate(&args).await.unwrap();
     assert_eq!(e.verdict, Verdict::Slower);
     assert_eq!(e.speedup(), Some(0.91));
@@ -118,6 +119,10 @@ async fn the_http_harness_speaks_the_same_json() {
     assert_eq!(e.verdict, Verdict::Error);
     let sent = stub.requests.lock().unwrap()[0].clone();
     assert_eq!(sent["command"], "evaluate");
-    assert_eq!(sent["args"]["kernel"], "/k.py");
+    // Over HTTP the files themselves go, not paths of this machine.
+    assert_eq!(sent["args"]["kernel"]["name"], "kernel.py");
+    assert_eq!(sent["args"]["kernel"]["content"], std::fs::read_to_string(fixtures().join("kernel.py")).unwrap());
+    assert!(sent["args"]["candidate"]["content"].as_str().unwrap().contains("# fake-verdict: any"));
+    assert_eq!(sent["args"]["candidate"]["sha256"].as_str().map(str::len), Some(64));
     assert_eq!(sent["args"]["seeds"], 3);
 }

@@ -108,6 +108,72 @@ class ServeSession:
                 self.proc.wait()
 
 
+def file_content(path: str | Path, name: str | None = None) -> dict:
+    """A file as an HTTP request carries it (server/harness/README.md, remote harness)."""
+    path = Path(path)
+    return {"name": name or path.name, "content": path.read_text()}
+
+
+class HttpServe:
+    """`python -m xeforge_harness serve --http 127.0.0.1:0`, a real process on loopback.
+
+    `cwd` is where the server runs; `token` goes into its environment as XEFORGE_HARNESS_TOKEN."""
+
+    def __init__(self, *extra: str, token: str | None = None, cwd: str | Path | None = None, address: str = "127.0.0.1:0") -> None:
+        env = harness_env()
+        env.pop("XEFORGE_HARNESS_TOKEN", None)
+        if token is not None:
+            env["XEFORGE_HARNESS_TOKEN"] = token
+        self.token = token
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "xeforge_harness", "serve", "--http", address, *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=cwd,
+        )
+        self.stderr: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+        first: list[str] = []
+        reader = threading.Thread(target=lambda: first.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(300)
+        assert first and first[0], f"the HTTP server said nothing; stderr:\n{''.join(self.stderr)[-3000:]}"
+        self.first = json.loads(first[0])
+        self.base = self.first.get("listening")
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    def post(self, path: str, body, token: str | None = "default", headers: dict | None = None, timeout: float = 300) -> tuple[int, dict]:
+        import urllib.error
+        import urllib.request
+
+        token = self.token if token == "default" else token
+        hdrs = {"Content-Type": "application/json", **(headers or {})}
+        if token is not None:
+            hdrs["Authorization"] = f"Bearer {token}"
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, headers=hdrs)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.post("/shutdown", {}, timeout=30)
+                self.proc.wait(timeout=60)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()
+
+
 @pytest.fixture(scope="session")
 def serve():
     session = ServeSession()

@@ -1,15 +1,11 @@
 """The one-shot command line and the HTTP server."""
 
-import json
 import shutil
-import subprocess
-import sys
-import threading
-import urllib.request
 
-from conftest import DEVICE, FIXTURES, ON_GPU, PROBLEMS, harness_env, run_cli
+from conftest import DEVICE, FIXTURES, ON_GPU, PROBLEMS, HttpServe, file_content, harness_env, run_cli
 
 KERNEL = str(PROBLEMS / "vector_add.py")
+SPEC = str(PROBLEMS / "vector_add.yaml")
 
 
 def cli_evaluate(candidate: str, *extra: str, env=None):
@@ -62,41 +58,28 @@ def test_probe_prints_the_device():
 
 
 def test_http_server_answers_evaluate_probe_ping_and_shutdown():
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "xeforge_harness", "serve", "--http", "127.0.0.1:0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=harness_env(),
-    )
+    server = HttpServe(token="t0ken")
     try:
-        first: list[str] = []
-        t = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)
-        t.start()
-        t.join(300)
-        assert first and first[0], "the HTTP server did not announce its address"
-        base = json.loads(first[0])["listening"]
-
-        def post(path, body):
-            req = urllib.request.Request(base + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-            with urllib.request.urlopen(req, timeout=300) as resp:
-                return resp.status, json.loads(resp.read())
-
-        with urllib.request.urlopen(base + "/ping", timeout=60) as resp:
-            assert json.loads(resp.read())["ok"]
-        args = {"kernel": KERNEL, "candidate": str(FIXTURES / "add_torch.py"), "device": DEVICE}
-        status, body = post("/evaluate", {"id": "h1", "args": args})
-        assert status == 200 and body["id"] == "h1" and body["verdict"] == "rejected"
-        status, body = post("/evaluate", {**args, "candidate": str(FIXTURES / "add_segfault.py")})
-        assert status == 200 and body["verdict"] == "crashed"
-        status, body = post("/", {"id": 9, "command": "evaluate", "args": {**args, "candidate": str(FIXTURES / "add_zeros.py")}})
-        assert status == 200 and body["id"] == 9 and body["verdict"] == "incorrect"
-        status, body = post("/probe", {"device": DEVICE})
-        assert status == 200 and body["device"]["kind"] == DEVICE
-        status, body = post("/shutdown", {})
+        status, body = server.post("/ping", {})
         assert status == 200 and body["ok"]
-        assert proc.wait(timeout=60) == 0
+        args = {
+            "kernel": file_content(KERNEL),
+            "spec": file_content(SPEC),
+            "candidate": file_content(FIXTURES / "add_torch.py"),
+            "device": DEVICE,
+        }
+        status, body = server.post("/evaluate", {"id": "h1", "args": args})
+        assert status == 200 and body["id"] == "h1" and body["verdict"] == "rejected", body
+        status, body = server.post("/evaluate", {**args, "candidate": file_content(FIXTURES / "add_segfault.py")})
+        assert status == 200 and body["verdict"] == "crashed"
+        status, body = server.post(
+            "/", {"id": 9, "command": "evaluate", "args": {**args, "candidate": file_content(FIXTURES / "add_zeros.py")}}
+        )
+        assert status == 200 and body["id"] == 9 and body["verdict"] == "incorrect"
+        status, body = server.post("/probe", {"device": DEVICE})
+        assert status == 200 and body["device"]["kind"] == DEVICE
+        status, body = server.post("/shutdown", {})
+        assert status == 200 and body["ok"]
+        assert server.proc.wait(timeout=60) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        server.close()

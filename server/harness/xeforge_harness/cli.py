@@ -60,6 +60,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("serve", help="answer JSON requests on stdin/stdout, or over HTTP")
     sv.add_argument("--http", metavar="HOST:PORT", help="serve POST /evaluate and /probe on this address instead of stdio")
+    sv.add_argument(
+        "--max-body", type=int, default=None, metavar="BYTES", help="largest HTTP request body accepted (default 8 MiB; 413 beyond)"
+    )
+    sv.add_argument("--cpu-workers", type=int, default=1, help="interpreter workers that judge candidates at once on the CPU")
     return p
 
 
@@ -69,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "serve":
         from . import serve
 
-        return serve.main(ns.http)
+        return serve.main(ns.http, ns.max_body or serve.DEFAULT_MAX_BODY, ns.cpu_workers)
 
     with Workers() as workers:
         if ns.command == "probe":

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import select
 import subprocess
 import sys
+import threading
 import time
+from typing import Protocol
 
 from . import envsafe
 from . import protocol as P
@@ -37,9 +40,10 @@ class Zygote:
     and one warm process cannot serve both the interpreter and a real GPU backend.
     """
 
-    def __init__(self, interpret: bool = False, python: str | None = None):
+    def __init__(self, interpret: bool = False, python: str | None = None, env: dict[str, str] | None = None):
         self.interpret = interpret
         self.python = python or sys.executable
+        self.env = dict(env or {})  # pinning (CUDA_VISIBLE_DEVICES=i) for a lane of one device
         self.proc: subprocess.Popen | None = None
         self.info: dict = {}
 
@@ -64,6 +68,7 @@ class Zygote:
 
     def _environment(self) -> dict[str, str]:
         env = child_environment()
+        env.update(self.env)
         if self.interpret:
             env["TRITON_INTERPRET"] = "1"
         return env
@@ -122,21 +127,106 @@ class Zygote:
         self.close()
 
 
-class Workers:
-    """The zygotes of one harness session: one per Triton mode, started on first use."""
+class Backend(Protocol):
+    """What `service` needs from whatever runs jobs: the local lanes below, or (later) a cluster.
 
-    def __init__(self, python: str | None = None):
+    `run` may be called from several threads at once; it blocks until a worker of the device kind is
+    free, runs the job there alone and returns its result (an `error` result, never an exception, when
+    it cannot). A job that times candidates holds its device for its whole run: no two candidates are
+    ever timed on one device at once.
+    """
+
+    def resolve(self, requested: str) -> tuple[str | None, dict | None]: ...
+
+    def run(self, kind: str, job: dict) -> dict: ...
+
+    def info(self) -> dict: ...
+
+    def close(self) -> None: ...
+
+
+# The variable that pins a process to one device, per backend.
+_PIN = {"cuda": "CUDA_VISIBLE_DEVICES", "xpu": "ZE_AFFINITY_MASK"}
+
+
+class Lane:
+    """One warm zygote, pinned to one local device (or the interpreter), running one job at a time."""
+
+    def __init__(self, name: str, zygote: Zygote, pinned: str | None = None):
+        self.name = name
+        self.zygote = zygote
+        self.pinned = pinned  # the device id this lane's processes see as device 0, if pinned
+        self.lock = threading.Lock()
+
+    def run(self, job: dict) -> dict:
+        with self.lock:
+            result = self.zygote.run(job)
+        if self.pinned is not None:
+            for one in [result, *(result.get("results") or [])]:
+                if isinstance(one, dict) and isinstance(one.get("device"), dict):
+                    one["device"]["index"] = self.pinned
+        return result
+
+
+class Workers:
+    """The local backend: one lane per local device, started on first use.
+
+    - `cpu` (the Triton interpreter): `cpu_workers` lanes (default 1); nothing is timed there.
+    - `cuda` / `xpu`: one lane per device the backend reports. With one device that is the single
+      unpinned compiler zygote, exactly as before lanes existed; with several, lane i runs with
+      CUDA_VISIBLE_DEVICES (ZE_AFFINITY_MASK) set to the i-th device, so its jobs see that device
+      alone, and a device name and index go into each result.
+    A job (one evaluate, one sweep) holds its lane from start to end, so a device times one candidate
+    at a time, while independent requests run on different devices in parallel.
+    """
+
+    def __init__(self, python: str | None = None, cpu_workers: int = 1):
         self.python = python
-        self._zygotes: dict[bool, Zygote] = {}
+        self.cpu_workers = max(1, cpu_workers)
+        # The unpinned compiler zygote: resolves `auto`, counts devices, and is the lane of a one-device host.
+        self._probe = Lane("compiler", Zygote(interpret=False, python=python))
+        self._lanes: dict[str, list[Lane]] = {}
+        self._idle: dict[str, queue.Queue[Lane]] = {}
+        self._lock = threading.Lock()
         self._auto: str | None = None
 
-    def zygote(self, interpret: bool) -> Zygote:
-        if interpret not in self._zygotes:
-            self._zygotes[interpret] = Zygote(interpret=interpret, python=self.python)
-        return self._zygotes[interpret]
+    def _lanes_for(self, kind: str) -> queue.Queue[Lane]:
+        with self._lock:
+            if kind not in self._idle:
+                lanes = self._make_lanes(kind)
+                self._lanes[kind] = lanes
+                idle: queue.Queue[Lane] = queue.Queue()
+                for lane in lanes:
+                    idle.put(lane)
+                self._idle[kind] = idle
+            return self._idle[kind]
 
-    def for_device(self, kind: str) -> Zygote:
-        return self.zygote(interpret=(kind == "cpu"))
+    def _make_lanes(self, kind: str) -> list[Lane]:
+        if kind == "cpu":
+            names = ["interpreter"] + [f"interpreter#{i}" for i in range(1, self.cpu_workers)]
+            return [Lane(n, Zygote(interpret=True, python=self.python)) for n in names]
+        ids = self._device_ids(kind)
+        if len(ids) <= 1:
+            return [self._probe]
+        return [Lane(f"{kind}:{i}", Zygote(interpret=False, python=self.python, env={_PIN[kind]: i}), pinned=i) for i in ids]
+
+    def _device_ids(self, kind: str) -> list[str]:
+        """The ids to pin lanes to: the entries of an inherited CUDA_VISIBLE_DEVICES (ZE_AFFINITY_MASK),
+        else 0..n-1 for the n devices a probe child counts. One id, or none known: no pinning."""
+        reply = self._probe.run({"kind": "probe", "args": {"device": kind}, "timeout": 120})
+        count = reply.get("count")
+        if not isinstance(count, int) or count < 2 or kind not in _PIN:
+            return []
+        inherited = [x.strip() for x in os.environ.get(_PIN[kind], "").split(",") if x.strip()]
+        return inherited[:count] if len(inherited) >= count else [str(i) for i in range(count)]
+
+    def run(self, kind: str, job: dict) -> dict:
+        idle = self._lanes_for(kind)
+        lane = idle.get()
+        try:
+            return lane.run(job)
+        finally:
+            idle.put(lane)
 
     def resolve(self, requested: str) -> tuple[str | None, dict | None]:
         """`auto` → the device a child finds (xpu, else cuda, else cpu), asked once per session.
@@ -145,24 +235,41 @@ class Workers:
         """
         if requested != "auto":
             return requested, None
-        if self._auto is None:
-            reply = self.zygote(interpret=False).run({"kind": "probe", "args": {"device": "auto"}, "timeout": 120})
-            kind = (reply.get("device") or {}).get("kind")
-            if kind is None:
-                return None, reply
-            self._auto = kind
-        return self._auto, None
+        with self._lock:
+            if self._auto is None:
+                reply = self._probe.run({"kind": "probe", "args": {"device": "auto"}, "timeout": 120})
+                kind = (reply.get("device") or {}).get("kind")
+                if kind is None:
+                    return None, reply
+                self._auto = kind
+            return self._auto, None
+
+    def warm(self, kind: str) -> None:
+        """Start every lane of `kind` now (in parallel), before the first request needs one."""
+        self._lanes_for(kind)
+        lanes = self._lanes[kind]
+        threads = [threading.Thread(target=lane.zygote.start, daemon=True) for lane in lanes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
 
     def info(self) -> dict:
-        return {("interpreter" if k else "compiler"): z.info for k, z in self._zygotes.items()}
-
-    def start(self, interpret: bool) -> dict:
-        return self.zygote(interpret).start()
+        out = {}
+        with self._lock:
+            lanes = [self._probe] + [lane for group in self._lanes.values() for lane in group if lane is not self._probe]
+        for lane in lanes:
+            if lane.zygote.info or lane is not self._probe:
+                out[lane.name] = lane.zygote.info
+        return out
 
     def close(self) -> None:
-        for z in self._zygotes.values():
-            z.close()
-        self._zygotes.clear()
+        with self._lock:
+            lanes = {id(lane): lane for lane in [self._probe] + [x for group in self._lanes.values() for x in group]}
+            self._lanes.clear()
+            self._idle.clear()
+        for lane in lanes.values():
+            lane.zygote.close()
 
     def __enter__(self) -> Workers:
         return self

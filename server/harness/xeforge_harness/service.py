@@ -8,29 +8,43 @@ from __future__ import annotations
 
 import os
 
+from . import files
 from . import protocol as P
-from .pool import Workers
+from .pool import Backend
 from .spec import SpecError, find_spec_for, load_spec
 
 
-def evaluate(raw_args: dict, workers: Workers) -> dict:
+def evaluate(raw_args: dict, workers: Backend, *, paths_allowed: bool = True) -> dict:
+    """One candidate. `paths_allowed` false (HTTP): every file must come as contents (files.py)."""
     try:
-        args = P.EvaluateArgs.from_mapping(raw_args)
+        with files.received(raw_args, paths_allowed=paths_allowed) as (raw, names):
+            return files.unplace(_evaluate(raw, workers, names), names)
     except P.ArgsError as e:
         return P.error_result(str(e), field=e.field)
+
+
+def _evaluate(raw_args: dict, workers: Backend, names: dict[str, str]) -> dict:
+    args = P.EvaluateArgs.from_mapping(raw_args)
     checked = _checked(args, {"candidate": args.candidate}, workers)
     if "verdict" in checked:
         return checked
     job_args = {**_job_args(args, checked), "candidate": checked["candidate"]}
-    return workers.for_device(checked["device"]).run({"kind": "evaluate", "args": job_args, "timeout": args.timeout})
+    verified = _verified(checked, ("kernel", "candidate", "spec", "reference"), names)
+    result = workers.run(checked["device"], {"kind": "evaluate", "args": job_args, "timeout": args.timeout})
+    return _named(result, verified)
 
 
-def sweep(raw_args: dict, workers: Workers) -> dict:
+def sweep(raw_args: dict, workers: Backend, *, paths_allowed: bool = True) -> dict:
     """Several candidates of one problem in one job (see `child.evaluate.sweep`)."""
     try:
-        args = P.SweepArgs.from_mapping(raw_args)
+        with files.received(raw_args, paths_allowed=paths_allowed) as (raw, names):
+            return files.unplace(_sweep(raw, workers, names), names)
     except P.ArgsError as e:
         return P.sweep_failed(P.error_result(str(e), field=e.field))
+
+
+def _sweep(raw_args: dict, workers: Backend, names: dict[str, str]) -> dict:
+    args = P.SweepArgs.from_mapping(raw_args)
     named = {f"candidates[{i}]": c for i, c in enumerate(args.candidates)}
     checked = _checked(args.base, named, workers)
     if "verdict" in checked:
@@ -46,10 +60,30 @@ def sweep(raw_args: dict, workers: Workers) -> dict:
     limit = per * (1 + len(args.candidates))
     if args.budget_s is not None:
         limit = min(limit, args.budget_s + 2 * per)
-    return workers.for_device(checked["device"]).run({"kind": "sweep", "args": job_args, "timeout": limit})
+    shared = _verified(checked, ("kernel", "spec", "reference"), names)
+    per_candidate = [_verified(checked, (k,), names)[k] for k in named]
+    result = workers.run(checked["device"], {"kind": "sweep", "args": job_args, "timeout": limit})
+    result["files"] = {**shared, "candidates": per_candidate}
+    for i, one in enumerate(result.get("results") or []):
+        # Results come in candidate order; a sweep stopped early has fewer.
+        if isinstance(one, dict) and i < len(per_candidate):
+            _named(one, {**shared, "candidate": per_candidate[i]})
+    return result
 
 
-def _checked(args: P.EvaluateArgs, candidates: dict[str, str], workers: Workers) -> dict:
+def _verified(checked: dict, keys: tuple[str, ...], names: dict[str, str]) -> dict:
+    """What the job will read, hashed now: name (the client's, or the path), bytes, sha256."""
+    return {k: files.describe(checked[k], names.get(checked[k])) for k in keys if checked.get(k)}
+
+
+def _named(result: dict, verified: dict) -> dict:
+    """The result with `files`: exactly which contents it is a verdict on."""
+    if isinstance(result, dict):
+        result["files"] = verified
+    return result
+
+
+def _checked(args: P.EvaluateArgs, candidates: dict[str, str], workers: Backend) -> dict:
     """Files, spec and device checked before any process starts: the resolved paths and device, or an
     `error` result naming the offending field."""
     paths = {"kernel": args.kernel, **candidates, "reference": args.reference, "spec": args.spec}
@@ -83,7 +117,7 @@ def _job_args(args: P.EvaluateArgs, checked: dict) -> dict:
     return out
 
 
-def probe(raw_args: dict, workers: Workers) -> dict:
+def probe(raw_args: dict, workers: Backend) -> dict:
     if not isinstance(raw_args, dict):
         return P.error_result("argument 'args': expected a JSON object", field="args")
     device = raw_args.get("device", "auto")
@@ -92,4 +126,4 @@ def probe(raw_args: dict, workers: Workers) -> dict:
     kind, failure = workers.resolve(device)
     if failure is not None:
         return failure
-    return workers.for_device(kind).run({"kind": "probe", "args": {"device": kind}, "timeout": 120})
+    return workers.run(kind, {"kind": "probe", "args": {"device": kind}, "timeout": 120})

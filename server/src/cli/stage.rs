@@ -155,6 +155,7 @@ impl Env {
         let hs = HarnessSettings {
             python: h.python.clone().or(s.harness.python.clone()),
             url: h.harness_url.clone().or(s.harness.url.clone()),
+            token_env: s.harness.token_env.clone(),
             scrub_env: vec![s.llm.api_key_env.clone()],
             ..Default::default()
         };

@@ -34,6 +34,7 @@ pub fn run(args: VerifyArgs) -> u8 {
     let hs = HarnessSettings {
         python: args.harness.python.clone().or(s.harness.python),
         url: args.harness.harness_url.clone().or(s.harness.url),
+        token_env: s.harness.token_env.clone(),
         scrub_env: vec![s.llm.api_key_env.clone()],
         ..Default::default()
     };

@@ -42,6 +42,7 @@ pub struct EditorLlm {
 pub struct EditorHarness {
     pub python: Option<String>,
     pub url: Option<String>,
+    pub token_env: Option<String>,
     pub device: Option<String>,
     /// Seconds.
     pub timeout: Option<f64>,
@@ -85,6 +86,7 @@ impl EditorSettings {
             harness: HarnessSettings {
                 python: set(self.harness.python).map(PathBuf::from),
                 url: set(self.harness.url),
+                token_env: set(self.harness.token_env),
                 device: set(self.harness.device),
                 timeout: secs(self.harness.timeout),
             },

@@ -125,6 +125,8 @@ struct RawLlm {
 struct RawHarness {
     python: Option<PathBuf>,
     url: Option<String>,
+    #[serde(rename = "token-env")]
+    token_env: Option<String>,
     device: Option<String>,
     #[serde(default, deserialize_with = "seconds")]
     timeout: Option<Duration>,
@@ -216,6 +218,7 @@ impl RawSettings {
                 // "python3" is looked up on PATH; ".venv/bin/python" is relative to the config file.
                 python: h.python.map(|p| if p.components().count() > 1 { resolve(root, p) } else { p }),
                 url: non_empty(h.url),
+                token_env: non_empty(h.token_env),
                 device: non_empty(h.device),
                 timeout: h.timeout,
             })
@@ -272,6 +275,7 @@ max-tokens = 2048
 python = ".venv/bin/python"
 device = "xpu"
 timeout = 600
+token-env = "GPU_BOX_TOKEN"
 "#,
         )
         .unwrap()
@@ -287,6 +291,7 @@ timeout = 600
         assert_eq!(s.llm.max_tokens, Some(2048));
         assert_eq!(s.harness.python, Some(PathBuf::from("/proj/.venv/bin/python")));
         assert_eq!(s.harness.timeout, Some(Duration::from_secs(600)));
+        assert_eq!(s.harness.token_env.as_deref(), Some("GPU_BOX_TOKEN"));
     }
 
     #[test]

@@ -64,6 +64,8 @@ pub struct HarnessSettings {
     /// Interpreter; a relative path with a separator was resolved against the config file's directory.
     pub python: Option<PathBuf>,
     pub url: Option<String>,
+    /// Name of the variable holding the remote harness's bearer token (never the token itself).
+    pub token_env: Option<String>,
     /// Torch device the harness runs on ("xpu", "cuda").
     pub device: Option<String>,
     pub timeout: Option<Duration>,
@@ -91,6 +93,7 @@ impl Settings {
             harness: HarnessSettings {
                 python: higher.harness.python.or(self.harness.python),
                 url: higher.harness.url.or(self.harness.url),
+                token_env: higher.harness.token_env.or(self.harness.token_env),
                 device: higher.harness.device.or(self.harness.device),
                 timeout: higher.harness.timeout.or(self.harness.timeout),
             },

@@ -186,6 +186,7 @@ fn prepare(run: &StageRun, path: PathBuf, harnesses: &HarnessRegistry, kb: Arc<K
     let hs = HarnessSettings {
         python: ed.harness.python.clone().or(st.harness.python.clone()),
         url: ed.harness.url.clone().or(st.harness.url.clone()),
+        token_env: ed.harness.token_env.clone().or(st.harness.token_env.clone()),
         // The LLM key never reaches candidate code.
         scrub_env: vec![st.llm.api_key_env.clone()],
         ..st.harness.clone()

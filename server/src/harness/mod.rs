@@ -2,14 +2,14 @@
 //!
 //! The contract is `server/harness/README.md`; [`protocol`] types it. Two transports speak the same
 //! JSON: a long-lived local `python -m xeforge_harness serve` child ([`stdio`]) or a remote harness over
-//! HTTP ([`http`], `harness.url`). Every request has a timeout; a dead or hung local harness is
+//! HTTP ([`http`], `harness.url`; files sent as contents, a bearer token). Every request has a timeout; a dead or hung local harness is
 //! restarted on the next request. Only the harness says "verified" (ARCHITECTURE.md invariant).
 
 pub mod http;
 pub mod protocol;
 pub mod stdio;
 
-pub use protocol::{DeviceInfo, DeviceKind, EvaluateArgs, Evaluation, Probe, Sweep, SweepArgs, Verdict};
+pub use protocol::{DeviceInfo, DeviceKind, EvaluateArgs, Evaluation, FileDigest, Probe, Sweep, SweepArgs, Verdict};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,6 +28,9 @@ pub enum HarnessError {
     Protocol(String),
     #[error("harness HTTP error: {0}")]
     Http(String),
+    /// A file to send to a remote harness could not be read.
+    #[error("cannot send a file to the harness: {0}")]
+    File(String),
     /// The harness answered, with an error of its own (`error` verdicts are not this: they are results).
     #[error("the harness reported: {0}")]
     Harness(String),
@@ -42,8 +45,10 @@ pub struct HarnessSettings {
     /// Python interpreter; default: `$XEFORGE_PYTHON`, the binary's own environment when it holds the
     /// harness (a wheel install), the workspace's `.venv/bin/python`, `python3`.
     pub python: Option<PathBuf>,
-    /// A remote harness (`http://host:port`); when set, no local process is started.
+    /// A remote harness (`http://host:port`, `https://...`); when set, no local process is started.
     pub url: Option<String>,
+    /// The variable holding the remote harness's bearer token (default `XEFORGE_HARNESS_TOKEN`).
+    pub token_env: Option<String>,
     /// Directory holding the `xeforge_harness` package; default `$XEFORGE_HARNESS_PATH`, a checkout's,
     /// none for the binary's own environment (see [`default_harness_path_for`]).
     pub harness_path: Option<PathBuf>,
@@ -67,7 +72,7 @@ impl Harness {
     /// Build the client for a workspace; does not start anything yet.
     pub fn new(settings: &HarnessSettings, workspace: &Path) -> Result<Harness, HarnessError> {
         if let Some(url) = settings.url.as_deref().filter(|u| !u.trim().is_empty()) {
-            return Ok(Harness::Http(http::HttpHarness::new(url)?));
+            return Ok(Harness::Http(http::HttpHarness::new(url, settings.token_env.as_deref())?));
         }
         let mut scrub = vec!["OPENAI_API_KEY".to_string()];
         scrub.extend(settings.scrub_env.iter().cloned());
@@ -216,13 +221,19 @@ pub struct HarnessRegistry {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct HarnessSettingsKey(Option<PathBuf>, Option<String>, Option<PathBuf>, Option<String>);
+struct HarnessSettingsKey(Option<PathBuf>, Option<String>, Option<PathBuf>, Option<String>, Option<String>);
 
 impl HarnessRegistry {
     pub fn get(&self, workspace: &Path, settings: &HarnessSettings) -> Result<Arc<Harness>, HarnessError> {
         let key = (
             workspace.to_path_buf(),
-            HarnessSettingsKey(settings.python.clone(), settings.url.clone(), settings.harness_path.clone(), settings.module.clone()),
+            HarnessSettingsKey(
+                settings.python.clone(),
+                settings.url.clone(),
+                settings.harness_path.clone(),
+                settings.module.clone(),
+                settings.token_env.clone(),
+            ),
         );
         let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(h) = map.get(&key) {

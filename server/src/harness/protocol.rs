@@ -183,6 +183,21 @@ pub struct DeviceInfo {
     pub torch: String,
     #[serde(default)]
     pub triton: String,
+    /// The local device the harness's worker was pinned to, on a host with several (harness addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
+}
+
+/// What a result is a verdict on: one file as the harness read it (harness addition).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDigest {
+    /// The name the client gave it (a path for a local harness).
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub bytes: u64,
+    #[serde(default)]
+    pub sha256: String,
 }
 
 impl DeviceInfo {
@@ -384,6 +399,9 @@ pub struct Evaluation {
     pub phase: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed: Option<Elapsed>,
+    /// `kernel`, `candidate`, `spec`, `reference`: exactly which contents were verified.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub files: std::collections::BTreeMap<String, FileDigest>,
 }
 
 impl Evaluation {

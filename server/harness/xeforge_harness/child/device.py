@@ -35,6 +35,16 @@ def resolve(requested: str) -> str:
     return requested
 
 
+def count(kind: str) -> int:
+    """How many devices of `kind` this process sees (1 for the interpreter, 0 when none)."""
+    if kind == "cpu":
+        return 1
+    try:
+        return int(getattr(torch, kind).device_count()) if available(kind) else 0
+    except Exception:  # a broken driver counts as none, never as a crash here
+        return 0
+
+
 def prepare(kind: str) -> None:
     """Must run before any candidate module is imported: `triton.jit` reads TRITON_INTERPRET then."""
     if kind == "cpu":

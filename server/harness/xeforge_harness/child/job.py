@@ -62,6 +62,7 @@ def probe(args: dict, phase) -> dict:
         "ok": True,
         "device": device.describe(kind),
         "properties": device.properties(kind),
+        "count": device.count(kind),
         "available": {k: device.available(k) for k in ("xpu", "cuda", "cpu")},
         "log": "",
     }
