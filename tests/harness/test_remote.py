@@ -292,3 +292,23 @@ def test_with_a_token_any_address_may_be_used():
     finally:
         server.close()
     assert server.proc.returncode == 0
+
+
+def test_on_loopback_without_a_token_one_is_made_and_still_required():
+    """No unauthenticated requests even on loopback (another local user could reach the port): the
+    server makes a token for the run and gives it once, to whoever started it, on its stdout."""
+    server = HttpServe()
+    try:
+        made = server.first.get("token")
+        assert made and len(made) >= 32, server.first
+        status, _ = server.post("/ping", {}, token=None)
+        assert status == 401
+        port = urlparse(server.base).port
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/ping", headers={"Authorization": f"Bearer {made}"})
+        assert conn.getresponse().status == 200
+        conn.close()
+        assert made not in "".join(server.stderr), "the token was logged"
+        server.token = made
+    finally:
+        server.close()

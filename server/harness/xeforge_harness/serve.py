@@ -14,6 +14,7 @@ import hmac
 import ipaddress
 import json
 import os
+import secrets
 import socket
 import sys
 import threading
@@ -130,16 +131,10 @@ def is_loopback(host: str) -> bool:
 class _Token:
     """The expected bearer token, kept only as a digest and compared in constant time."""
 
-    def __init__(self, token: str | None):
-        self._digest = hashlib.sha256(token.encode()).digest() if token else None
-
-    @property
-    def required(self) -> bool:
-        return self._digest is not None
+    def __init__(self, token: str):
+        self._digest = hashlib.sha256(token.encode()).digest()
 
     def accepts(self, authorization: str | None) -> bool:
-        if self._digest is None:
-            return True
         scheme, _, value = (authorization or "").strip().partition(" ")
         # Digests of equal length: the comparison time does not depend on where, or whether, they differ.
         given = hashlib.sha256(value.strip().encode()).digest()
@@ -169,12 +164,14 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
         print(json.dumps(where), flush=True)
         return 2
     host, port = where
+    # Every request is authenticated, on loopback too (another local user could reach the port): with
+    # no token set, one is made for this run and handed to whoever started the server, once, in the
+    # `listening` line on its stdout; it is never logged.
+    generated = None
+    if not token:
+        token = generated = secrets.token_urlsafe(32)
+        print(f"xeforge_harness: {TOKEN_ENV} is not set: made a token for this run (in the `listening` line on stdout)", file=sys.stderr)
     auth = _Token(token)
-    if not auth.required:
-        print(
-            f"xeforge_harness: {TOKEN_ENV} is not set: requests are not authenticated; any local user can reach {host}:{port}",
-            file=sys.stderr,
-        )
     served = Served()
 
     class Handler(BaseHTTPRequestHandler):
@@ -274,7 +271,10 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
     server_class = _V6Server if ":" in host else ThreadingHTTPServer
     server = server_class((host, port), Handler)
     scheme_host = f"[{host}]" if ":" in host else host
-    print(json.dumps({"listening": f"http://{scheme_host}:{server.server_address[1]}"}), flush=True)
+    listening = {"listening": f"http://{scheme_host}:{server.server_address[1]}"}
+    if generated:
+        listening["token"] = generated
+    print(json.dumps(listening), flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
