@@ -9,7 +9,7 @@ export interface XeforgeSettings {
   toolchain?: string;
   lint: { run: LintRun };
   llm: { url?: string; model?: string; apiKeyEnv?: string };
-  harness: { python?: string; url?: string };
+  harness: { python?: string; url?: string; tokenEnv?: string };
   trace: { server: 'off' | 'messages' | 'verbose' };
 }
 
@@ -43,7 +43,7 @@ export function readSettings(get: SettingGetter): XeforgeSettings {
       model: text(get, 'llm.model'),
       apiKeyEnv: text(get, 'llm.apiKeyEnv'),
     }),
-    harness: compact({ python: text(get, 'harness.python'), url: text(get, 'harness.url') }),
+    harness: compact({ python: text(get, 'harness.python'), url: text(get, 'harness.url'), tokenEnv: text(get, 'harness.tokenEnv') }),
     trace: { server: oneOf(get('trace.server'), ['off', 'messages', 'verbose'] as const, 'off') },
   });
 }

@@ -9,7 +9,7 @@ local M = {}
 ---@field toolchain? string
 ---@field lint? { run?: 'onType'|'onSave' }
 ---@field llm? { url?: string, model?: string, apiKeyEnv?: string }
----@field harness? { python?: string, url?: string }
+---@field harness? { python?: string, url?: string, tokenEnv?: string }
 ---@field enable? boolean        call vim.lsp.enable (default true)
 
 --- Settings in the shape the server reads (camelCase, nested), without unset values.
@@ -29,7 +29,7 @@ function M.server_settings(opts)
     toolchain = nonempty(opts.toolchain),
     lint = { run = (lint.run == 'onSave') and 'onSave' or 'onType' },
     llm = { url = nonempty(llm.url), model = nonempty(llm.model), apiKeyEnv = nonempty(llm.apiKeyEnv) },
-    harness = { python = nonempty(harness.python), url = nonempty(harness.url) },
+    harness = { python = nonempty(harness.python), url = nonempty(harness.url), tokenEnv = nonempty(harness.tokenEnv) },
   }
 end
 
