@@ -342,3 +342,31 @@ fn a_dismissed_question_writes_nothing_and_says_what_to_add() {
     assert!(s.client.applied_edits().is_empty());
     assert!(s.stub.requests.lock().unwrap().is_empty(), "the harness ran nothing");
 }
+
+#[test]
+fn after_a_run_the_kernel_has_an_evidence_lens_and_the_server_writes_its_report() {
+    let mut s = setup(Duration::ZERO);
+    let lens = run_stage_lens(&mut s.client, &s.uri);
+    let token = start_run(&mut s.client, &lens);
+    progress_to_end(&s.client, &token);
+    let record = records(s.dir.path()).pop().expect("an evidence record");
+    let evidence = lenses(&mut s.client, &s.uri)
+        .into_iter()
+        .find(|l| l["command"]["title"] == "Evidence report")
+        .expect("an Evidence report lens over the kernel");
+    // The lens names the client's own command; the client asks the server for the page.
+    assert_eq!(evidence["command"]["command"], "xeforge.showReport");
+    assert_eq!(evidence["command"]["arguments"][0]["record"], record.display().to_string());
+    let page = s
+        .client
+        .request("workspace/executeCommand", json!({"command": "xeforge.renderReport", "arguments": evidence["command"]["arguments"]}));
+    let html = page["html"].as_str().expect("the page");
+    assert!(html.contains("<h1>autotune · <code>scale_kernel</code>"), "{}", &html[..html.len().min(400)]);
+    assert_eq!(std::fs::read_to_string(page["path"].as_str().unwrap()).unwrap(), html, "written beside the record");
+    // Anything but a record or a runs directory is refused: the command reads and writes nowhere else.
+    let id = s
+        .client
+        .request_async("workspace/executeCommand", json!({"command": "xeforge.renderReport", "arguments": [{"record": "/etc/passwd"}]}));
+    let refused = s.client.response(id);
+    assert!(refused["error"]["message"].as_str().unwrap_or("").contains("not an evidence record"), "{refused}");
+}

@@ -18,6 +18,7 @@ import { parseDevices } from './devices';
 import { applyServerStatus, StatusState, statusView } from './statusModel';
 import { ASK_PROBLEM_REQUEST, askProblem } from './askProblem';
 import { STAGES_REQUEST } from './stages';
+import { RENDER_REPORT_COMMAND, RenderedReport, parseReport } from './report';
 
 export const CLIENT_ID = 'xeforge';
 export const DEVICES_REQUEST = 'xeforge/devices';
@@ -187,6 +188,13 @@ export class Controller implements vscode.Disposable {
     const client = this.running;
     if (!client) throw new Error('The xeforge server is not running.');
     return client.sendRequest(DEVICES_REQUEST, {});
+  }
+
+  /** Asks the server to write an evidence report; returns the page. */
+  async renderReport(arg: { record: string } | { dir: string }): Promise<RenderedReport> {
+    const client = this.running;
+    if (!client) throw new Error('The xeforge server is not running.');
+    return parseReport(await client.sendRequest(ExecuteCommandRequest.type, { command: RENDER_REPORT_COMMAND, arguments: [arg] }));
   }
 
   /** `xeforge/stages` for a document: its kernels and the stages offered for each. */

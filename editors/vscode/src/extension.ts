@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { Controller } from './controller';
 import { devicePickItems, parseDevices } from './devices';
 import { type StagesReply, stagePicks } from './stages';
+import { reportArgument } from './report';
 
 let controller: Controller | undefined;
 
@@ -76,6 +77,26 @@ async function pickStage(c: Controller): Promise<void> {
   await vscode.commands.executeCommand(chosen.command, ...chosen.arguments);
 }
 
+/** The "Evidence report" lens (or the palette, for the workspace's runs): the page in a webview. */
+async function showReport(c: Controller, arg: unknown): Promise<void> {
+  const what = reportArgument(arg, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+  if (!what) {
+    void vscode.window.showWarningMessage('XeForge: open a folder with stage runs (.xeforge/runs) first.');
+    return;
+  }
+  try {
+    const page = await c.renderReport(what);
+    const panel = vscode.window.createWebviewPanel('xeforge.report', 'XeForge evidence', vscode.ViewColumn.Beside, {
+      enableScripts: false,
+      localResourceRoots: [],
+    });
+    panel.webview.html = page.html;
+    c.output.appendLine(`[client] evidence report: ${page.path}`);
+  } catch (e) {
+    void vscode.window.showErrorMessage(`XeForge: no evidence report: ${errorText(e)}`);
+  }
+}
+
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const c = new Controller(ctx);
   controller = c;
@@ -90,6 +111,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     vscode.commands.registerCommand('xeforge.showLogs', () => c.output.show(true)),
     vscode.commands.registerCommand('xeforge.pickDevice', () => pickDevice(c)),
     vscode.commands.registerCommand('xeforge.pickStage', () => pickStage(c)),
+    vscode.commands.registerCommand('xeforge.showReport', (arg?: unknown) => showReport(c, arg)),
   );
   await c.start();
 }

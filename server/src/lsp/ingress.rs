@@ -89,4 +89,5 @@ fn did_close(s: &Arc<Session>, p: DidCloseTextDocumentParams) {
     }
     // Kept stage results were for that buffer's text; the evidence records stay on disk.
     s.stage_results.forget_uri(&p.text_document.uri);
+    s.evidence.forget(&p.text_document.uri);
 }

@@ -16,6 +16,7 @@ use super::encoding::Encoding;
 use super::handlers::{self, code_actions, code_lens, configuration, diagnostics, hover, inlay_hints};
 use super::session::{Caps, Session, uri_path};
 use super::stage::RUN_STAGE_COMMAND;
+use super::stage::report::RENDER_REPORT_COMMAND;
 use super::stage::result::{APPLY_RESULT_COMMAND, DISCARD_RESULT_COMMAND};
 
 pub const SELECT_DEVICE_COMMAND: &str = "xeforge.selectDevice";
@@ -130,6 +131,7 @@ impl LanguageServer for Backend {
             commands.push(RUN_STAGE_COMMAND.to_string());
             commands.push(APPLY_RESULT_COMMAND.to_string());
             commands.push(DISCARD_RESULT_COMMAND.to_string());
+            commands.push(RENDER_REPORT_COMMAND.to_string());
         }
         let code_action_provider = if caps.code_action_literals {
             CodeActionProviderCapability::Options(CodeActionOptions {
@@ -262,6 +264,7 @@ impl LanguageServer for Backend {
         let provider = self.session.stage_provider();
         let mut lenses = code_lens::code_lenses(&c, &uri, &settings, provider.as_deref());
         lenses.extend(super::stage::result::lenses(&self.session, &c, &uri));
+        lenses.extend(self.session.evidence.lenses(&c, &uri, self.session.encoding()));
         Ok(Some(lenses))
     }
 
@@ -271,6 +274,7 @@ impl LanguageServer for Backend {
             RUN_STAGE_COMMAND => super::stage::run::start(&self.session, &p.arguments),
             APPLY_RESULT_COMMAND => super::stage::result::command_apply(&self.session, &p.arguments).await,
             DISCARD_RESULT_COMMAND => super::stage::result::command_discard(&self.session, &p.arguments),
+            RENDER_REPORT_COMMAND => super::stage::report::command_render(&self.session, &p.arguments),
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
     }

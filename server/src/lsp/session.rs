@@ -121,6 +121,8 @@ pub struct Session {
     pub jobs: Mutex<HashMap<String, tokio_util::sync::CancellationToken>>,
     /// Verified stage results not applied yet (the document changed under them).
     pub stage_results: super::stage::result::PendingResults,
+    /// The latest evidence record of each (document, kernel), for the "Evidence report" lens.
+    pub evidence: super::stage::report::Evidence,
 }
 
 impl Session {
@@ -142,6 +144,7 @@ impl Session {
             shutting_down: AtomicBool::new(false),
             jobs: Mutex::new(HashMap::new()),
             stage_results: Default::default(),
+            evidence: Default::default(),
         })
     }
 

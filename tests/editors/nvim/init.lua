@@ -253,6 +253,23 @@ local function run()
     'the same run ended in the verified edit (@triton.autotune)',
     table.concat(vim.api.nvim_buf_get_lines(wbuf, 0, -1, false), '\n')
   )
+
+  -- 8. :XeForgeReport writes the project's evidence report and opens it (vim.ui.open, captured).
+  local opened
+  vim.ui.open = function(path)
+    opened = path
+    return nil, nil
+  end
+  vim.cmd('XeForgeReport')
+  vim.wait(20000, function()
+    return opened ~= nil
+  end, 100)
+  local page = opened and table.concat(vim.fn.readfile(opened), '\n') or ''
+  check(
+    opened ~= nil and opened:match('%.xeforge/runs/index%.html$') ~= nil and page:find('scale_kernel', 1, true) ~= nil,
+    ':XeForgeReport writes the runs index and opens it',
+    tostring(opened)
+  )
 end
 
 function _G.XeForgeE2E()

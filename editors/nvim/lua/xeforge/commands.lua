@@ -1,4 +1,4 @@
--- Buffer-local commands: :XeForgeDevice, :XeForgeStage, :XeForgeRestart.
+-- Buffer-local commands: :XeForgeDevice, :XeForgeStage, :XeForgeReport, :XeForgeRestart.
 -- Device and stage lists come from the server (requests `xeforge/devices` and `xeforge/stages`,
 -- whose stages carry their ready `xeforge.runStage` command), so the commands offer exactly what
 -- the server can do.
@@ -258,6 +258,43 @@ function M.restart()
   )
 end
 
+local RENDER_REPORT = 'xeforge.renderReport'
+
+--- Asks the server to write the evidence report of `arg` ({record = path} or {dir = runs dir}) and
+--- opens the page in the browser.
+---@param bufnr integer
+---@param arg table
+function M.report(bufnr, arg)
+  local client = client_for(bufnr)
+  if not client then
+    return notify('no xeforge server attached to this buffer', vim.log.levels.WARN)
+  end
+  client:request('workspace/executeCommand', { command = RENDER_REPORT, arguments = { arg } }, function(err, res)
+    if err or type(res) ~= 'table' or type(res.path) ~= 'string' then
+      return notify('no report: ' .. (err and err.message or 'the server sent no page'), vim.log.levels.WARN)
+    end
+    notify('evidence report: ' .. res.path)
+    vim.ui.open(res.path)
+  end, bufnr)
+end
+
+--- The runs directory of the buffer's project (the nearest `.xeforge/runs` upward).
+---@param bufnr integer
+---@return string?
+function M.runs_dir(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local start = name ~= '' and vim.fs.dirname(name) or vim.fn.getcwd()
+  local found = vim.fs.find('.xeforge', { upward = true, path = start, type = 'directory' })[1]
+  if found and vim.fn.isdirectory(found .. '/runs') == 1 then
+    return found .. '/runs'
+  end
+end
+
+-- The "Evidence report" code lens names this client-side command.
+vim.lsp.commands['xeforge.showReport'] = function(command, ctx)
+  M.report(ctx.bufnr, (command.arguments or {})[1] or {})
+end
+
 local function complete_devices()
   return last_devices
 end
@@ -273,6 +310,13 @@ function M.attach(bufnr)
   cmd('XeForgeStage', function(a)
     M.stage(bufnr, a.args)
   end, { nargs = '?', desc = 'xeforge: run an optimisation stage on the kernel at the cursor' })
+  cmd('XeForgeReport', function()
+    local dir = M.runs_dir(bufnr)
+    if not dir then
+      return notify('no .xeforge/runs here yet: run a stage first', vim.log.levels.WARN)
+    end
+    M.report(bufnr, { dir = dir })
+  end, { desc = "xeforge: open the evidence report of this project's stage runs" })
   cmd('XeForgeRestart', function()
     M.restart()
   end, { desc = 'xeforge: restart the language server' })

@@ -7,6 +7,7 @@
 
 pub mod ask;
 pub mod rebase;
+pub mod report;
 pub mod result;
 pub mod run;
 

@@ -98,6 +98,10 @@ pub struct Finished {
 /// Deliver a finished run; returns the line for the progress end and the log.
 pub async fn deliver(s: &Arc<Session>, f: Finished) -> String {
     let summary = f.result.summary.clone();
+    if let Some(record) = &f.result.record {
+        s.evidence.record(&f.uri, &f.kernel, record.clone());
+        refresh_lenses(s);
+    }
     let hunks = rebase::hunks(&f.old, &f.new);
     if hunks.is_empty() {
         return format!("{summary} — no change");
