@@ -9,6 +9,11 @@
 //! previous version's findings (`lint::memo`), and the model built afresh against the model built
 //! reusing the previous version (kernels and launches, `model::reuse`): whether each cache pays.
 //!
+//! `XF_SCOPE_FILES=LIST` checks the rule author's obligation over real code: on every file, for the
+//! default Intel target and for the H200 with the CUDA toolchain, the findings of the rules run one
+//! kernel at a time (what `xeforge check` does) equal every rule run over all kernels at once
+//! (`lint::check_all_at_once`); it fails naming each file where they differ.
+//!
 //! `XF_REUSE_FILES=LIST` (a file of paths, one per line, e.g. the corpus files with `@triton.jit`)
 //! instead replays eight chained edits on each file the way the server does, and fails unless
 //! every reused model and finding list equals a fresh analysis of the same text.
@@ -92,7 +97,37 @@ fn reuse_over_files(list: &str) {
     println!("{files} files, {edits} chained edits: every reused result equals a fresh analysis; {carried} kernels' findings carried over");
 }
 
+/// One kernel at a time equals all at once, on every file of the list, for two targets.
+fn scope_over_files(list: &str) {
+    let kb = Knowledge::embedded();
+    let targets = [LintOptions::default(), LintOptions { device: "h200".into(), toolchain: "cuda".into(), ..Default::default() }];
+    let (mut files, mut kernels, mut findings, mut differ) = (0, 0, 0, Vec::new());
+    for path in std::fs::read_to_string(list).expect("readable file list").lines() {
+        let Ok(text) = std::fs::read_to_string(path.trim()) else { continue };
+        files += 1;
+        for opts in &targets {
+            let a = analysis::analyze(&text, kb, opts).unwrap();
+            let target = analysis::resolve_target(kb, opts).unwrap();
+            let all = lint::check_all_at_once(&a.model, &text, target, kb, opts);
+            if a.diagnostics != all {
+                let codes = |d: &[lint::Diagnostic]| d.iter().map(|d| format!("{}@{}", d.code, d.range.start)).collect::<Vec<_>>();
+                let (one, every) = (codes(&a.diagnostics), codes(&all));
+                let only_one: Vec<_> = one.iter().filter(|c| !every.contains(c)).collect();
+                let only_all: Vec<_> = every.iter().filter(|c| !one.contains(c)).collect();
+                differ.push(format!("{path} ({}): one at a time only {only_one:?}, all at once only {only_all:?}", target.device.id));
+            }
+            kernels += a.model.kernels.len();
+            findings += a.diagnostics.len();
+        }
+    }
+    println!("{files} files, {kernels} kernels and {findings} findings over 2 targets; {} differ", differ.len());
+    assert!(differ.is_empty(), "kernel-scoped rules that read outside their kernel:\n{}", differ.join("\n"));
+}
+
 fn main() {
+    if let Ok(list) = std::env::var("XF_SCOPE_FILES") {
+        return scope_over_files(&list);
+    }
     if let Ok(list) = std::env::var("XF_REUSE_FILES") {
         return reuse_over_files(&list);
     }

@@ -22,11 +22,6 @@ impl<T> Fact<T> {
     pub fn get(&self) -> Option<&T> {
         self.value.as_ref()
     }
-
-    /// The value only when it is verified: for rules that must not report on a guess.
-    pub fn verified_value(&self) -> Option<&T> {
-        self.value.as_ref().filter(|_| self.verified)
-    }
 }
 
 /// An entry that does not state a fact knows nothing about it.
