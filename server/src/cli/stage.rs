@@ -227,12 +227,8 @@ impl Env {
 /// The knowledge base with the command line's overlays, or else the workspace's (`[tool.xeforge]
 /// knowledge`): the command line wins, as for `xeforge check`.
 fn knowledge(s: &settings::StageSettings, cli: &KnowledgeArgs) -> Result<Arc<Knowledge>, u8> {
-    if cli.overlays.is_empty() {
-        KnowledgeArgs { overlays: s.knowledge.iter().cloned().collect() }.load()
-    } else {
-        cli.load()
-    }
-    .map(|kb| Arc::new(kb.into_owned()))
+    if cli.overlays.is_empty() { KnowledgeArgs { overlays: s.knowledge.iter().cloned().collect() }.load() } else { cli.load() }
+        .map(|kb| Arc::new(kb.into_owned()))
 }
 
 /// `--emit-space DIR`: the autotune stage's pruned space, one file per config, for sweeps: for the
