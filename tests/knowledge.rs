@@ -1,6 +1,9 @@
 //! The knowledge base against its contract (docs/rules.md), overlays, target resolution, stage
 //! ordering, and the `rules` / `explain` / `devices` / `stages` subcommands.
 
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -386,6 +389,58 @@ fn stage_detail_shows_its_instructions() {
     assert_eq!(xeforge(&["stages", "blockpointers"]).status.code(), Some(2));
 }
 
+/// A device and an autotune seed list that only an overlay adds (`tests/fixtures/overlay/kb`: a
+/// 256-work-item GPU and a replaced GEMM list) reach the checker (`check --device`), the editor's
+/// device picker (`xeforge/devices`, `xeforge.selectDevice`) and the autotune stage's space (the
+/// stage's own target and seed lists, written by `--emit-space`).
+#[test]
+fn a_device_and_a_seed_list_added_by_overlay_reach_checker_picker_and_autotune_stage() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/overlay");
+    let kb = fixtures.join("kb").to_string_lossy().into_owned();
+    let file = fixtures.join("matmul.py");
+    let text = std::fs::read_to_string(&file).expect("fixture");
+    let file = file.to_string_lossy().into_owned();
+    // 32 warps × 16 = 512 work-items: fine on the default B70, too many for the overlay's GPU.
+    let xf102 = |out: &std::process::Output| stdout(out).contains("XF102");
+    let out = xeforge(&["check", &file]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(!xf102(&out));
+    let out = xeforge(&["check", "--knowledge", &kb, "--device", "lab-gpu", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(xf102(&out) && stdout(&out).contains("256 maximum work-group size of Lab GPU"), "{}", stdout(&out));
+
+    let mut c = lsp_client::Client::spawn();
+    c.initialize(lsp_client::capabilities(&["utf-16"]), serde_json::json!({"knowledge": kb}));
+    let uri = "file:///tmp/xeforge-overlay-test/matmul.py";
+    c.open(uri, &text, 1);
+    assert!(c.diagnostics_for_version(uri, 1).iter().all(|d| d["code"] != "XF102"));
+    let devices = c.request("xeforge/devices", serde_json::json!({}));
+    let lab = devices["devices"].as_array().expect("devices").iter().find(|d| d["id"] == "lab-gpu").cloned();
+    assert!(lab.is_some(), "{devices}");
+    let r = c.request("workspace/executeCommand", serde_json::json!({"command": "xeforge.selectDevice", "arguments": ["lab-gpu"]}));
+    assert_eq!(r["device"], "lab-gpu", "{r}");
+    c.diagnostics_where(uri, |p| p["diagnostics"].as_array().is_some_and(|d| d.iter().any(|d| d["code"] == "XF102")));
+    assert_eq!(c.shutdown_and_exit(), Some(0));
+
+    // The overlay's two lists (gemm, gemm_epilogue) replace the shipped ones: the start, then their
+    // configs in list order, less the 32-warp one the overlay's GPU cannot hold.
+    let space = tempfile::tempdir().expect("tempdir");
+    let dir = space.path().to_string_lossy().into_owned();
+    let out = xeforge(&["stage", "autotune", &file, "--knowledge", &kb, "--target", "lab-gpu", "--emit-space", &dir]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(space.path().join("index.json")).expect("index")).expect("json");
+    let configs: Vec<&str> = index.as_array().expect("list").iter().filter_map(|c| c["config"].as_str()).collect();
+    assert_eq!(
+        configs,
+        [
+            "BLOCK_M=64 BLOCK_N=32 BLOCK_K=32 GROUP_M=4 w32 s2",
+            "BLOCK_M=64 BLOCK_N=128 BLOCK_K=64 GROUP_M=2 w16 s3",
+            "BLOCK_M=32 BLOCK_N=64 BLOCK_K=32 GROUP_M=4 w8 s2",
+        ]
+    );
+}
+
 #[test]
 fn broken_overlay_fails_the_command_with_exit_2() {
     let dir = overlay(&[("devices/h100.toml", "arch = 90\n")]);
@@ -438,12 +493,12 @@ fn autotune_seed_lists_are_overlaid_and_reach_the_space() {
     use xeforge::cover::autotune::space::{self, ConfigValue, KernelKind, TuneConfig, TuneInput, TuneTarget};
     let embedded = Knowledge::embedded();
     let names: Vec<&str> = embedded.autotune_seeds.iter().map(|l| l.name.as_str()).collect();
-    assert_eq!(names, ["attention_fwd", "gemm", "gemm_epilogue", "softmax"]);
+    assert_eq!(names, ["attention_fwd", "gemm", "gemm_cuda", "gemm_epilogue", "softmax"]);
     let mine = r#"{"kind": "gemm", "source": "my own sweep", "configs": [
         {"kwargs": {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64}, "num_warps": 16, "num_stages": 3}]}"#;
     let dir = overlay(&[("autotune/gemm.json", mine), ("autotune/gemm_epilogue.json", mine)]);
     let kb = Knowledge::embedded().with_overlay(dir.path()).expect("overlay");
-    assert_eq!(kb.autotune_seeds.len(), 4);
+    assert_eq!(kb.autotune_seeds.len(), 5);
     assert_eq!(kb.autotune_seeds.iter().find(|l| l.name == "gemm").expect("gemm").configs.len(), 1);
 
     let start = TuneConfig {

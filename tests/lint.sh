@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Formatters and linters for every language in the repository, as `tests/run_all.sh` runs them:
 # Rust (rustfmt, clippy with -D warnings), Python (ruff check and format, ruff.toml), TypeScript
-# (tsc --noEmit on the VS Code extension), Lua (StyLua on the Neovim plugin, stylua.toml).
+# (tsc --noEmit and ESLint, eslint.config.mjs, on the VS Code extension), Lua (StyLua on the Neovim plugin, stylua.toml).
 # Installs what it needs: ruff into the test venv, the extension's node modules, StyLua from npm.
 # Exit status non-zero if any check fails; each failure is named.
 set -uo pipefail
@@ -32,10 +32,12 @@ fi
 check "ruff check" "$PY" -m ruff check --no-cache .
 check "ruff format" "$PY" -m ruff format --check --no-cache .
 
-if [ ! -d editors/vscode/node_modules ]; then
+# Installed again when a lockfile change added a tool (ESLint) that an older node_modules lacks.
+if [ ! -x editors/vscode/node_modules/.bin/eslint ] || [ ! -x editors/vscode/node_modules/.bin/tsc ]; then
   (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error) || failed+=("npm ci (editors/vscode)")
 fi
 check "tsc --noEmit" bash -c 'cd editors/vscode && npx --no-install tsc -p . --noEmit'
+check "eslint" bash -c 'cd editors/vscode && npx --no-install eslint .'
 
 STYLUA=$TOOLS/stylua/node_modules/.bin/stylua
 if ! "$STYLUA" --version 2>/dev/null | grep -q "$STYLUA_VERSION"; then

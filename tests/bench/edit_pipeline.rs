@@ -5,6 +5,15 @@
 //! Run: `cargo test --release --test edit_pipeline_bench -- [LINES]` (XF_BENCH_ITERS edits per
 //! kind, default 2 under plain `cargo test` as a smoke run). Prints medians in microseconds.
 //!
+//! `XF_WEIGH=1` also times, on each edit's model, the rules run afresh against the rules with the
+//! previous version's findings (`lint::memo`), and the model built afresh against the model built
+//! reusing the previous version (kernels and launches, `model::reuse`): whether each cache pays.
+//!
+//! `XF_SCOPE_FILES=LIST` checks the rule author's obligation over real code: on every file, for the
+//! default Intel target and for the H200 with the CUDA toolchain, the findings of the rules run one
+//! kernel at a time (what `xeforge check` does) equal every rule run over all kernels at once
+//! (`lint::check_all_at_once`); it fails naming each file where they differ.
+//!
 //! `XF_REUSE_FILES=LIST` (a file of paths, one per line, e.g. the corpus files with `@triton.jit`)
 //! instead replays eight chained edits on each file the way the server does, and fails unless
 //! every reused model and finding list equals a fresh analysis of the same text.
@@ -15,7 +24,7 @@ use tree_sitter::{InputEdit, Point, Tree};
 use xeforge::knowledge::Knowledge;
 use xeforge::lint::LintOptions;
 use xeforge::lsp::encoding::Encoding;
-use xeforge::{analysis, lsp::wire, syntax};
+use xeforge::{analysis, lint, lsp::wire, model, syntax};
 
 /// The latency benchmark's kernel block (`@I@` = the copy's number), so both time the same module.
 const KERNEL: &str = include_str!("lsp/kernel_block.py.tmpl");
@@ -88,7 +97,37 @@ fn reuse_over_files(list: &str) {
     println!("{files} files, {edits} chained edits: every reused result equals a fresh analysis; {carried} kernels' findings carried over");
 }
 
+/// One kernel at a time equals all at once, on every file of the list, for two targets.
+fn scope_over_files(list: &str) {
+    let kb = Knowledge::embedded();
+    let targets = [LintOptions::default(), LintOptions { device: "h200".into(), toolchain: "cuda".into(), ..Default::default() }];
+    let (mut files, mut kernels, mut findings, mut differ) = (0, 0, 0, Vec::new());
+    for path in std::fs::read_to_string(list).expect("readable file list").lines() {
+        let Ok(text) = std::fs::read_to_string(path.trim()) else { continue };
+        files += 1;
+        for opts in &targets {
+            let a = analysis::analyze(&text, kb, opts).unwrap();
+            let target = analysis::resolve_target(kb, opts).unwrap();
+            let all = lint::check_all_at_once(&a.model, &text, target, kb, opts);
+            if a.diagnostics != all {
+                let codes = |d: &[lint::Diagnostic]| d.iter().map(|d| format!("{}@{}", d.code, d.range.start)).collect::<Vec<_>>();
+                let (one, every) = (codes(&a.diagnostics), codes(&all));
+                let only_one: Vec<_> = one.iter().filter(|c| !every.contains(c)).collect();
+                let only_all: Vec<_> = every.iter().filter(|c| !one.contains(c)).collect();
+                differ.push(format!("{path} ({}): one at a time only {only_one:?}, all at once only {only_all:?}", target.device.id));
+            }
+            kernels += a.model.kernels.len();
+            findings += a.diagnostics.len();
+        }
+    }
+    println!("{files} files, {kernels} kernels and {findings} findings over 2 targets; {} differ", differ.len());
+    assert!(differ.is_empty(), "kernel-scoped rules that read outside their kernel:\n{}", differ.join("\n"));
+}
+
 fn main() {
+    if let Ok(list) = std::env::var("XF_SCOPE_FILES") {
+        return scope_over_files(&list);
+    }
     if let Ok(list) = std::env::var("XF_REUSE_FILES") {
         return reuse_over_files(&list);
     }
@@ -97,6 +136,8 @@ fn main() {
     let kb = Knowledge::embedded();
     let opts = LintOptions::default();
     let uri = Url::parse("file:///tmp/kern.py").unwrap();
+    let weigh = std::env::var_os("XF_WEIGH").is_some();
+    let target = analysis::resolve_target(kb, &opts).unwrap();
     let base = make_file(lines);
     let mid = base[base.len() / 2..].find("acc = acc * 2.0").unwrap() + base.len() / 2 + "acc = acc".len();
     for (kind, ch) in [("typing", "x"), ("breaking", "(")] {
@@ -105,6 +146,7 @@ fn main() {
         let (_, mut reuse) = analysis::analyze_reusing(&text, &tree, None, kb, &opts).unwrap();
         let (mut parse, mut build, mut publish, mut total) = (vec![], vec![], vec![], vec![]);
         let (mut diags, mut carried) = (0, 0);
+        let (mut rules_fresh, mut rules_memo, mut model_fresh, mut model_reusing) = (vec![], vec![], vec![], vec![]);
         for v in 0..iters * 2 {
             let (next, e) = if v % 2 == 0 { edit(&text, mid, ch, 0) } else { edit(&text, mid, "", 1) };
             let t0 = Instant::now();
@@ -125,6 +167,28 @@ fn main() {
                 diags = a.diagnostics.len();
                 carried = r.as_ref().map_or(0, |r| r.findings_reused());
             }
+            if weigh && (kind == "typing" || v % 2 == 0) {
+                let prev = reuse.as_ref().expect("a reusable analysis");
+                let now = r.as_ref().expect("a reusable analysis");
+                let t = Instant::now();
+                std::hint::black_box(lint::check(&a.model, &next, target, kb, &opts));
+                rules_fresh.push(t.elapsed().as_secs_f64() * 1e6);
+                let moved_from = |k: &std::sync::Arc<xeforge::model::Kernel>| now.model.moved_from(k).cloned();
+                let reusing = lint::Reusing {
+                    prev: prev.lint.as_ref().map(|memo| lint::Previous { memo, text: text.as_str() }),
+                    tops: now.model.flat.top_ranges(),
+                    moved_from: &moved_from,
+                };
+                let t = Instant::now();
+                std::hint::black_box(lint::check_reusing(&a.model, &next, target, kb, &opts, Some(reusing)));
+                rules_memo.push(t.elapsed().as_secs_f64() * 1e6);
+                let t = Instant::now();
+                std::hint::black_box(model::build(&next, &new_tree));
+                model_fresh.push(t.elapsed().as_secs_f64() * 1e6);
+                let t = Instant::now();
+                std::hint::black_box(model::build_reusing(&next, &new_tree, Some((&prev.model, text.as_str()))));
+                model_reusing.push(t.elapsed().as_secs_f64() * 1e6);
+            }
             let t4 = Instant::now();
             drop(a);
             let dropped = t4.elapsed().as_secs_f64() * 1e6;
@@ -140,5 +204,14 @@ fn main() {
             median(&mut publish),
             median(&mut total)
         );
+        if weigh {
+            println!(
+                "{lines} lines, {kind:>8}: rules afresh {:7.1} µs, with the memo {:7.1} µs; model afresh {:7.1} µs, reusing {:7.1} µs",
+                median(&mut rules_fresh),
+                median(&mut rules_memo),
+                median(&mut model_fresh),
+                median(&mut model_reusing)
+            );
+        }
     }
 }

@@ -207,8 +207,11 @@ export class Controller implements vscode.Disposable {
   async selectDevice(id: string): Promise<void> {
     const client = this.running;
     if (!client) throw new Error('The xeforge server is not running.');
-    await client.sendRequest(ExecuteCommandRequest.type, { command: SELECT_DEVICE_COMMAND, arguments: [{ device: id }] });
-    this.setState({ ...this.state, device: id });
+    // The server answers with the device list and the selection now in effect.
+    const reply = parseDevices(
+      await client.sendRequest(ExecuteCommandRequest.type, { command: SELECT_DEVICE_COMMAND, arguments: [{ device: id }] }),
+    );
+    this.setState({ ...this.state, device: reply.device, toolchain: reply.toolchain });
   }
 
   private createClient(server: ResolvedServer, settings: XeforgeSettings): LanguageClient {
@@ -258,11 +261,7 @@ export class Controller implements vscode.Disposable {
   private async refreshDevice(): Promise<void> {
     try {
       const list = parseDevices(await this.devices());
-      this.setState({
-        ...this.state,
-        device: list.current ?? this.state.device,
-        toolchain: list.toolchain ?? this.state.toolchain,
-      });
+      this.setState({ ...this.state, device: list.device, toolchain: list.toolchain });
     } catch (e) {
       this.output.appendLine(`[client] ${DEVICES_REQUEST}: ${e instanceof Error ? e.message : String(e)}`);
     }

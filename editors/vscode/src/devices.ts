@@ -1,66 +1,65 @@
-// The `xeforge/devices` reply → quick-pick entries. The reply is read leniently (a list of
-// ids, a list of objects, or `{devices, current}`) so that a server adding fields does not
-// break the picker; anything unusable is dropped, never shown as "undefined".
+// The `xeforge/devices` reply, which `xeforge.selectDevice` also answers with: the server's typed
+// `DevicesResult` (server/src/lsp/handlers/configuration.rs). It is read as exactly that shape; a
+// reply of any other shape is an error that names what is wrong, not a list guessed from it.
 
-export interface DeviceEntry {
+export interface DeviceInfo {
   id: string;
-  name?: string;
-  detail?: string;
-  current: boolean;
+  name: string;
+  vendor: string;
+  arch: string;
+  generation: string;
+  selected: boolean;
 }
 
-export interface DeviceList {
-  devices: DeviceEntry[];
-  current?: string;
-  /** The toolchain in effect, when the server says. */
-  toolchain?: string;
+export interface DevicesResult {
+  devices: DeviceInfo[];
+  toolchains: string[];
+  /** The device in effect. */
+  device: string;
+  /** The toolchain in effect. */
+  toolchain: string;
 }
 
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v.trim() !== '' ? v : undefined;
+function fail(what: string): never {
+  throw new Error(`unexpected xeforge/devices reply: ${what}`);
 }
 
-function detailOf(o: Record<string, unknown>): string | undefined {
-  const parts = [str(o.vendor), str(o.architecture) ?? str(o.arch), str(o.detail) ?? str(o.description)];
-  const present = parts.filter((p): p is string => p !== undefined);
-  return present.length ? present.join(' · ') : undefined;
+function string(o: Record<string, unknown>, key: string, where: string): string {
+  const v = o[key];
+  if (typeof v !== 'string') fail(`${where}.${key} is not a string`);
+  return v;
 }
 
-export function parseDevices(reply: unknown): DeviceList {
-  let items: unknown[] = [];
-  let current: string | undefined;
-  let toolchain: string | undefined;
-  if (Array.isArray(reply)) {
-    items = reply;
-  } else if (reply && typeof reply === 'object') {
-    const o = reply as Record<string, unknown>;
-    if (Array.isArray(o.devices)) items = o.devices;
-    // xeforge's reply: {devices: [{id, name, vendor, arch, selected}], device, toolchain, toolchains}
-    current = str(o.current) ?? str(o.selected) ?? str(o.device);
-    toolchain = str(o.toolchain);
+function object(v: unknown, where: string): Record<string, unknown> {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) fail(`${where} is not an object`);
+  return v as Record<string, unknown>;
+}
+
+export function parseDevices(reply: unknown): DevicesResult {
+  const o = object(reply, 'the reply');
+  if (!Array.isArray(o.devices)) fail('devices is not a list');
+  if (!Array.isArray(o.toolchains) || !o.toolchains.every((t) => typeof t === 'string')) {
+    fail('toolchains is not a list of strings');
   }
-  const devices: DeviceEntry[] = [];
-  const seen = new Set<string>();
-  for (const item of items) {
-    let entry: DeviceEntry | undefined;
-    if (typeof item === 'string' && item.trim()) {
-      entry = { id: item, current: false };
-    } else if (item && typeof item === 'object') {
-      const o = item as Record<string, unknown>;
-      const id = str(o.id) ?? str(o.name);
-      if (id) {
-        const name = str(o.display_name) ?? str(o.displayName) ?? (str(o.id) ? str(o.name) : undefined);
-        entry = { id, name, detail: detailOf(o), current: o.current === true || o.selected === true };
-      }
-    }
-    if (entry && !seen.has(entry.id)) {
-      seen.add(entry.id);
-      devices.push(entry);
-    }
-  }
-  current ??= devices.find((d) => d.current)?.id;
-  for (const d of devices) d.current = d.id === current;
-  return { devices, current, toolchain };
+  const devices = o.devices.map((item, i): DeviceInfo => {
+    const where = `devices[${i}]`;
+    const d = object(item, where);
+    if (typeof d.selected !== 'boolean') fail(`${where}.selected is not a boolean`);
+    return {
+      id: string(d, 'id', where),
+      name: string(d, 'name', where),
+      vendor: string(d, 'vendor', where),
+      arch: string(d, 'arch', where),
+      generation: string(d, 'generation', where),
+      selected: d.selected,
+    };
+  });
+  return {
+    devices,
+    toolchains: o.toolchains as string[],
+    device: string(o, 'device', 'the reply'),
+    toolchain: string(o, 'toolchain', 'the reply'),
+  };
 }
 
 export interface PickItem {
@@ -70,13 +69,13 @@ export interface PickItem {
   id: string;
 }
 
-export function devicePickItems(list: DeviceList): PickItem[] {
+export function devicePickItems(list: DevicesResult): PickItem[] {
   // The current device first, so Enter keeps it.
-  const ordered = [...list.devices].sort((a, b) => Number(b.current) - Number(a.current));
+  const ordered = [...list.devices].sort((a, b) => Number(b.selected) - Number(a.selected));
   return ordered.map((d) => ({
-    label: d.current ? `$(check) ${d.id}` : d.id,
-    description: [d.name, d.current ? 'current' : undefined].filter(Boolean).join(' — ') || undefined,
-    detail: d.detail,
+    label: d.selected ? `$(check) ${d.id}` : d.id,
+    description: d.selected ? `${d.name} — current` : d.name,
+    detail: [d.vendor, d.arch, d.generation].filter((p) => p !== '').join(' · '),
     id: d.id,
   }));
 }

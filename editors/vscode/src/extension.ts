@@ -15,14 +15,13 @@ function errorText(e: unknown): string {
 }
 
 async function pickDevice(c: Controller): Promise<void> {
-  let reply: unknown;
+  let items: ReturnType<typeof devicePickItems>;
   try {
-    reply = await c.devices();
+    items = devicePickItems(parseDevices(await c.devices()));
   } catch (e) {
     void vscode.window.showErrorMessage(`XeForge: could not get the device list: ${errorText(e)}`);
     return;
   }
-  const items = devicePickItems(parseDevices(reply));
   if (items.length === 0) {
     void vscode.window.showWarningMessage('XeForge: the server returned no devices.');
     return;

@@ -1,6 +1,7 @@
 //! `xeforge optimize FILE`: the stages the analysis selects, in dependency order, each verified on the
 //! harness and re-verified against the original file; a stage that does not help leaves the file as it was.
 
+use super::rules::KnowledgeArgs;
 use super::stage::{Env, HarnessArgs, write_if_unchanged};
 use crate::cover::{StageError, evidence};
 use crate::lint::LintOptions;
@@ -14,6 +15,9 @@ pub struct OptimizeArgs {
     pub kernel: Option<String>,
     #[command(flatten)]
     pub harness: HarnessArgs,
+    /// Knowledge overlays, instead of the workspace's `[tool.xeforge] knowledge`.
+    #[command(flatten)]
+    pub knowledge: KnowledgeArgs,
     /// Only these stages (comma-separated), still in dependency order.
     #[arg(long, value_delimiter = ',')]
     pub stages: Vec<String>,
@@ -40,7 +44,7 @@ pub fn run(args: OptimizeArgs) -> u8 {
             return 2;
         }
     };
-    let env = match Env::new(&args.file, &args.harness, args.llm_url.clone(), args.llm_model.clone()) {
+    let env = match Env::new(&args.file, &args.harness, &args.knowledge, args.llm_url.clone(), args.llm_model.clone()) {
         Ok(e) => e,
         Err(code) => return code,
     };

@@ -1,5 +1,6 @@
 //! `xeforge stage NAME FILE`: run one optimisation stage on a kernel, verified on the harness.
 
+use super::rules::KnowledgeArgs;
 use crate::cover::{OutcomeStatus, Progress, StageError, StageOutcome, StageRequest, StageRunner, settings};
 use crate::harness::{DeviceKind, Harness, HarnessSettings};
 use crate::knowledge::Knowledge;
@@ -45,6 +46,9 @@ pub struct StageArgs {
     pub kernel: Option<String>,
     #[command(flatten)]
     pub harness: HarnessArgs,
+    /// Knowledge overlays, instead of the workspace's `[tool.xeforge] knowledge`.
+    #[command(flatten)]
+    pub knowledge: KnowledgeArgs,
     /// Knowledge-base device the generator and guard target (default from config).
     #[arg(long = "target")]
     pub target_device: Option<String>,
@@ -87,7 +91,7 @@ pub fn run(args: StageArgs) -> u8 {
     if let Some(dir) = &args.emit_space {
         return emit_space(&args, &text, dir);
     }
-    let env = match Env::new(&args.file, &args.harness, args.llm_url.clone(), args.llm_model.clone()) {
+    let env = match Env::new(&args.file, &args.harness, &args.knowledge, args.llm_url.clone(), args.llm_model.clone()) {
         Ok(e) => e,
         Err(code) => return code,
     };
@@ -140,7 +144,13 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn new(file: &Path, h: &HarnessArgs, llm_url: Option<String>, llm_model: Option<String>) -> Result<Env, u8> {
+    pub fn new(
+        file: &Path,
+        h: &HarnessArgs,
+        overlays: &KnowledgeArgs,
+        llm_url: Option<String>,
+        llm_model: Option<String>,
+    ) -> Result<Env, u8> {
         let workspace = settings::workspace_root(file);
         let mut s = settings::load(&workspace).map_err(|e| {
             eprintln!("xeforge: {e}");
@@ -171,11 +181,12 @@ impl Env {
         } else {
             None
         };
+        let kb = knowledge(&s, overlays)?;
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(|e| {
             eprintln!("xeforge: cannot start the async runtime: {e}");
             2u8
         })?;
-        let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(harness), llm };
+        let runner = StageRunner { kb, harness: Arc::new(harness), llm };
         Ok(Env { runtime, runner, settings: s, workspace })
     }
 
@@ -214,11 +225,41 @@ impl Env {
     }
 }
 
-/// `--emit-space DIR`: the autotune stage's pruned space, one file per config, for sweeps.
+/// The knowledge base with the command line's overlays, or else the workspace's (`[tool.xeforge]
+/// knowledge`): the command line wins, as for `xeforge check`.
+fn knowledge(s: &settings::StageSettings, cli: &KnowledgeArgs) -> Result<Arc<Knowledge>, u8> {
+    if cli.overlays.is_empty() { KnowledgeArgs { overlays: s.knowledge.iter().cloned().collect() }.load() } else { cli.load() }
+        .map(|kb| Arc::new(kb.into_owned()))
+}
+
+/// `--emit-space DIR`: the autotune stage's pruned space, one file per config, for sweeps: for the
+/// target and with the seed lists a run of the stage would use.
 fn emit_space(args: &StageArgs, text: &str, dir: &Path) -> u8 {
     use crate::cover::autotune::{self, emit, space};
+    let s = match settings::load(&settings::workspace_root(&args.file)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("xeforge: {e}");
+            return 2;
+        }
+    };
+    let kb = match knowledge(&s, &args.knowledge) {
+        Ok(kb) => kb,
+        Err(code) => return code,
+    };
+    let mut req = StageRequest::new(&args.name, args.file.clone(), String::new());
+    req.device = DeviceKind::parse(&args.harness.device).unwrap_or_default();
+    req.target_device = args.target_device.clone().unwrap_or(s.device);
+    req.target_toolchain = args.toolchain.clone().unwrap_or(s.toolchain);
+    let target = match req.target(&kb) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("xeforge stage: {e}");
+            return 2;
+        }
+    };
+    let tt = space::TuneTarget::for_stage(&kb, &target, req.device == DeviceKind::Cuda);
     let o = crate::cover::outline::Outline::build(text);
-    let tt = if args.harness.device == "cuda" { space::TuneTarget::cuda() } else { space::TuneTarget::xpu_default() };
     let files = autotune::pick_kernel(&o, args.kernel.as_deref())
         .and_then(|k| autotune::plan(text, &o, k, tt.backend))
         .and_then(|p| emit::files(&p, &tt, args.max_configs, text));

@@ -45,6 +45,20 @@ pub struct StageRequest {
 }
 
 impl StageRequest {
+    /// The knowledge-base target the stage generates and checks for: the request's ids, defaults for
+    /// those left empty. Measuring on NVIDIA with no toolchain named, the CUDA toolchain (and the
+    /// default CUDA device when no device is named either), not the Intel default.
+    pub fn target<'k>(&self, kb: &'k Knowledge) -> Result<Target<'k>, crate::analysis::AnalysisError> {
+        let mut opts = LintOptions { device: self.target_device.clone(), toolchain: self.target_toolchain.clone(), ..Default::default() };
+        if self.device == DeviceKind::Cuda && opts.toolchain.is_empty() {
+            opts.toolchain = "cuda".into();
+            if opts.device.is_empty() {
+                opts.device = kb.default_cuda_device.clone();
+            }
+        }
+        crate::analysis::resolve_target(kb, &opts)
+    }
+
     pub fn new(stage: &str, path: PathBuf, text: String) -> Self {
         let workspace = super::settings::workspace_root(&path);
         Self {
@@ -269,15 +283,7 @@ impl StageRunner {
         if let Some(r) = outline.syntax_errors.first() {
             return Err(StageError::OriginalDoesNotParse { line: crate::text::LineIndex::new(&req.text).line_of(r.start) + 1 });
         }
-        let mut opts = LintOptions { device: req.target_device.clone(), toolchain: req.target_toolchain.clone(), ..Default::default() };
-        if req.device == DeviceKind::Cuda && opts.toolchain.is_empty() {
-            // Measuring on NVIDIA: generate and check for the CUDA toolchain, not the Intel default.
-            opts.toolchain = "cuda".into();
-            if opts.device.is_empty() {
-                opts.device = self.kb.default_cuda_device.clone();
-            }
-        }
-        let target = crate::analysis::resolve_target(&self.kb, &opts)?;
+        let target = req.target(&self.kb)?;
         let (kernel_name, kernel_range) = match autotune::pick_kernel(&outline, req.kernel.as_deref()) {
             Ok(k) => (k.name.clone(), k.range),
             Err(e) if stage.generator() == Some(Generator::Autotune) || req.kernel.is_some() => {

@@ -13,6 +13,8 @@ pub struct StageSettings {
     /// Knowledge-base target ids from `[tool.xeforge] device/toolchain` (empty: defaults).
     pub device: String,
     pub toolchain: String,
+    /// A knowledge overlay from `[tool.xeforge] knowledge` (relative to the file that names it).
+    pub knowledge: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +78,9 @@ fn apply(s: &mut StageSettings, table: &toml::Value, file: &Path) -> Result<(), 
     if let Some(t) = str_of(table, "toolchain") {
         s.toolchain = t;
     }
+    if let Some(k) = str_of(table, "knowledge") {
+        s.knowledge = Some(file.parent().unwrap_or(Path::new(".")).join(k));
+    }
     if let Some(llm) = table.get("llm") {
         if let Some(v) = str_of(llm, "url") {
             s.llm.url = v;
@@ -135,7 +140,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("pyproject.toml"),
-            "[tool.xeforge]\ndevice = \"h200\"\n[tool.xeforge.llm]\nurl = \"http://a/v1\"\nmodel = \"m1\"\nretries = 1\n",
+            "[tool.xeforge]\ndevice = \"h200\"\nknowledge = \"kb\"\n[tool.xeforge.llm]\nurl = \"http://a/v1\"\nmodel = \"m1\"\nretries = 1\n",
         )
         .unwrap();
         std::fs::write(
@@ -148,6 +153,7 @@ mod tests {
         assert_eq!(s.harness.url.as_deref(), Some("http://h:8000"));
         assert_eq!(s.harness.token_env.as_deref(), Some("GPU_BOX_TOKEN"));
         assert_eq!(s.device, "h200");
+        assert_eq!(s.knowledge, Some(dir.path().join("kb")), "relative to the file that names it");
     }
 
     #[test]

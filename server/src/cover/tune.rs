@@ -103,10 +103,7 @@ impl StageRunner {
     ) -> Result<Option<Best>, StageError> {
         let clock = Instant::now();
         let text = &ctx.req.text;
-        let mut tt =
-            if ctx.req.device == DeviceKind::Cuda { space::TuneTarget::cuda() } else { space::TuneTarget::from_knowledge(&target) };
-        // Seed lists from the run's knowledge base, overlays included.
-        tt.seeds = self.kb.autotune_seeds.clone();
+        let tt = space::TuneTarget::for_stage(&self.kb, &target, ctx.req.device == DeviceKind::Cuda);
         let f = autotune::pick_kernel(outline, Some(kernel))?;
         let plan = autotune::plan(text, outline, f, tt.backend)?;
         let knobs = budget::Knobs::embedded();

@@ -23,11 +23,6 @@ impl Device {
         self.sub_group_sizes.get().and_then(|s| s.iter().copied().min())
     }
 
-    /// Whether `size` is a sub-group size this device supports (`None`: sizes unknown).
-    pub fn supports_sub_group(&self, size: u32) -> Option<bool> {
-        self.sub_group_sizes.get().map(|s| s.contains(&size))
-    }
-
     /// The work-group limit under the given GRF mode: large GRF halves threads per XVE.
     pub fn max_work_group(&self, large_grf: bool) -> &Fact<u32> {
         if large_grf { &self.max_work_group_size_large_grf } else { &self.max_work_group_size }
@@ -76,14 +71,6 @@ impl Toolchain {
     /// Minimum `tl.dot` K for operands of `bits`-bit elements (`None`: unknown for that width).
     pub fn dot_min_k(&self, bits: u32) -> Option<u32> {
         self.dot_min_k.iter().find(|(b, _)| *b == bits).map(|(_, k)| *k)
-    }
-
-    pub fn accepts_option(&self, name: &str) -> bool {
-        self.options.iter().any(|o| o == name)
-    }
-
-    pub fn is_foreign_option(&self, name: &str) -> bool {
-        self.foreign_options.iter().any(|o| o == name)
     }
 
     /// Whether block pointers still compile (supported or deprecated).

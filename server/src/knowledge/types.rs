@@ -22,11 +22,6 @@ impl<T> Fact<T> {
     pub fn get(&self) -> Option<&T> {
         self.value.as_ref()
     }
-
-    /// The value only when it is verified: for rules that must not report on a guess.
-    pub fn verified_value(&self) -> Option<&T> {
-        self.value.as_ref().filter(|_| self.verified)
-    }
 }
 
 /// An entry that does not state a fact knows nothing about it.
@@ -269,7 +264,7 @@ impl Stage {
 }
 
 /// A list of expert autotune configs for one kind of kernel (`knowledge/autotune/<name>.json`): the
-/// autotune stage's space for that kind on Intel GPUs starts from it, in its order.
+/// autotune stage's space for that kind on the list's backend starts from it, in its order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeedList {
     /// The file stem ("gemm"); an overlay's file of the same name replaces the list.
@@ -277,9 +272,16 @@ pub struct SeedList {
     pub name: String,
     /// "gemm", "gemm-epilogue" (both seed GEMMs), "attention" or "rowwise".
     pub kind: String,
+    /// The GPUs the configs are for: Intel (`xpu`, the default) or NVIDIA (`cuda`).
+    #[serde(default = "xpu")]
+    pub backend: Backend,
     /// Where the configs come from (a repository, commit and file).
     pub source: String,
     pub configs: Vec<SeedConfig>,
+}
+
+fn xpu() -> Backend {
+    Backend::Xpu
 }
 
 /// One seed config: kwargs by the seed's own names (mapped onto a kernel's tile names by axis).

@@ -122,6 +122,25 @@ pub fn check_reusing(
     (finalize(out), memo.map(memo::MemoBuilder::finish))
 }
 
+/// Every enabled rule over the whole model at once, kernel-scoped rules included: what [`check`]
+/// finds if no kernel-scoped rule reads outside its kernel (the rule author's obligation, see
+/// [`Scope::Kernel`]). For the tests and `XF_SCOPE_FILES` in `tests/bench/edit_pipeline.rs`, which
+/// compare the two over the fixtures and over the corpus.
+pub fn check_all_at_once(model: &FileModel, text: &str, target: Target, kb: &Knowledge, opts: &LintOptions) -> Vec<Diagnostic> {
+    if !model.is_triton() {
+        return Vec::new();
+    }
+    let selection = Selection::new(&opts.select, &opts.ignore);
+    let ctx = Ctx::new(model, text, target, kb);
+    let mut out = Vec::new();
+    for rule in RULES.iter().filter(|r| selection.is_enabled(r.id)) {
+        (rule.check)(&ctx, &mut out);
+    }
+    let sup = suppress::Suppressions::new(model, ctx.lines());
+    out.retain(|d| !sup.suppresses(d, ctx.lines()));
+    finalize(out)
+}
+
 /// Sort by (start, end, code) and merge duplicates: same code, same range and same kernel means
 /// the same literal reached through another binding set. The first one (in source order of its
 /// related locations) keeps its message; the others' related locations are added to it.
@@ -199,15 +218,7 @@ mod tests {
         for (path, text, opts) in fixtures() {
             let a = analysis::analyze(&text, kb, &opts).unwrap();
             let target = analysis::resolve_target(kb, &opts).unwrap();
-            let ctx = Ctx::new(&a.model, &text, target, kb);
-            let mut all = Vec::new();
-            for rule in RULES {
-                (rule.check)(&ctx, &mut all);
-            }
-            let sup = suppress::Suppressions::new(&a.model, ctx.lines());
-            all.retain(|d| !sup.suppresses(d, ctx.lines()));
-            let all = if a.model.is_triton() { finalize(all) } else { Vec::new() };
-            assert_eq!(a.diagnostics, all, "{}", path.display());
+            assert_eq!(a.diagnostics, check_all_at_once(&a.model, &text, target, kb, &opts), "{}", path.display());
             compared += a.diagnostics.len();
         }
         assert!(compared > 100, "only {compared} findings compared");

@@ -2,6 +2,20 @@
 //!
 //! Codes and names are the rules contract (`knowledge/rules/*.toml` holds them); severities live with the checks
 //! (they depend on the target) and in the knowledge base for `xeforge rules`.
+//!
+//! Adding a rule: its `knowledge/rules/XFnnn.toml` (and the row in `docs/rules.md`), one check
+//! function in its family's file, its line in [`RULES`] with a [`Scope`], and a fixture
+//! `tests/fixtures/rules/XFnnn_*.py` whose `# expect: XFnnn` comments mark the findings. Tests fail
+//! until the TOML, this table and `docs/rules.md` agree.
+//!
+//! **A kernel-scoped rule reads nothing outside its kernel**: only `Ctx::kernels()` (the kernel in
+//! scope), its launches, the module constants and the text under their ranges — never another
+//! kernel, another kernel's launches or arbitrary text of the file. The language server runs such
+//! rules one kernel at a time and carries an unchanged kernel's findings to the next version
+//! (`lint::memo`); a rule that looks further gives answers that depend on which kernels were
+//! edited. A rule that needs the whole file is `Scope::File` and runs on every check. Checked:
+//! `kernel_scoped_rules_see_only_their_kernel` (every fixture) and, over the third-party corpus
+//! of `tests/corpus/fetch.sh`, `XF_SCOPE_FILES` in `tests/bench/edit_pipeline.rs`.
 
 use super::context::Ctx;
 use super::{dtypes, memory, options, resources, security, shapes, tuning, warps};

@@ -246,10 +246,6 @@ impl Session {
         kb
     }
 
-    pub fn embedded_knowledge(&self) -> Arc<Knowledge> {
-        self.embedded.clone()
-    }
-
     /// Project files changed on disk: forget cached discovery and overlays.
     pub fn invalidate_project_config(&self) {
         *write(&self.resolver) = Arc::new(ConfigResolver::default());

@@ -141,7 +141,8 @@ local function run()
 
   -- 5. The device list the pickers use.
   local reply = client:request_sync('xeforge/devices', {}, 5000, buf)
-  local devices = reply and not reply.err and require('xeforge.commands').parse_devices(reply.result) or {}
+  local parse_devices = require('xeforge.commands').parse_devices
+  local devices = reply and not reply.err and parse_devices(reply.result) or {}
   local ids = vim.tbl_map(function(x)
     return x.id
   end, devices)
@@ -149,6 +150,17 @@ local function run()
     vim.tbl_contains(ids, 'arc-pro-b70') and vim.tbl_contains(ids, 'max-1550'),
     'xeforge/devices lists the devices',
     vim.inspect(reply)
+  )
+  -- The reply is read as the server types it: another shape is an error, not a guessed list.
+  local none, bad = parse_devices({ 'arc-pro-b70' })
+  check(none == nil and bad == 'the reply has no devices list', 'a bare id list is refused', tostring(bad))
+  local wrong = vim.deepcopy(reply.result)
+  wrong.devices[1].selected = nil
+  none, bad = parse_devices(wrong)
+  check(
+    none == nil and bad == 'devices[1] is not a device',
+    'a device without its selected flag is refused',
+    tostring(bad)
   )
 
   -- 5b. Binary lookup without a setting: the project's environment, then a mason-style install

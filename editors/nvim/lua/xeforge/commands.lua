@@ -17,41 +17,37 @@ local function notify(msg, level)
   vim.notify('xeforge: ' .. msg, level or vim.log.levels.INFO)
 end
 
---- Reads the `xeforge/devices` reply leniently: a list of ids or objects, or {devices, current}.
----@return { id: string, name?: string, current: boolean }[]
+--- Reads the `xeforge/devices` reply (which `xeforge.selectDevice` also answers with): the server's
+--- typed `DevicesResult` (server/src/lsp/handlers/configuration.rs), {devices = {{id, name, vendor,
+--- arch, generation, selected}}, toolchains, device, toolchain}. A reply of any other shape is an
+--- error that names what is wrong, not a list guessed from it.
+---@return { id: string, name: string, vendor: string, arch: string, generation: string, current: boolean }[]? devices
+---@return string? error
 function M.parse_devices(reply)
-  local items, current = {}, nil
-  if type(reply) == 'table' then
-    if vim.islist(reply) then
-      items = reply
-    elseif type(reply.devices) == 'table' then
-      items = reply.devices
-      -- xeforge's reply: {devices = {{id, name, selected}}, device = current, toolchain, toolchains}
-      current = (type(reply.device) == 'string' and reply.device)
-        or (type(reply.current) == 'string' and reply.current)
-        or nil
-    end
+  if type(reply) ~= 'table' or type(reply.devices) ~= 'table' then
+    return nil, 'the reply has no devices list'
   end
-  local out, seen = {}, {}
-  for _, item in ipairs(items) do
-    local id, name, cur
-    if type(item) == 'string' and item ~= '' then
-      id = item
-    elseif type(item) == 'table' then
-      id = type(item.id) == 'string' and item.id ~= '' and item.id or nil
-      name = type(item.name) == 'string' and item.name or nil
-      cur = item.current == true or item.selected == true
+  if type(reply.device) ~= 'string' or type(reply.toolchain) ~= 'string' then
+    return nil, 'the reply has no device and toolchain'
+  end
+  local out = {}
+  for i, d in ipairs(reply.devices) do
+    if type(d) ~= 'table' or type(d.selected) ~= 'boolean' then
+      return nil, ('devices[%d] is not a device'):format(i)
     end
-    if id and not seen[id] then
-      seen[id] = true
-      if cur and not current then
-        current = id
+    for _, key in ipairs({ 'id', 'name', 'vendor', 'arch', 'generation' }) do
+      if type(d[key]) ~= 'string' then
+        return nil, ('devices[%d].%s is not a string'):format(i, key)
       end
-      table.insert(out, { id = id, name = name })
     end
-  end
-  for _, d in ipairs(out) do
-    d.current = d.id == current
+    table.insert(out, {
+      id = d.id,
+      name = d.name,
+      vendor = d.vendor,
+      arch = d.arch,
+      generation = d.generation,
+      current = d.selected,
+    })
   end
   return out
 end
@@ -86,7 +82,10 @@ function M.device(bufnr, arg)
     if err then
       return notify('could not list devices: ' .. err.message, vim.log.levels.ERROR)
     end
-    local devices = M.parse_devices(reply)
+    local devices, bad = M.parse_devices(reply)
+    if not devices then
+      return notify('unexpected xeforge/devices reply: ' .. bad, vim.log.levels.ERROR)
+    end
     last_devices = vim.tbl_map(function(d)
       return d.id
     end, devices)
@@ -99,7 +98,7 @@ function M.device(bufnr, arg)
     vim.ui.select(devices, {
       prompt = 'XeForge device',
       format_item = function(d)
-        return d.id .. (d.name and ('  ' .. d.name) or '') .. (d.current and '  (current)' or '')
+        return d.id .. '  ' .. d.name .. (d.current and '  (current)' or '')
       end,
     }, function(choice)
       if choice then
@@ -325,10 +324,11 @@ function M.attach(bufnr)
     local client = client_for(bufnr)
     if client then
       client:request('xeforge/devices', {}, function(err, reply)
-        if not err then
+        local devices = not err and M.parse_devices(reply)
+        if devices then
           last_devices = vim.tbl_map(function(d)
             return d.id
-          end, M.parse_devices(reply))
+          end, devices)
         end
       end, bufnr)
     end

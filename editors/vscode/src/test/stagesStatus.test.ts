@@ -31,7 +31,7 @@ test('stage picks come from xeforge/stages: the kernel above the cursor first, r
 });
 
 test('the status item shows device, toolchain and harness; a bad harness is a warning', () => {
-  let s = { phase: 'running' as const, device: 'arc-pro-b70', toolchain: 'xpu-3.7', harnessSetting: { url: 'http://gpu:9000' } };
+  const s = { phase: 'running' as const, device: 'arc-pro-b70', toolchain: 'xpu-3.7', harnessSetting: { url: 'http://gpu:9000' } };
   assert.deepEqual(statusView(s), {
     text: 'XeForge arc-pro-b70 · xpu-3.7',
     detail: 'harness: remote http://gpu:9000',

@@ -1,9 +1,10 @@
-//! The config space the autotune stage measures: Intel's expert configs as seeds for GEMM and
-//! attention shapes on XPU, NVIDIA-sensible spaces on CUDA, power-of-two grids elsewhere; all pruned
+//! The config space the autotune stage measures: the knowledge base's seed lists (Intel's expert
+//! configs for GEMM, attention and row-wise kernels on XPU, upstream's GEMM list on CUDA), generated
+//! NVIDIA-sensible spaces for the other CUDA kinds, power-of-two grids elsewhere; all pruned
 //! by the limits the XF rules check (num_warps power of two, work-group size, large-GRF warp limit,
 //! shared memory estimate, `tl.dot` minimum tile).
 
-use crate::knowledge::SeedConfig;
+use crate::knowledge::{Backend, SeedConfig};
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -148,8 +149,16 @@ impl TuneTarget {
         }
     }
 
+    /// What the autotune stage builds its space for: the target's device and toolchain and the
+    /// knowledge base's seed lists (overlays included). Measuring on an NVIDIA GPU (`on_cuda`) for an
+    /// Intel toolchain, CUDA's own limits: the configs must run where they are timed.
+    pub fn for_stage(kb: &crate::knowledge::Knowledge, t: &crate::knowledge::Target, on_cuda: bool) -> Self {
+        let mut tt = if on_cuda && t.toolchain.backend != Backend::Cuda { Self::cuda() } else { Self::from_knowledge(t) };
+        tt.seeds = kb.autotune_seeds.clone();
+        tt
+    }
+
     pub fn from_knowledge(t: &crate::knowledge::Target) -> Self {
-        use crate::knowledge::Backend;
         if t.toolchain.backend == Backend::Cuda {
             let mut c = Self::cuda();
             if let Some(s) = t.device.slm_bytes.get() {
@@ -198,9 +207,13 @@ pub struct TuneInput {
     pub dot_elem_bytes: u64,
 }
 
-/// The seed lists of `kind` ("gemm", ...) in the target's knowledge, in list order.
+/// The seed lists of `kind` ("gemm", ...) for the target's backend in its knowledge, in list order.
 fn seeds<'a>(target: &'a TuneTarget, kinds: &'a [&str]) -> impl Iterator<Item = &'a SeedConfig> {
-    target.seeds.iter().filter(move |l| kinds.contains(&l.kind.as_str())).flat_map(|l| l.configs.iter())
+    let backend = match target.backend {
+        TuneBackend::Xpu => Backend::Xpu,
+        TuneBackend::Cuda => Backend::Cuda,
+    };
+    target.seeds.iter().filter(move |l| l.backend == backend && kinds.contains(&l.kind.as_str())).flat_map(|l| l.configs.iter())
 }
 
 /// Which of the kernel's names plays the seed's role: BLOCK_SIZE_M ~ BLOCK_M ~ BM by axis letter.
@@ -256,41 +269,23 @@ fn set(cfg: &mut TuneConfig, name: &str, v: ConfigValue) {
 }
 
 /// Build the space; the starting config is always first, duplicates and illegal configs are dropped,
-/// and the list is cut to `max`. Seed lists (knowledge, or upstream's GEMM list) keep their order and
+/// and the list is cut to `max`. Seed lists (the knowledge base's `autotune/`) keep their order and
 /// are thinned evenly; generated grids are put in spread order (see [`spread`]) and cut there.
 pub fn build(input: &TuneInput, target: &TuneTarget, max: usize) -> Vec<TuneConfig> {
-    // Seed lists: every kind but `Other` on Intel (knowledge), GEMMs on CUDA (upstream's list).
+    // Seed lists (knowledge): every kind but `Other` on Intel, GEMMs on NVIDIA.
     let seeded = input.kind != KernelKind::Other && (target.backend == TuneBackend::Xpu || input.kind == KernelKind::Gemm);
     let mut out = vec![input.start.clone()];
     let candidates: Vec<TuneConfig> = match (input.kind, target.backend) {
-        (KernelKind::Gemm, TuneBackend::Xpu) => {
-            seeds(target, &["gemm", "gemm-epilogue"]).filter_map(|s| map_seed(s, input, target)).collect()
-        }
+        (KernelKind::Gemm, _) => seeds(target, &["gemm", "gemm-epilogue"]).filter_map(|s| map_seed(s, input, target)).collect(),
         (KernelKind::Attention, TuneBackend::Xpu) => seeds(target, &["attention"]).filter_map(|s| map_seed(s, input, target)).collect(),
         (KernelKind::RowWise, TuneBackend::Xpu) => seeds(target, &["rowwise"]).filter_map(|s| map_seed(s, input, target)).collect(),
-        (KernelKind::Gemm, TuneBackend::Cuda) => {
-            // Upstream Triton's tutorial-03 CUDA list (BM, BN, BK, GROUP, stages, warps) plus two fp16 tiles.
-            const L: &[(i64, i64, i64, i64, u32, u32)] = &[
-                (128, 256, 64, 8, 3, 8),
-                (64, 256, 32, 8, 4, 4),
-                (128, 128, 32, 8, 4, 4),
-                (128, 64, 32, 8, 4, 4),
-                (64, 128, 32, 8, 4, 4),
-                (128, 32, 32, 8, 4, 4),
-                (64, 32, 32, 8, 5, 2),
-                (32, 64, 32, 8, 5, 2),
-                (128, 128, 64, 8, 3, 8),
-                (128, 256, 32, 8, 3, 8),
-            ];
-            L.iter().filter_map(|&(m, n, k, g, s, w)| from_axes(input, &[('M', m), ('N', n), ('K', k)], Some(g), w, s)).collect()
-        }
         (KernelKind::Attention, TuneBackend::Cuda) => {
             let mut v = Vec::new();
             for bm in [64, 128] {
                 for bn in [32, 64, 128] {
                     for s in [2, 3, 4] {
                         for w in [4, 8] {
-                            v.extend(from_axes(input, &[('M', bm), ('N', bn)], None, w, s));
+                            v.extend(from_axes(input, &[('M', bm), ('N', bn)], w, s));
                         }
                     }
                 }
@@ -360,16 +355,11 @@ pub fn spread(configs: &mut [TuneConfig]) {
     configs.clone_from_slice(&reordered);
 }
 
-fn from_axes(input: &TuneInput, axes: &[(char, i64)], group: Option<i64>, warps: u32, stages: u32) -> Option<TuneConfig> {
+fn from_axes(input: &TuneInput, axes: &[(char, i64)], warps: u32, stages: u32) -> Option<TuneConfig> {
     let mut cfg = TuneConfig { num_warps: warps, num_stages: stages, ..input.start.clone() };
     for &(axis, v) in axes {
         let (name, _) = input.blocks.iter().find(|(n, _)| axis_of(n) == Some((false, axis)))?;
         set(&mut cfg, name, ConfigValue::Int(v));
-    }
-    if let Some(g) = group
-        && let Some((name, _)) = input.blocks.iter().find(|(n, _)| axis_of(n).is_some_and(|(is_group, _)| is_group))
-    {
-        set(&mut cfg, name, ConfigValue::Int(g));
     }
     Some(cfg)
 }
@@ -486,6 +476,22 @@ mod tests {
         for kind in ["gemm", "gemm-epilogue", "attention", "rowwise"] {
             assert!(seeds(&t, &[kind]).next().is_some(), "{kind}");
         }
+        assert!(seeds(&TuneTarget::cuda(), &["gemm"]).next().is_some());
+    }
+
+    /// On NVIDIA the GEMM seeds are `knowledge/autotune/gemm_cuda.json` (upstream's tutorial list),
+    /// in its order; on Intel they are Intel's lists, never the CUDA one.
+    #[test]
+    fn each_backend_seeds_gemms_from_its_own_lists() {
+        let dims = |c: &TuneConfig| {
+            let v = |n: &str| c.get(n).and_then(ConfigValue::as_int).unwrap_or(0);
+            (v("BLOCK_M"), v("BLOCK_N"), v("BLOCK_K"), v("GROUP_M"), c.num_stages, c.num_warps)
+        };
+        let cuda: Vec<_> = build(&gemm_input(), &TuneTarget::cuda(), 64)[1..].iter().map(dims).collect();
+        assert_eq!(&cuda[..3], &[(128, 256, 64, 8, 3, 8), (64, 256, 32, 8, 4, 4), (128, 128, 32, 8, 4, 4)]);
+        assert_eq!(cuda.len(), 10, "{cuda:?}");
+        let xpu: Vec<_> = build(&gemm_input(), &TuneTarget::xpu_default(), 64)[1..].iter().map(dims).collect();
+        assert!(cuda.iter().all(|c| !xpu.contains(c)), "{xpu:?}");
     }
 
     #[test]

@@ -101,11 +101,6 @@ impl CodeFacts {
         self.note(key, o);
     }
 
-    /// The rank of `p` the code settles on, if any.
-    pub fn known_rank(&self, p: &str) -> Option<usize> {
-        self.rank.get(p).map(|r| r.0)
-    }
-
     /// Resolves `x.shape[-1]` once ranks are known (from the code or elsewhere).
     pub fn resolve_negative(&mut self, rank_of: &dyn Fn(&str) -> Option<usize>) {
         for (p, axis, key, o) in std::mem::take(&mut self.neg) {
