@@ -274,7 +274,7 @@ impl LanguageServer for Backend {
             RUN_STAGE_COMMAND => super::stage::run::start(&self.session, &p.arguments),
             APPLY_RESULT_COMMAND => super::stage::result::command_apply(&self.session, &p.arguments).await,
             DISCARD_RESULT_COMMAND => super::stage::result::command_discard(&self.session, &p.arguments),
-            RENDER_REPORT_COMMAND => super::stage::report::command_render(&self.session, &p.arguments),
+            RENDER_REPORT_COMMAND => super::stage::report::command_render(&p.arguments),
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
     }

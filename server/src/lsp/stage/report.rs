@@ -14,7 +14,7 @@ use tower_lsp::lsp_types::{CodeLens, Command, Url};
 
 use crate::lsp::encoding::range_to_lsp;
 use crate::lsp::engine::Computed;
-use crate::lsp::session::{Session, lock};
+use crate::lsp::session::lock;
 use crate::text::TextRange;
 
 pub const RENDER_REPORT_COMMAND: &str = "xeforge.renderReport";
@@ -73,7 +73,7 @@ fn runs_dir_of(path: &Path) -> Option<&Path> {
 }
 
 /// `xeforge.renderReport {record} | {dir}` → `{path, html}`.
-pub fn command_render(s: &Session, args: &[Value]) -> Result<Option<Value>> {
+pub fn command_render(args: &[Value]) -> Result<Option<Value>> {
     let v = args.first().cloned().ok_or_else(|| Error::invalid_params("expected {\"record\": PATH} or {\"dir\": PATH}"))?;
     let arg: RenderArg = serde_json::from_value(v).map_err(|e| Error::invalid_params(e.to_string()))?;
     let input = arg.record.or(arg.dir).ok_or_else(|| Error::invalid_params("expected {\"record\": PATH} or {\"dir\": PATH}"))?;
@@ -81,7 +81,8 @@ pub fn command_render(s: &Session, args: &[Value]) -> Result<Option<Value>> {
         return Err(Error::invalid_params(format!("{} is not an evidence record or a .xeforge/runs directory", input.display())));
     }
     let runs = crate::report::load(&input).map_err(|e| Error::invalid_params(e.to_string()))?;
-    let html = crate::report::render(&runs, &s.embedded_knowledge());
+    // Device peaks for the roofline come from the embedded knowledge base (overlays are per document).
+    let html = crate::report::render(&runs, crate::knowledge::Knowledge::embedded());
     let out = if input.is_dir() { input.join("index.html") } else { input.with_extension("html") };
     std::fs::write(&out, &html).map_err(|e| Error::invalid_params(format!("{}: {e}", out.display())))?;
     Ok(Some(json!({"path": out, "html": html})))
