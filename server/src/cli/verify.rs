@@ -1,10 +1,16 @@
 //! `xeforge verify FILE`: the harness's verdict on a kernel file against itself — a self-check that
-//! the spec, the inputs and the kernels run, with the compile metadata of every config.
+//! the spec, the inputs and the kernels run — and what compiling said, as diagnostics on the config
+//! or launch of each compiled config (`cover::compiled`). The result is cached under
+//! `.xeforge/compiled/` by the file's text, the knowledge target and the harness device, so verifying
+//! an unchanged file again costs no harness run (`--refresh` runs it anyway).
 
 use super::stage::HarnessArgs;
-use crate::cover::settings;
-use crate::harness::{DeviceKind, EvaluateArgs, Harness, HarnessSettings, Verdict};
-use std::path::PathBuf;
+use crate::cover::{compiled, evidence, settings};
+use crate::harness::{DeviceKind, EvaluateArgs, Evaluation, Harness, HarnessSettings, Verdict};
+use crate::knowledge::Knowledge;
+use crate::lint::LintOptions;
+use crate::output::FileResult;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
@@ -13,6 +19,20 @@ pub struct VerifyArgs {
     pub harness: HarnessArgs,
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// Knowledge-base device the findings are for (default from config).
+    #[arg(long = "target", value_name = "DEVICE")]
+    pub target_device: Option<String>,
+    #[arg(long)]
+    pub toolchain: Option<String>,
+    /// Run the harness even when an unchanged file's result is cached.
+    #[arg(long)]
+    pub refresh: bool,
+}
+
+/// Where a verification of this text for this target and harness device is kept.
+fn cache_path(workspace: &Path, text: &str, target: (&str, &str), device: &str) -> PathBuf {
+    let key = evidence::sha256(&format!("{}\n{}\n{}\n{text}", target.0, target.1, device));
+    workspace.join(".xeforge/compiled").join(format!("{}.json", &key[..32]))
 }
 
 pub fn run(args: VerifyArgs) -> u8 {
@@ -45,47 +65,90 @@ pub fn run(args: VerifyArgs) -> u8 {
             return 2;
         }
     };
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("xeforge verify: {}: {e}", file.display());
+            return 2;
+        }
+    };
+    // A file without a spec or `class Model` is verified through the problem the stages infer.
+    let given = args.harness.spec.clone().map(|p| std::path::absolute(&p).unwrap_or(p));
+    let spec = match crate::cover::problem::spec_for(&file, &text, None, given, &workspace) {
+        Ok((spec, _)) => spec,
+        Err(missing) => {
+            eprintln!("xeforge verify: {missing}");
+            return 2;
+        }
+    };
     let mut ev = EvaluateArgs::new(file.clone(), file.clone());
-    ev.spec = args.harness.spec.clone().map(|p| std::path::absolute(&p).unwrap_or(p));
+    ev.spec = spec;
     ev.device = DeviceKind::parse(&args.harness.device).unwrap_or_default();
     ev.family = args.harness.family.clone();
     ev.seeds = args.harness.seeds.max(3);
     ev.timeout = args.harness.timeout;
     // Timing a file against itself says nothing; skip it.
     ev.no_timing = true;
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
+    let kb = match Knowledge::embedded_with(&s.knowledge.iter().cloned().collect::<Vec<_>>()) {
+        Ok(kb) => kb,
+        Err(e) => {
+            eprintln!("xeforge verify: invalid knowledge overlay: {e}");
+            return 2;
+        }
+    };
+    let opts = LintOptions {
+        device: args.target_device.clone().unwrap_or(s.device.clone()),
+        toolchain: args.toolchain.clone().unwrap_or(s.toolchain.clone()),
+        ..Default::default()
+    };
+    let analysis = match crate::analysis::analyze(&text, &kb, &opts) {
+        Ok(a) => a,
         Err(e) => {
             eprintln!("xeforge verify: {e}");
             return 2;
         }
     };
-    let result = rt.block_on(async {
-        let r = harness.evaluate(&ev).await;
-        harness.shutdown().await;
-        r
-    });
-    let e = match result {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("xeforge verify: {e}");
-            return 2;
-        }
+    let target = (analysis.device.as_str(), analysis.toolchain.as_str());
+    let cache = cache_path(&workspace, &text, target, &args.harness.device);
+    let cached: Option<Evaluation> =
+        if args.refresh { None } else { std::fs::read_to_string(&cache).ok().and_then(|t| serde_json::from_str(&t).ok()) };
+    let from_cache = cached.is_some();
+    let e = match cached {
+        Some(e) => e,
+        None => match evaluate(&harness, &ev) {
+            Ok(e) => e,
+            Err(e) => {
+                eprintln!("xeforge verify: {e}");
+                return 2;
+            }
+        },
     };
+    if !from_cache && e.verdict != Verdict::Error {
+        let _ = std::fs::create_dir_all(cache.parent().unwrap_or(Path::new(".")));
+        let _ = std::fs::write(&cache, serde_json::to_string(&e).unwrap_or_default());
+    }
+    let c = match &e.compile {
+        Some(report) => compiled::diagnostics(&analysis.model, report, &e.device, &kb, target),
+        None => compiled::Compiled { diagnostics: Vec::new(), note: Some("the harness did not reach compiling".into()) },
+    };
+    let findings =
+        compiled::merge(analysis.diagnostics.into_iter().filter(|d| matches!(d.code, "XF201" | "XF202")).collect(), c.diagnostics);
+    let result = FileResult::new(file.clone(), args.file.display().to_string(), text, findings);
     if args.format == "json" {
-        println!("{}", serde_json::to_string_pretty(&e).unwrap_or_default());
+        let mut rows = Vec::new();
+        let _ = crate::output::json::render(std::slice::from_ref(&result), &mut rows);
+        let rows: serde_json::Value = serde_json::from_slice(&rows).unwrap_or_default();
+        let mut v = serde_json::to_value(&e).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("compiled".into(), serde_json::json!({"cached": from_cache, "note": c.note, "diagnostics": rows}));
+        }
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         let dev = format!("{} {} (torch {}, triton {})", e.device.kind, e.device.name, e.device.torch, e.device.triton);
-        println!("{}: {} on {}", args.file.display(), e.verdict, dev.trim());
+        let cached_note = if from_cache { " [cached: the file is unchanged; --refresh runs it again]" } else { "" };
+        println!("{}: {} on {}{cached_note}", args.file.display(), e.verdict, dev.trim());
         if let Some(m) = &e.message {
             println!("  {m}");
-        }
-        if let Some(c) = &e.compile {
-            for m in &c.configs {
-                let cfg = m.config.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
-                let f = |x: Option<u64>| x.map(|v| v.to_string()).unwrap_or_else(|| "?".into());
-                println!("  config {cfg}: shared {} B, registers {}, spills {}", f(m.shared_bytes), f(m.registers), f(m.spills));
-            }
         }
         if let Some(c) = &e.correctness {
             for v in &c.variants {
@@ -96,10 +159,31 @@ pub fn run(args: VerifyArgs) -> u8 {
         if !e.verdict.is_correct() && e.message.is_none() {
             println!("{}", e.failure_text(2000));
         }
+        match &c.note {
+            Some(note) => println!("compiled: {note}"),
+            None => {
+                println!();
+                let _ = crate::output::text::render(
+                    std::slice::from_ref(&result),
+                    crate::output::text::TextOptions::for_stdout(),
+                    &mut std::io::stdout(),
+                );
+            }
+        }
     }
     match e.verdict {
         Verdict::Error => 2,
         v if v.is_correct() => 0,
         _ => 1,
     }
+}
+
+fn evaluate(harness: &Harness, ev: &EvaluateArgs) -> Result<Evaluation, String> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let r = harness.evaluate(ev).await;
+        harness.shutdown().await;
+        r
+    })
+    .map_err(|e| e.to_string())
 }

@@ -29,6 +29,7 @@
 //! file is never written by the runner.
 
 pub mod autotune;
+pub mod compiled;
 pub mod evidence;
 pub mod guard;
 pub mod lsp_provider;

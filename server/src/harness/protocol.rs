@@ -210,6 +210,9 @@ impl DeviceInfo {
 /// Compile metadata of one config, where the backend reports it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConfigMetadata {
+    /// The `@triton.jit` function the config was compiled for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
     #[serde(default)]
     pub config: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
@@ -218,6 +221,14 @@ pub struct ConfigMetadata {
     pub registers: Option<u64>,
     #[serde(default)]
     pub spills: Option<u64>,
+    /// What the backend chose: the sub-group size, and on XPU the GRF mode of the build (whether it
+    /// recompiled with large GRF after spilling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_group_size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grf_mode_built: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub large_grf_recompiled: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -226,6 +237,11 @@ pub struct CompileReport {
     pub ok: bool,
     #[serde(default)]
     pub configs: Vec<ConfigMetadata>,
+    /// False where the device gives no compile metadata (the CPU interpreter); `note` says why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata_available: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(default)]
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -114,6 +114,18 @@ impl Knowledge {
     pub fn device(&self, id: &str) -> Option<&Device> {
         self.devices.iter().find(|d| d.id == id)
     }
+    /// The profile of a device a harness reported by name ("NVIDIA H200", "Intel(R) Data Center GPU
+    /// Max 1550"): the one whose name the reported name contains, or the other way round.
+    pub fn device_named(&self, reported: &str) -> Option<&Device> {
+        let reported = reported.to_lowercase();
+        if reported.trim().is_empty() {
+            return None;
+        }
+        self.devices.iter().find(|d| {
+            let name = d.name.to_lowercase();
+            reported.contains(&name) || name.contains(&reported)
+        })
+    }
     pub fn toolchain(&self, id: &str) -> Option<&Toolchain> {
         self.toolchains.iter().find(|t| t.id == id)
     }

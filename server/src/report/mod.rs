@@ -10,7 +10,7 @@
 pub mod html;
 pub mod svg;
 
-use crate::knowledge::{Device, Knowledge};
+use crate::knowledge::Knowledge;
 use serde_json::Value;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -289,20 +289,6 @@ fn configs(r: &Value) -> String {
     format!("<h2>Every measured candidate</h2>{}", svg::config_bars(&measured))
 }
 
-/// The knowledge profile of the device that ran the candidate, matched by its name.
-fn device_of<'k>(run: &Run, kb: &'k Knowledge) -> Option<&'k Device> {
-    let name = run.record.pointer("/device/name").and_then(Value::as_str).unwrap_or("").to_lowercase();
-    if !name.is_empty()
-        && let Some(d) = kb.devices.iter().find(|d| {
-            let k = d.name.to_lowercase();
-            name.contains(&k) || k.contains(&name)
-        })
-    {
-        return Some(d);
-    }
-    None
-}
-
 fn roofline(run: &Run, kb: &Knowledge) -> String {
     let mut out = String::from("<h2>Roofline</h2>");
     let Some(t) = run.timing().filter(|t| t.get("meaningful").and_then(Value::as_bool) == Some(true)) else {
@@ -316,7 +302,7 @@ fn roofline(run: &Run, kb: &Knowledge) -> String {
         );
         return out;
     };
-    let Some(device) = device_of(run, kb) else {
+    let Some(device) = run.record.pointer("/device/name").and_then(Value::as_str).and_then(|n| kb.device_named(n)) else {
         out.push_str("<p class=\"note\">No roofline: the device that ran has no profile in the knowledge base.</p>");
         return out;
     };

@@ -51,16 +51,34 @@ def collect(module: ModuleType) -> list[dict]:
                     value = getattr(meta, opt, None)
                     if isinstance(value, (int, str)) and value is not None:
                         config[opt] = value
-                configs.append(
-                    {
-                        "kernel": getattr(fn, "__name__", None) or getattr(kernel, "name", "?"),
-                        "config": config,
-                        "shared_bytes": getattr(meta, "shared", None),
-                        "registers": getattr(kernel, "n_regs", None),
-                        "spills": getattr(kernel, "n_spills", None),
-                    }
-                )
+                entry = {
+                    "kernel": getattr(fn, "__name__", None) or getattr(kernel, "name", "?"),
+                    "config": config,
+                    "shared_bytes": getattr(meta, "shared", None),
+                    "registers": getattr(kernel, "n_regs", None),
+                    "spills": getattr(kernel, "n_spills", None),
+                }
+                entry.update(_chosen(meta))
+                configs.append(entry)
     return configs
+
+
+def _chosen(meta) -> dict:
+    """What the backend chose where the config left it open: the sub-group size (`threads_per_warp`
+    on XPU, the warp of 32 on CUDA) and, on XPU, the GRF mode its build flags carry; a large-GRF
+    build of a config that did not ask for one is the backend's automatic recompile after spilling."""
+    out = {}
+    tpw = getattr(meta, "threads_per_warp", None) or getattr(meta, "warp_size", None)
+    if isinstance(tpw, int):
+        out["sub_group_size"] = tpw
+    flags = getattr(meta, "build_flags", None)
+    if isinstance(flags, str):
+        out["build_flags"] = flags
+        large = "256-GRF" in flags or "large-register-file" in flags
+        asked = str(getattr(meta, "grf_mode", "") or "")
+        out["grf_mode_built"] = "256" if large else ("128" if "128-GRF" in flags else "default")
+        out["large_grf_recompiled"] = large and asked not in ("256", "large", "512")
+    return out
 
 
 def _config(cfg) -> dict | None:
