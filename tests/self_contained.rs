@@ -19,19 +19,15 @@ const SKIP_DIRS: &[&str] = &[
     ".work",
 ];
 
+/// Every file of the repository: what `.gitignore` leaves (build outputs, packaged binaries, local
+/// environments are not the repository), and never the directories above.
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        if path.is_dir() {
-            if !SKIP_DIRS.iter().any(|s| name == *s) {
-                files(&path, out);
-            }
-        } else {
-            out.push(path);
-        }
-    }
+    let walk = ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| !SKIP_DIRS.iter().any(|s| e.file_name() == *s))
+        .build();
+    out.extend(walk.flatten().filter(|e| e.file_type().is_some_and(|t| t.is_file())).map(|e| e.into_path()));
 }
 
 #[test]

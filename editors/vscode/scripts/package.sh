@@ -23,4 +23,6 @@ version=$(node -p 'require("./package.json").version')
 out=${XEFORGE_VSIX_OUT:-$PWD/xeforge-$version.vsix}
 # Dependencies are bundled by esbuild, so the package carries none of node_modules.
 node_modules/.bin/vsce package "${target[@]}" --no-dependencies --skip-license --allow-missing-repository --out "$out"
+# The binary lives in the package now; a copy left in the tree would be mistaken for a source file.
+rm -rf bin
 echo "$out"
