@@ -15,6 +15,7 @@ import ipaddress
 import json
 import os
 import secrets
+import signal
 import socket
 import sys
 import threading
@@ -22,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import __version__, compat, service
 from . import protocol as P
-from .pool import Backend, Workers
+from .pool import Backend, make_backend
 
 COMMANDS = ("evaluate", "sweep", "probe", "ping", "shutdown")
 TOKEN_ENV = "XEFORGE_HARNESS_TOKEN"
@@ -84,7 +85,7 @@ def _ping(workers: Backend, served: Served | None) -> dict:
     return out
 
 
-def _warm(workers: Workers) -> None:
+def _warm(workers) -> None:
     """Start the workers the first request will most likely need, before it arrives."""
     try:
         kind, failure = workers.resolve("auto")
@@ -282,11 +283,15 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
     return 0
 
 
+def _terminate(signum, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
 class _V6Server(ThreadingHTTPServer):
     address_family = socket.AF_INET6
 
 
-def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 1) -> int:
+def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 1, ray: str | None = None) -> int:
     # Read once and removed: no process started from here (the zygotes, the candidates) inherits it.
     token = os.environ.pop(TOKEN_ENV, "") or None
     if http:
@@ -294,7 +299,10 @@ def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 
         if isinstance(refused, dict):  # before any worker starts
             print(json.dumps(refused), flush=True)
             return 2
-    with Workers(cpu_workers=cpu_workers) as workers:
+    # SIGTERM ends the server through its `finally`s: the backend closes (a Ray backend cancels its
+    # tasks and ends its actors; local zygotes see their stdin close and stop their jobs).
+    signal.signal(signal.SIGTERM, _terminate)
+    with make_backend(ray, cpu_workers) as workers:
         _warm(workers)
         if http:
             return serve_http(workers, http, token, max_body)
