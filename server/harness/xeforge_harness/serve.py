@@ -97,8 +97,19 @@ def _warm(workers) -> None:
         print(f"xeforge_harness: worker did not start: {e}", file=sys.stderr)
 
 
-def serve_stdio(workers: Backend) -> int:
-    out = sys.stdout
+def _protocol_stdout():
+    """The protocol's own stream on the original stdout; fd 1 (and `sys.stdout`) become stderr, so that
+    nothing a library prints or logs there (Ray's driver writes worker deaths to fd 1) reaches a client
+    as a line of the protocol."""
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def serve_stdio(workers: Backend, out=None) -> int:
+    out = out or sys.stdout
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -159,10 +170,11 @@ def _address(address: str, token: str | None) -> tuple[str, int] | dict:
     return host, port
 
 
-def serve_http(workers: Backend, address: str, token: str | None, max_body: int = DEFAULT_MAX_BODY) -> int:
+def serve_http(workers: Backend, address: str, token: str | None, max_body: int = DEFAULT_MAX_BODY, out=None) -> int:
+    out = out or sys.stdout
     where = _address(address, token)
     if isinstance(where, dict):
-        print(json.dumps(where), flush=True)
+        print(json.dumps(where), file=out, flush=True)
         return 2
     host, port = where
     # Every request is authenticated, on loopback too (another local user could reach the port): with
@@ -275,7 +287,7 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
     listening = {"listening": f"http://{scheme_host}:{server.server_address[1]}"}
     if generated:
         listening["token"] = generated
-    print(json.dumps(listening), flush=True)
+    print(json.dumps(listening), file=out, flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
@@ -302,8 +314,9 @@ def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 
     # SIGTERM ends the server through its `finally`s: the backend closes (a Ray backend cancels its
     # tasks and ends its actors; local zygotes see their stdin close and stop their jobs).
     signal.signal(signal.SIGTERM, _terminate)
+    out = _protocol_stdout()
     with make_backend(ray, cpu_workers) as workers:
         _warm(workers)
         if http:
-            return serve_http(workers, http, token, max_body)
-        return serve_stdio(workers)
+            return serve_http(workers, http, token, max_body, out)
+        return serve_stdio(workers, out)

@@ -1,0 +1,220 @@
+"""The Ray backend (`serve --ray`), on a private local Ray cluster of CPU workers with the Triton
+interpreter as the device.
+
+- Verdicts: adversarial and legitimate candidates (tests/harness/adversarial/cases.py) through
+  `serve --ray local --cpu-workers 2` equal the local `serve`'s, candidate for candidate, and so do
+  the hashes of the files judged (the files travelled to the Ray lane as contents).
+- A lane lost mid-job (its actor's process killed, as a node death would) is retried once on the
+  other lane and reported in `pool`, and the verdict is still the candidate's own.
+- Cancellation: a `serve` ended while a job runs stops the job's processes (SIGTERM: `ray.cancel` of
+  the task; SIGKILL of a local serve: the zygote sees its parent gone).
+
+Ray's footprint stays small: 2 CPUs, no dashboard, an 80 MiB object store, its files in a temp
+directory under /tmp. `XEFORGE_RAY_CASES=all` compares every CPU case instead of the subset.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+
+import pytest
+from conftest import HERE, ON_GPU, ServeSession, evaluate_args
+
+try:
+    import ray  # noqa: F401  (the backend imports it in the serve process; here: is it installed)
+except ImportError:
+    if os.environ.get("CI") == "true":
+        raise  # tests/harness/install_deps.sh installs it: missing in CI is a failure, not a skip
+    pytest.skip("the `ray` package is not installed (tests/harness/install_deps.sh installs it)", allow_module_level=True)
+
+if ON_GPU:
+    pytest.skip("the Ray tests run on the CPU interpreter", allow_module_level=True)
+
+_spec = importlib.util.spec_from_file_location("xeforge_adversarial_cases", HERE / "adversarial" / "cases.py")
+cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cases)
+
+CPU_LANES = 2
+# One or more of every verdict and attack family the plain CPU session sees (all of them with
+# XEFORGE_RAY_CASES=all): legitimate rewrites of each problem, memory, reflection, patching, returned
+# objects, caching, threads and processes, fallbacks, precision, exits.
+SUBSET = {
+    "legit_add_autotune.py",
+    "legit_sm_online.py",
+    "legit_mm_tiles.py",
+    "legit_conv_unchanged.py",
+    "add_write_into_y.py",
+    "mm_empty_reuse.py",
+    "add_gc_expected.py",
+    "add_patch_torch_compare.py",
+    "add_tensor_subclass.py",
+    "sm_tuple_output.py",
+    "add_cache_weak_key.py",
+    "add_thread_fill.py",
+    "sm_fork_child.py",
+    "mm_torch_matmul.py",
+    "sm_numpy.py",
+    "mm_fp16_downgrade.py",
+    "add_os_exit_forward.py",
+    "mm_proc_mem_steal.py",
+}
+PLAIN = [c for c in cases.CASES if not c[3] and cases.SESSION.get(c[0], "plain") == "plain"]
+COMPARED = PLAIN if os.environ.get("XEFORGE_RAY_CASES") == "all" else [c for c in PLAIN if c[0] in SUBSET]
+
+
+def _ray_serve(tmp: str) -> ServeSession:
+    return ServeSession("--ray", "local", "--cpu-workers", str(CPU_LANES), env={"RAY_TMPDIR": tmp})
+
+
+@pytest.fixture(scope="module")
+def ray_tmp():
+    # Short: Ray's Unix sockets live under it (a socket path has at most 107 bytes).
+    folder = tempfile.mkdtemp(prefix="xfray-", dir="/tmp")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ray_serve(ray_tmp):
+    session = _ray_serve(ray_tmp)
+    yield session
+    session.close()
+
+
+def _args(file: str, problem: str) -> dict:
+    return evaluate_args(f"adversarial/{file}", problem, family="ci", timeout=cases.TIMEOUT_S.get(file, cases.DEFAULT_TIMEOUT_S))
+
+
+def _hashes(result: dict) -> dict:
+    return {k: v.get("sha256") for k, v in (result.get("files") or {}).items() if isinstance(v, dict)}
+
+
+@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), COMPARED, ids=[c[0][:-3] for c in COMPARED])
+def test_ray_verdict_equals_the_local_one(serve, ray_serve, file, problem, expected, gpu_only, note):
+    local = serve.request("evaluate", _args(file, problem), timeout=400)
+    remote = ray_serve.request("evaluate", _args(file, problem), timeout=400)
+    assert remote.get("verdict") == local.get("verdict"), (
+        f"{file} ({note}): Ray said {remote.get('verdict')!r}, the local pool {local.get('verdict')!r}\n"
+        f"Ray: {remote.get('message')}\nlocal: {local.get('message')}"
+    )
+    assert _hashes(remote) == _hashes(local) and _hashes(local), "the Ray lane judged other files than the local one"
+    pool = remote.get("pool") or {}
+    assert pool.get("backend") == "ray" and pool.get("retried") == 0 and "lost" not in pool, pool
+    assert "pool" not in local
+    # Nothing of the Ray node's copies shows: the result names the submitting side's files.
+    assert "xeforge-ray-job-" not in json.dumps(remote)
+
+
+# --- a lane lost mid-job -------------------------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _send(session: ServeSession, request: dict) -> threading.Thread:
+    """Write one request; the returned (started) thread reads its reply into `session.reply`."""
+    session.proc.stdin.write(json.dumps(request) + "\n")
+    session.proc.stdin.flush()
+    session.reply = None
+
+    def read():
+        line = session.proc.stdout.readline()
+        try:
+            session.reply = json.loads(line) if line else None
+        except ValueError:
+            session.reply = {"not JSON": line}
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader
+
+
+def _busy_lane(workers: dict, limit_s: float = 120) -> dict:
+    """The lane whose zygote is running a job (has a judge child), once one does."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        for info in workers.values():
+            if info.get("pid") and _children(info["pid"]):
+                return info
+        time.sleep(0.1)
+    raise AssertionError(f"no lane started the job within {limit_s} s: {workers}")
+
+
+def test_a_lane_lost_mid_job_is_retried_on_another_and_reported(ray_serve):
+    workers = ray_serve.request("ping")["workers"]
+    assert len(workers) == CPU_LANES and all(w.get("ready") for w in workers.values()), workers
+    started = time.monotonic()
+    reader = _send(ray_serve, {"id": "lost", "command": "evaluate", "args": evaluate_args("fixtures/add_sleepy.py", timeout=120)})
+    busy = _busy_lane(workers)
+    judge = _children(busy["pid"])[0]
+    time.sleep(1.0)  # well inside the candidate's sleeps
+    os.kill(busy["actor_pid"], signal.SIGKILL)  # the lane's actor dies, as on a lost node
+    reader.join(300)
+    reply = ray_serve.reply
+    assert reply is not None and reply.get("id") == "lost", f"no reply; stderr:\n{''.join(ray_serve.stderr)[-3000:]}"
+    assert reply["verdict"] == "correct", f"a lost lane changed the verdict: {reply.get('verdict')}: {reply.get('message')}"
+    pool = reply["pool"]
+    assert pool["retried"] == 1 and len(pool["lost"]) == 1, pool
+    assert "Actor" in pool["lost"][0]["error"], pool  # ActorDiedError, or ActorUnavailableError while Ray restarts it
+    assert pool["lane"] != pool["lost"][0]["lane"], f"the retry ran on the lane that was lost: {pool}"
+    # The lost lane's job did not live on: its zygote saw its parent go and killed the judge.
+    deadline = time.monotonic() + 30
+    while _alive(judge) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(judge), "the lost lane's judge is still running"
+    print(f"lost-lane retry: {time.monotonic() - started:.1f} s, pool={pool}")
+    # Ray restarts the lost lane's actor; the server keeps judging.
+    after = ray_serve.request("evaluate", _args(*cases.SANITY), timeout=400)
+    assert after.get("verdict") == "correct", after.get("message")
+
+
+# --- cancellation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_ending_serve_mid_job_stops_the_job(ray_tmp, backend):
+    """The Rust client cancels a request by ending its `serve` (a stage cancelled from the editor, a
+    timeout). The job's processes must not run on: SIGTERM on a Ray serve (which `ray.cancel`s the
+    task), SIGKILL on a local one (nothing to catch; the zygote sees its stdin close)."""
+    session = _ray_serve(ray_tmp) if backend == "ray" else ServeSession()
+    try:
+        workers = session.request("ping")["workers"]
+        if backend == "local":
+            session.request("probe", {"device": "cpu"})  # starts the interpreter lane
+            workers = session.request("ping")["workers"]
+        _send(session, {"id": "c", "command": "evaluate", "args": evaluate_args("fixtures/add_sleepy.py", timeout=120)})
+        busy = _busy_lane({k: v for k, v in workers.items() if v.get("interpret")})
+        judge = _children(busy["pid"])[0]
+        time.sleep(1.0)
+        started = time.monotonic()
+        session.proc.send_signal(signal.SIGTERM if backend == "ray" else signal.SIGKILL)
+        deadline = started + 30
+        while (_alive(judge) or _alive(busy["pid"])) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(judge), f"{backend}: the job's judge runs on after its serve ended"
+        assert not _alive(busy["pid"]), f"{backend}: the lane's zygote runs on after its serve ended"
+        print(f"{backend}: job stopped {time.monotonic() - started:.1f} s after serve was ended")
+    finally:
+        if session.alive():
+            session.proc.kill()
+        session.proc.wait(timeout=60)
