@@ -10,7 +10,9 @@ interpreter as the device.
   the task; SIGKILL of a local serve: the zygote sees its parent gone).
 
 Ray's footprint stays small: 2 CPUs, no dashboard, an 80 MiB object store, its files in a temp
-directory under /tmp. `XEFORGE_RAY_CASES=all` compares every CPU case instead of the subset.
+directory under /tmp. Every CPU case of the matrix runs (the timed ones in the timed protocol on both
+sides; the attacks on the harness's processes through Ray only, which must answer them with a cheat
+verdict and keep judging); `XEFORGE_RAY_CASES=subset` runs a quick subset.
 """
 
 from __future__ import annotations
@@ -42,9 +44,7 @@ cases = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cases)
 
 CPU_LANES = 2
-# One or more of every verdict and attack family the plain CPU session sees (all of them with
-# XEFORGE_RAY_CASES=all): legitimate rewrites of each problem, memory, reflection, patching, returned
-# objects, caching, threads and processes, fallbacks, precision, exits.
+# `XEFORGE_RAY_CASES=subset` compares these only (a quick run); by default every CPU case is run.
 SUBSET = {
     "legit_add_autotune.py",
     "legit_sm_online.py",
@@ -55,22 +55,25 @@ SUBSET = {
     "add_gc_expected.py",
     "add_patch_torch_compare.py",
     "add_tensor_subclass.py",
-    "sm_tuple_output.py",
-    "add_cache_weak_key.py",
     "add_thread_fill.py",
     "sm_fork_child.py",
     "mm_torch_matmul.py",
-    "sm_numpy.py",
     "mm_fp16_downgrade.py",
     "add_os_exit_forward.py",
-    "mm_proc_mem_steal.py",
+    "add_honest_first_n.py",
+    "mm_digest_forge.py",
+    "add_kill_ancestors.py",
+    "add_forge_stdout.py",
 }
-PLAIN = [c for c in cases.CASES if not c[3] and cases.SESSION.get(c[0], "plain") == "plain"]
-COMPARED = PLAIN if os.environ.get("XEFORGE_RAY_CASES") == "all" else [c for c in PLAIN if c[0] in SUBSET]
+CPU_CASES = [c for c in cases.CASES if not c[3] and (os.environ.get("XEFORGE_RAY_CASES") != "subset" or c[0] in SUBSET)]
+PLAIN = [c for c in CPU_CASES if cases.SESSION.get(c[0], "plain") == "plain"]
+TIMED = [c for c in CPU_CASES if cases.SESSION.get(c[0]) == "timed"]
+FRESH = [c for c in CPU_CASES if cases.SESSION.get(c[0]) == "fresh"]
+CPU_TIMING = {"XEFORGE_HARNESS_CPU_TIMING": "1"}  # the timed protocol on the interpreter, times discarded
 
 
-def _ray_serve(tmp: str) -> ServeSession:
-    return ServeSession("--ray", "local", "--cpu-workers", str(CPU_LANES), env={"RAY_TMPDIR": tmp})
+def _ray_serve(tmp: str, **env: str) -> ServeSession:
+    return ServeSession("--ray", "local", "--cpu-workers", str(CPU_LANES), env={"RAY_TMPDIR": tmp, **env})
 
 
 @pytest.fixture(scope="module")
@@ -88,18 +91,25 @@ def ray_serve(ray_tmp):
     session.close()
 
 
-def _args(file: str, problem: str) -> dict:
-    return evaluate_args(f"adversarial/{file}", problem, family="ci", timeout=cases.TIMEOUT_S.get(file, cases.DEFAULT_TIMEOUT_S))
+@pytest.fixture(scope="module")
+def timed_pair(ray_tmp):
+    """A local serve and a Ray serve that both run the timed protocol on the interpreter."""
+    local, remote = ServeSession(env=CPU_TIMING), _ray_serve(ray_tmp, **CPU_TIMING)
+    yield local, remote
+    local.close()
+    remote.close()
+
+
+def _args(file: str, problem: str, timed: bool = False) -> dict:
+    extra = {"runs": 10, "warmup": 2} if timed else {}
+    return evaluate_args(f"adversarial/{file}", problem, family="ci", timeout=cases.TIMEOUT_S.get(file, cases.DEFAULT_TIMEOUT_S), **extra)
 
 
 def _hashes(result: dict) -> dict:
     return {k: v.get("sha256") for k, v in (result.get("files") or {}).items() if isinstance(v, dict)}
 
 
-@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), COMPARED, ids=[c[0][:-3] for c in COMPARED])
-def test_ray_verdict_equals_the_local_one(serve, ray_serve, file, problem, expected, gpu_only, note):
-    local = serve.request("evaluate", _args(file, problem), timeout=400)
-    remote = ray_serve.request("evaluate", _args(file, problem), timeout=400)
+def _same(local: dict, remote: dict, file: str, note: str) -> None:
     assert remote.get("verdict") == local.get("verdict"), (
         f"{file} ({note}): Ray said {remote.get('verdict')!r}, the local pool {local.get('verdict')!r}\n"
         f"Ray: {remote.get('message')}\nlocal: {local.get('message')}"
@@ -110,6 +120,36 @@ def test_ray_verdict_equals_the_local_one(serve, ray_serve, file, problem, expec
     assert "pool" not in local
     # Nothing of the Ray node's copies shows: the result names the submitting side's files.
     assert "xeforge-ray-job-" not in json.dumps(remote)
+
+
+@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), PLAIN, ids=[c[0][:-3] for c in PLAIN])
+def test_ray_verdict_equals_the_local_one(serve, ray_serve, file, problem, expected, gpu_only, note):
+    local = serve.request("evaluate", _args(file, problem), timeout=400)
+    remote = ray_serve.request("evaluate", _args(file, problem), timeout=400)
+    _same(local, remote, file, note)
+
+
+@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), TIMED, ids=[c[0][:-3] for c in TIMED])
+def test_ray_verdict_equals_the_local_one_in_the_timed_protocol(timed_pair, file, problem, expected, gpu_only, note):
+    local, remote = timed_pair
+    _same(
+        local.request("evaluate", _args(file, problem, True), timeout=400),
+        remote.request("evaluate", _args(file, problem, True), timeout=400),
+        file,
+        note,
+    )
+
+
+@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), FRESH, ids=[c[0][:-3] for c in FRESH])
+def test_attacks_on_the_harness_processes_get_a_verdict_on_ray_too(ray_serve, file, problem, expected, gpu_only, note):
+    """The cases that attack the harness's own processes (each gets a fresh local serve in
+    test_adversarial.py) through the shared Ray serve: a cheat verdict, and the serve still judges."""
+    reply = ray_serve.request("evaluate", _args(file, problem), timeout=400)
+    assert reply.get("verdict") in cases.CHEAT_VERDICTS, f"{file} ({note}): {reply.get('verdict')!r}: {reply.get('message')}"
+    assert (reply.get("pool") or {}).get("retried") == 0, reply.get("pool")
+    assert ray_serve.alive()
+    after = ray_serve.request("evaluate", _args(*cases.SANITY), timeout=400)
+    assert after.get("verdict") == "correct", f"after {file}: {after.get('verdict')}: {after.get('message')}"
 
 
 # --- a lane lost mid-job -------------------------------------------------------------------------

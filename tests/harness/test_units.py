@@ -52,6 +52,9 @@ def test_too_few_samples_for_an_interval_is_an_error():
         "no_proxy",
         "TRITON_CACHE_DIR",
         "TRITON_INTERPRET",
+        "RAY_ADDRESS",
+        "RAY_AUTH_TOKEN_PATH",
+        "RAY_RAYLET_PID",
     ],
 )
 def test_credentials_proxies_and_harness_owned_variables_are_removed(name):

@@ -7,8 +7,8 @@ the trusted and the candidate worker. Ray only carries the job to a lane and its
 
 - A GPU lane asks Ray for `num_gpus=1`: Ray's accelerator managers pin the actor's process (and so
   its zygote and every process it forks) to that one device with CUDA_VISIBLE_DEVICES (NVIDIA) or
-  ONEAPI_DEVICE_SELECTOR (Intel). There is one GPU lane per GPU of the cluster, and a lane runs one
-  job at a time: a device times one candidate at a time, as locally.
+  ZE_AFFINITY_MASK (Intel), the variables the local lanes set. There is one GPU lane per GPU of
+  the cluster, and a lane runs one job at a time: a device times one candidate at a time, as locally.
 - A CPU lane (the Triton interpreter) asks for `num_cpus=1`; `cpu_workers` of them.
 - Files travel with the job: the submitting side reads every file the job names and sends the bytes;
   the actor writes them into a private directory of its node and puts the submitting side's paths
@@ -171,7 +171,7 @@ class RayWorkers:
         try:
             ray.init(address=address, **kwargs)
         except Exception as e:  # noqa: BLE001  (Ray raises many kinds; each is "no cluster")
-            hint = " (a ray:// address needs `pip install \"ray[client]\"`)" if str(self.address).startswith("ray://") else ""
+            hint = ' (a ray:// address needs `pip install "ray[client]"`)' if str(self.address).startswith("ray://") else ""
             raise RayUnavailable(f"cannot reach the Ray cluster {self.address!r}: {type(e).__name__}: {e}{hint}") from e
 
     # --- lanes ------------------------------------------------------------------------------------
@@ -261,7 +261,9 @@ class RayWorkers:
                 if retry is not lane:
                     idle.put(retry)
             if len(lost) > 1:
-                result = P.error_result("the Ray lanes running this job were lost twice; no verdict: " + "; ".join(x["error"] for x in lost))
+                result = P.error_result(
+                    "the Ray lanes running this job were lost twice; no verdict: " + "; ".join(x["error"] for x in lost)
+                )
                 if job.get("kind") == "sweep":
                     result = P.sweep_failed(result)
             return _with_pool(result, retry, lost)
