@@ -105,8 +105,9 @@ impl StdioHarness {
     pub async fn call(&self, command: &str, args: serde_json::Value, timeout: Duration) -> Result<serde_json::Value, HarnessError> {
         let mut guard = self.live.lock().await;
         for attempt in 0..2 {
+            let alive = guard.as_mut().is_some_and(|l| matches!(l.child.try_wait(), Ok(None)));
             let mut live = match guard.take() {
-                Some(mut l) if matches!(l.child.try_wait(), Ok(None)) => l,
+                Some(l) if alive => l,
                 _ => self.spawn()?,
             };
             let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
