@@ -54,14 +54,16 @@ def _phases(result: dict) -> dict[str, float]:
 
 
 class Server:
-    def __init__(self, lanes: int, ray: bool):
+    def __init__(self, lanes: int, ray: str | None, device: str):
         env = dict(os.environ, PYTHONPATH=str(REPO / "server" / "harness"))
+        if device != "cpu" and lanes == 1:
+            env["CUDA_VISIBLE_DEVICES"] = env.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]  # one GPU: one lane
         env.pop("XEFORGE_HARNESS_TOKEN", None)
         self.tmp = tempfile.mkdtemp(prefix="xfrb-", dir="/tmp")
         env["RAY_TMPDIR"] = self.tmp
         cmd = [sys.executable, "-m", "xeforge_harness", "serve", "--http", "127.0.0.1:0", "--cpu-workers", str(lanes)]
         if ray:
-            cmd += ["--ray", "local"]
+            cmd += ["--ray", ray]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         first = json.loads(self.proc.stdout.readline())
         self.base, self.token = first["listening"], first["token"]
@@ -113,8 +115,8 @@ def predict(jobs_s: list[float], lanes: int) -> float:
     return max(free)
 
 
-def measure(lanes: int, ray: bool, jobs: list[dict]) -> dict:
-    server = Server(lanes, ray)
+def measure(lanes: int, ray: str | None, jobs: list[dict], device: str) -> dict:
+    server = Server(lanes, ray, device)
     try:
         with cf.ThreadPoolExecutor(lanes) as pool:  # warm: each lane's first job
             list(pool.map(server.evaluate, jobs[:lanes]))
@@ -134,6 +136,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--lanes", type=int, default=2)
+    ap.add_argument("--ray", default="local", help="the Ray backend's address (a GPU cluster: its own); lanes on a GPU: its GPUs")
     ap.add_argument("--out")
     ns = ap.parse_args()
     jobs = _jobs(ns.device)
@@ -147,9 +150,9 @@ def main() -> int:
         "1 lane, s | predicted, G lanes, s | measured, G lanes, s | verdicts |",
         "|---|---|---|---|---|---|---|",
     ]
-    for ray in (False, True):
-        one = measure(1, ray, jobs)
-        many = measure(ns.lanes, ray, jobs)
+    for ray in (None, ns.ray):
+        one = measure(1, ray, jobs, ns.device)
+        many = measure(ns.lanes, ray, jobs, ns.device)
         trips = [t for t, _ in one["sequential"]]
         phases = [_phases(r) for _, r in one["sequential"]]
         overhead = statistics.median(t - p["job"] for t, p in zip(trips, phases))
