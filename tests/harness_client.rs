@@ -85,7 +85,11 @@ async fn a_cancelled_request_ends_the_serve_process() {
     let args = serde_json::to_value(with_candidate(dir.path(), "hang")).unwrap();
     let cancelled = tokio::time::timeout(Duration::from_millis(800), h.call("evaluate", args, Duration::from_secs(600))).await;
     assert!(cancelled.is_err(), "the hanging request answered");
-    let gone = || std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'));
+    // Gone, or a zombie not yet reaped (its state after the command name is `Z`).
+    let gone = || match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => true,
+    };
     let t = Instant::now();
     while !gone() && t.elapsed() < Duration::from_secs(10) {
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -137,14 +137,16 @@ def main() -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--lanes", type=int, default=2)
     ap.add_argument("--ray", default="local", help="the Ray backend's address (a GPU cluster: its own); lanes on a GPU: its GPUs")
+    ap.add_argument("--repeat", type=int, default=3, help="the job list this many times over (a longer, steadier run)")
     ap.add_argument("--out")
     ns = ap.parse_args()
-    jobs = _jobs(ns.device)
+    jobs = _jobs(ns.device) * max(1, ns.repeat)
     lines = [
         "# Stage wall time against lanes: model and measurement",
         "",
-        f"`tests/bench/ray_scaling.py --device {ns.device} --lanes {ns.lanes}`; {len(jobs)} jobs (the legitimate rewrites of "
-        f"the adversarial suite), {os.cpu_count()} host cores, Python {sys.version.split()[0]}.",
+        f"`tests/bench/ray_scaling.py --device {ns.device} --lanes {ns.lanes} --repeat {ns.repeat}`; {len(jobs)} jobs (the "
+        f"legitimate rewrites of the adversarial suite, {ns.repeat} times over), {os.cpu_count()} host cores, "
+        f"Python {sys.version.split()[0]}.",
         "",
         "| backend | phases per job, median s (compile / correctness / timing / job) | round trip − job, median s | "
         "1 lane, s | predicted, G lanes, s | measured, G lanes, s | verdicts |",
