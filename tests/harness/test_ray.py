@@ -8,6 +8,8 @@ interpreter as the device.
   other lane and reported in `pool`, and the verdict is still the candidate's own.
 - Cancellation: a `serve` ended while a job runs stops the job's processes (SIGTERM: `ray.cancel` of
   the task; SIGKILL of a local serve: the zygote sees its parent gone).
+- Joining a cluster started apart (`ray start --head`, workers without the harness on their path):
+  the harness's code travels with the job.
 
 Ray's footprint stays small: 2 CPUs, no dashboard, an 80 MiB object store, its files in a temp
 directory under /tmp. Every CPU case of the matrix runs (the timed ones in the timed protocol on both
@@ -22,6 +24,9 @@ import json
 import os
 import shutil
 import signal
+import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -150,6 +155,53 @@ def test_attacks_on_the_harness_processes_get_a_verdict_on_ray_too(ray_serve, fi
     assert ray_serve.alive()
     after = ray_serve.request("evaluate", _args(*cases.SANITY), timeout=400)
     assert after.get("verdict") == "correct", f"after {file}: {after.get('verdict')}: {after.get('message')}"
+
+
+# --- joining a cluster that was started apart ----------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_joining_a_started_cluster_the_harness_code_travels(ray_tmp):
+    """`ray start --head` apart from the harness (its workers cannot import xeforge_harness: no
+    PYTHONPATH), then `serve --ray HOST:PORT`: the lanes run the harness shipped with the job."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(RAY_TMPDIR=ray_tmp, RAY_AUTH_MODE="token")
+    head = subprocess.Popen(
+        [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
+         "--num-cpus=1", "--include-dashboard=false", "--object-store-memory=80000000", "--disable-usage-stats", "--block"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+    )  # fmt: skip
+    session = None
+    try:
+        # Ray's rule: the driver uses the cluster's auth mode (and its token, ~/.ray/auth_token).
+        session = ServeSession("--ray", f"127.0.0.1:{port}", env={"RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "token"})
+        reply = session.request("evaluate", _args("legit_sm_online.py", "softmax"), timeout=400)
+        assert reply.get("verdict") == "correct", f"{reply.get('verdict')}: {reply.get('message')}"
+        assert (reply.get("pool") or {}).get("backend") == "ray", reply.get("pool")
+    finally:
+        if session is not None:
+            session.close()
+        head.terminate()  # `ray start --block` ends the processes it started
+        try:
+            head.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        if _group_alive(head.pid):  # its own session: every process it left, and nothing else
+            os.killpg(head.pid, signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except OSError:
+        return False
 
 
 # --- a lane lost mid-job -------------------------------------------------------------------------
