@@ -163,3 +163,22 @@ def test_serve_answers_every_request_but_ping_with_the_mismatch(monkeypatch):
 class _NoWorkers:
     def info(self):
         return []
+
+
+def test_the_zygotes_stdin_takes_cancel_lines_and_keeps_job_lines_in_order():
+    import os
+
+    from xeforge_harness.zygote import Stdin
+
+    read, write = os.pipe()
+    os.write(write, b'{"job": 1}\ncancel\n{"job": 2}\npartial')
+    os.close(write)
+    stdin = Stdin(read)
+    stdin.fill()
+    assert stdin.take_cancel()
+    assert not stdin.take_cancel()
+    assert stdin.readline() == '{"job": 1}'
+    assert stdin.readline() == '{"job": 2}'
+    assert stdin.readline() == "partial"  # the last line, unterminated, at EOF
+    assert stdin.readline() is None and stdin.eof
+    os.close(read)

@@ -245,6 +245,9 @@ def _collect(pid: int, fd: int, limit: float, stdin: Stdin | None = None) -> dic
     report: dict = {"phase": "setup", "device": None, "groups": [], "partial": [], "result": None, "timed_out": False, "cancelled": None}
     buf = b""
     eof = False
+    if stdin is not None and stdin.take_cancel():  # read together with the job line, already buffered
+        report["cancelled"] = "the client cancelled the job"
+        eof = True
     while not eof:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
