@@ -283,7 +283,7 @@ def _collect(pid: int, fd: int, limit: float, stdin: Stdin | None = None) -> dic
                 report["partial"].append(value)
             elif tag == "R":
                 report["result"] = value
-    if report["timed_out"] or report["cancelled"]:
+    if report["timed_out"] or report.get("cancelled"):
         for group in report["groups"]:
             _kill_group(group)
         _kill_group(pid)
@@ -322,7 +322,7 @@ def _outcome(job: dict, workdir: str, report: dict, timeout: float, wall: float)
     status = report["status"]
     result = report["result"]
 
-    if report["cancelled"]:
+    if report.get("cancelled"):
         # Not a verdict on anything: nobody is waiting for one.
         cancelled = P.error_result(f"cancelled: {report['cancelled']} (while in {phase})", phase=phase, cancelled=True, elapsed=elapsed)
         return P.sweep_failed(cancelled) if job.get("kind") == "sweep" else cancelled
