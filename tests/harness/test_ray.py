@@ -7,7 +7,8 @@ interpreter as the device.
 - A lane lost mid-job (its actor's process killed, as a node death would) is retried once on the
   other lane and reported in `pool`, and the verdict is still the candidate's own.
 - Cancellation: a `serve` ended while a job runs stops the job's processes (SIGTERM: `ray.cancel` of
-  the task; SIGKILL of a local serve: the zygote sees its parent gone).
+  the task; SIGKILL of a local serve: the zygote sees its parent gone); `ray.cancel` alone stops the
+  job and the lane judges the next one.
 - Joining a cluster started apart (`ray start --head`, workers without the harness on their path):
   the harness's code travels with the job.
 
@@ -310,3 +311,49 @@ def test_ending_serve_mid_job_stops_the_job(ray_tmp, backend):
         if session.alive():
             session.proc.kill()
         session.proc.wait(timeout=60)
+
+
+def test_ray_cancel_stops_the_running_job_and_the_lane_goes_on(ray_tmp, monkeypatch):
+    """`ray.cancel` of a job's task (what `serve` does for its tasks when it ends): the actor sees the
+    task's cancelled flag, its zygote kills the job's processes, the reply is an `error` marked
+    `cancelled` (no verdict), and the lane judges the next job."""
+    from xeforge_harness.raypool import RayWorkers
+
+    monkeypatch.setenv("RAY_TMPDIR", ray_tmp)
+    with RayWorkers("local", cpu_workers=1) as backend:
+        lane = backend.lanes("cpu")[0]
+        job = {"kind": "evaluate", "args": _job_args("fixtures/add_sleepy.py"), "timeout": 120.0}
+        box: list[dict] = []
+        runner = threading.Thread(target=lambda: box.append(backend.run("cpu", job)), daemon=True)
+        runner.start()
+        _busy_lane({"lane": lane.info})
+        time.sleep(1.0)
+        started = time.monotonic()
+        backend.cancel_all()
+        runner.join(60)
+        assert box, "the cancelled job never returned"
+        reply = box[0]
+        assert reply["verdict"] == "error" and reply.get("cancelled") is True, reply.get("message")
+        assert time.monotonic() - started < 15, "the cancelled job ran on"
+        after = backend.run("cpu", {"kind": "evaluate", "args": _job_args("adversarial/legit_add_block1024.py"), "timeout": 120.0})
+        assert after["verdict"] == "correct", after.get("message")
+
+
+def _job_args(candidate: str) -> dict:
+    """A pool job's arguments as `service` builds them (every field, paths resolved)."""
+    problems = HERE / "problems"
+    return {
+        "kernel": str(problems / "vector_add.py"),
+        "candidate": str(HERE / candidate),
+        "spec": str(problems / "vector_add.yaml"),
+        "reference": None,
+        "device": "cpu",
+        "family": "ci",
+        "seeds": 3,
+        "timeout": 120.0,
+        "no_timing": True,
+        "runs": 100,
+        "warmup": 25,
+        "timing_family": None,
+        "stop_below": None,
+    }
