@@ -147,7 +147,7 @@ class Zygote:
 
 
 class Backend(Protocol):
-    """What `service` needs from whatever runs jobs: the local lanes below, or (later) a cluster.
+    """What `service` needs from whatever runs jobs: the local lanes below, or a cluster (`raypool`).
 
     `run` may be called from several threads at once; it blocks until a worker of the device kind is
     free, runs the job there alone and returns its result (an `error` result, never an exception, when
@@ -161,7 +161,13 @@ class Backend(Protocol):
 
     def info(self) -> dict: ...
 
+    def warm(self, kind: str) -> None: ...
+
     def close(self) -> None: ...
+
+    def __enter__(self) -> Backend: ...
+
+    def __exit__(self, *exc) -> None: ...
 
 
 # The variable that pins a process to one device, per backend.
