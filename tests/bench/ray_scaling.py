@@ -19,6 +19,7 @@ import argparse
 import concurrent.futures as cf
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -87,6 +88,7 @@ class Server:
         except Exception:
             self.proc.kill()
             self.proc.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def _content(path: Path) -> dict:
