@@ -22,6 +22,7 @@ fn fake(env: Vec<(String, String)>) -> StdioHarness {
         module: "fake_harness".into(),
         scrub_env: vec!["XEFORGE_TEST_SECRET".into()],
         env,
+        serve_args: vec![],
     })
 }
 
@@ -71,6 +72,48 @@ async fn a_hung_request_times_out_and_the_next_one_gets_a_new_process() {
     let ok = h.call("ping", serde_json::json!({}), Duration::from_secs(30)).await.unwrap();
     assert_eq!(ok["pong"], true);
     assert_eq!(h.starts(), 2);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_request_ends_the_serve_process() {
+    // A stage cancelled from the editor drops its request's future: the serve child (and with it
+    // its running job, or its Ray actors) must end, not keep judging for nobody.
+    let dir = tempfile::tempdir().unwrap();
+    let h = fake(vec![]);
+    let pid = h.call("ping", serde_json::json!({}), Duration::from_secs(30)).await.unwrap()["pid"].as_u64().unwrap();
+    let args = serde_json::to_value(with_candidate(dir.path(), "hang")).unwrap();
+    let cancelled = tokio::time::timeout(Duration::from_millis(800), h.call("evaluate", args, Duration::from_secs(600))).await;
+    assert!(cancelled.is_err(), "the hanging request answered");
+    // Gone, or a zombie not yet reaped (its state after the command name is `Z`).
+    let gone = || match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
+        Err(_) => true,
+    };
+    let t = Instant::now();
+    while !gone() && t.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone(), "the serve process of a cancelled request is still running");
+    let ok = h.call("ping", serde_json::json!({}), Duration::from_secs(30)).await.unwrap();
+    assert_eq!(ok["pong"], true);
+    assert_eq!(h.starts(), 2, "a fresh child after the cancelled one");
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_ray_setting_reaches_serve_as_an_option() {
+    let settings = HarnessSettings {
+        python: Some("python3".into()),
+        harness_path: Some(fixtures().join("harness")),
+        module: Some("fake_harness".into()),
+        ray: Some("ray://head:10001".into()),
+        ..Default::default()
+    };
+    let h = Harness::new(&settings, &fixtures()).unwrap();
+    let Harness::Stdio(stdio) = &h else { panic!("a local harness") };
+    let ok = stdio.call("ping", serde_json::json!({}), Duration::from_secs(30)).await.unwrap();
+    assert_eq!(ok["argv"], serde_json::json!(["serve", "--ray", "ray://head:10001"]));
     h.shutdown().await;
 }
 

@@ -57,17 +57,18 @@ def evaluate_args(candidate: str, problem: str = "vector_add", **extra) -> dict:
 
 
 class ServeSession:
-    """`python -m xeforge_harness serve` driven over stdio, one request at a time."""
+    """`python -m xeforge_harness serve` driven over stdio, one request at a time (`extra`: serve's
+    options, `env`: added to its environment)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "xeforge_harness", "serve"],
+            [sys.executable, "-m", "xeforge_harness", "serve", *extra],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             bufsize=1,
-            env=harness_env(),
+            env=harness_env(**(env or {})),
         )
         self.stderr: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()

@@ -15,6 +15,9 @@ repo="$(cd "$here/../.." && pwd)"
 venv="${XEFORGE_VENV:-$repo/.venv}"
 torch_spec="${XEFORGE_TORCH_SPEC:-torch==2.15.0}"
 triton_spec="${XEFORGE_TRITON_SPEC:-triton==3.9.0}"
+# The Ray backend's tests (tests/harness/test_ray.py) start a local cluster: the plain package, no
+# extras (the dashboard, Ray Client and the libraries are not used; ~240 MB, ~20 s from a warm cache).
+ray_spec="${XEFORGE_RAY_SPEC:-ray==2.60.0}"
 py="$venv/bin/python"
 
 say() { echo "install_deps: $*"; }
@@ -24,7 +27,7 @@ if [ ! -x "$py" ]; then
     python3 -m venv "$venv"
 fi
 
-check='import torch, triton, yaml, pytest; print(f"torch {torch.__version__}, triton {triton.__version__}")'
+check='import torch, triton, yaml, pytest, ray; print(f"torch {torch.__version__}, triton {triton.__version__}, ray {ray.__version__}")'
 if versions="$("$py" -c "$check" 2>/dev/null)"; then
     say "already installed in $venv: $versions"
     exit 0
@@ -35,7 +38,7 @@ if [ -n "${XEFORGE_TORCH_INDEX:-}" ]; then
     say "installing $torch_spec from $XEFORGE_TORCH_INDEX"
     "$py" -m pip install --quiet --index-url "$XEFORGE_TORCH_INDEX" "$torch_spec"
 fi
-say "installing $torch_spec $triton_spec PyYAML pytest numpy from PyPI (several GB the first time)"
-"$py" -m pip install --quiet "$torch_spec" "$triton_spec" "PyYAML>=5.4" "pytest>=7" numpy
+say "installing $torch_spec $triton_spec $ray_spec PyYAML pytest numpy from PyPI (several GB the first time)"
+"$py" -m pip install --quiet "$torch_spec" "$triton_spec" "$ray_spec" "PyYAML>=5.4" "pytest>=7" numpy
 versions="$("$py" -c "$check")"
 say "installed in $venv in $(( $(date +%s) - start )) s: $versions ($(du -sh "$venv" | cut -f1) on disk)"

@@ -52,6 +52,9 @@ def test_too_few_samples_for_an_interval_is_an_error():
         "no_proxy",
         "TRITON_CACHE_DIR",
         "TRITON_INTERPRET",
+        "RAY_ADDRESS",
+        "RAY_AUTH_TOKEN_PATH",
+        "RAY_RAYLET_PID",
     ],
 )
 def test_credentials_proxies_and_harness_owned_variables_are_removed(name):
@@ -160,3 +163,22 @@ def test_serve_answers_every_request_but_ping_with_the_mismatch(monkeypatch):
 class _NoWorkers:
     def info(self):
         return []
+
+
+def test_the_zygotes_stdin_takes_cancel_lines_and_keeps_job_lines_in_order():
+    import os
+
+    from xeforge_harness.zygote import Stdin
+
+    read, write = os.pipe()
+    os.write(write, b'{"job": 1}\ncancel\n{"job": 2}\npartial')
+    os.close(write)
+    stdin = Stdin(read)
+    stdin.fill()
+    assert stdin.take_cancel()
+    assert not stdin.take_cancel()
+    assert stdin.readline() == '{"job": 1}'
+    assert stdin.readline() == '{"job": 2}'
+    assert stdin.readline() == "partial"  # the last line, unterminated, at EOF
+    assert stdin.readline() is None and stdin.eof
+    os.close(read)

@@ -8,7 +8,7 @@ import sys
 
 from . import __version__, envsafe, service
 from . import protocol as P
-from .pool import Workers
+from .pool import make_backend
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
         "--max-body", type=int, default=None, metavar="BYTES", help="largest HTTP request body accepted (default 8 MiB; 413 beyond)"
     )
     sv.add_argument("--cpu-workers", type=int, default=1, help="interpreter workers that judge candidates at once on the CPU")
+    for sp in (pr, ev, sw, sv):
+        sp.add_argument(
+            "--ray",
+            metavar="ADDRESS",
+            help="run jobs on a Ray cluster: auto (RAY_ADDRESS or this machine's cluster, else a private one), local, ray://HOST:10001, HOST:PORT",
+        )
     return p
 
 
@@ -73,9 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "serve":
         from . import serve
 
-        return serve.main(ns.http, ns.max_body or serve.DEFAULT_MAX_BODY, ns.cpu_workers)
+        return serve.main(ns.http, ns.max_body or serve.DEFAULT_MAX_BODY, ns.cpu_workers, ns.ray)
 
-    with Workers() as workers:
+    with make_backend(ns.ray) as workers:
         if ns.command == "probe":
             result = service.probe({"device": ns.device}, workers)
         elif ns.command == "sweep":

@@ -9,12 +9,15 @@ import re
 # environment variable it should not be reading anyway.
 _SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
 _PROXY = re.compile(r"^(https?|ftp|all|no|socks5?)_proxy$", re.IGNORECASE)
+# A Ray worker's own variables (the cluster's address, its session, its auth token's path): a candidate
+# run by a Ray lane gets no ready-made handle on the cluster (docs/harness-threat-model.md, Ray).
+_CLUSTER = re.compile(r"^RAY_")
 # Variables the harness sets itself for each candidate; an inherited value must not leak in.
 _OWNED = {"TRITON_CACHE_DIR", "TRITON_INTERPRET", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR", "TRITON_ALWAYS_COMPILE"}
 
 
 def is_removed(name: str) -> bool:
-    return bool(_SECRET.search(name) or _PROXY.match(name) or name in _OWNED)
+    return bool(_SECRET.search(name) or _PROXY.match(name) or _CLUSTER.match(name) or name in _OWNED)
 
 
 def sanitized(environ: dict[str, str]) -> dict[str, str]:

@@ -10,13 +10,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from . import envsafe
 from . import protocol as P
+from .zygote import CANCEL
 
 _STARTUP_TIMEOUT_S = 300.0  # a cold `import torch` on a loaded CI machine can take a while
 _REPLY_GRACE_S = 30.0  # on top of the job's own limit, for the zygote's bookkeeping
+_CANCEL_POLL_S = 0.25  # how often a cancellable job asks whether it was cancelled
 
 
 def _package_root() -> str:
@@ -73,8 +76,11 @@ class Zygote:
             env["TRITON_INTERPRET"] = "1"
         return env
 
-    def run(self, job: dict) -> dict:
-        """Run one job; always returns a result envelope, never raises for job failures."""
+    def run(self, job: dict, cancelled: Callable[[], bool] | None = None) -> dict:
+        """Run one job; always returns a result envelope, never raises for job failures.
+
+        `cancelled`, polled while the job runs: once it says so, the zygote is asked to stop the job
+        (its processes killed; the reply is an `error` with `cancelled`)."""
         try:
             self.start()
         except (RuntimeError, OSError, ValueError) as e:
@@ -87,7 +93,7 @@ class Zygote:
             self.close()
             return P.error_result(f"the harness worker is gone: {e}")
         limit = float(job.get("timeout", P.DEFAULT_TIMEOUT_S)) + _REPLY_GRACE_S
-        line = self._readline(limit)
+        line = self._readline(limit, cancelled)
         if line is None:
             self.close()  # a wedged zygote is replaced on the next job
             return P.error_result("the harness worker stopped answering")
@@ -96,17 +102,30 @@ class Zygote:
         except ValueError as e:
             return P.error_result(f"the harness worker sent an unreadable reply: {e}")
 
-    def _readline(self, timeout: float) -> str | None:
+    def _readline(self, timeout: float, cancelled: Callable[[], bool] | None = None) -> str | None:
         assert self.proc is not None and self.proc.stdout is not None
         deadline = time.monotonic() + timeout
+        asked = False
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            ready, _, _ = select.select([self.proc.stdout], [], [], remaining)
+            if cancelled is not None and not asked and cancelled():
+                asked = True
+                self._send_cancel()
+            wait = remaining if cancelled is None or asked else min(remaining, _CANCEL_POLL_S)
+            ready, _, _ = select.select([self.proc.stdout], [], [], wait)
             if ready:
                 line = self.proc.stdout.readline()
                 return line if line else None  # "" is EOF: the zygote died
+
+    def _send_cancel(self) -> None:
+        try:
+            assert self.proc is not None and self.proc.stdin is not None
+            self.proc.stdin.write(CANCEL + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, AssertionError):
+            pass  # a gone zygote answers nothing; the read below sees EOF
 
     def close(self) -> None:
         proc, self.proc = self.proc, None
@@ -128,7 +147,7 @@ class Zygote:
 
 
 class Backend(Protocol):
-    """What `service` needs from whatever runs jobs: the local lanes below, or (later) a cluster.
+    """What `service` needs from whatever runs jobs: the local lanes below, or a cluster (`raypool`).
 
     `run` may be called from several threads at once; it blocks until a worker of the device kind is
     free, runs the job there alone and returns its result (an `error` result, never an exception, when
@@ -142,7 +161,13 @@ class Backend(Protocol):
 
     def info(self) -> dict: ...
 
+    def warm(self, kind: str) -> None: ...
+
     def close(self) -> None: ...
+
+    def __enter__(self) -> Backend: ...
+
+    def __exit__(self, *exc) -> None: ...
 
 
 # The variable that pins a process to one device, per backend.
@@ -276,3 +301,46 @@ class Workers:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Unavailable:
+    """The backend when the requested one cannot start (no `ray`, no cluster): `serve` keeps answering,
+    every request with this `error`, so the client sees why instead of a dead process."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def resolve(self, requested: str) -> tuple[str | None, dict | None]:
+        return None, P.error_result(self.message, field="ray")
+
+    def run(self, kind: str, job: dict) -> dict:
+        return P.error_result(self.message, field="ray")
+
+    def warm(self, kind: str) -> None:
+        pass
+
+    def info(self) -> dict:
+        return {"error": self.message}
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Unavailable:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def make_backend(ray: str | None = None, cpu_workers: int = 1) -> Backend:
+    """The local lanes, or with `ray` (an address: `auto`, `local`, `ray://host:10001`, `host:port`)
+    the Ray backend (`raypool`); a Ray that cannot start gives `Unavailable`, saying why."""
+    if not ray:
+        return Workers(cpu_workers=cpu_workers)
+    from .raypool import RayUnavailable, RayWorkers
+
+    try:
+        return RayWorkers(ray, cpu_workers=cpu_workers)
+    except RayUnavailable as e:
+        print(f"xeforge_harness: {e}", file=sys.stderr)
+        return Unavailable(str(e))

@@ -15,6 +15,7 @@ import ipaddress
 import json
 import os
 import secrets
+import signal
 import socket
 import sys
 import threading
@@ -22,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import __version__, compat, service
 from . import protocol as P
-from .pool import Backend, Workers
+from .pool import Backend, make_backend
 
 COMMANDS = ("evaluate", "sweep", "probe", "ping", "shutdown")
 TOKEN_ENV = "XEFORGE_HARNESS_TOKEN"
@@ -84,7 +85,7 @@ def _ping(workers: Backend, served: Served | None) -> dict:
     return out
 
 
-def _warm(workers: Workers) -> None:
+def _warm(workers) -> None:
     """Start the workers the first request will most likely need, before it arrives."""
     try:
         kind, failure = workers.resolve("auto")
@@ -96,8 +97,19 @@ def _warm(workers: Workers) -> None:
         print(f"xeforge_harness: worker did not start: {e}", file=sys.stderr)
 
 
-def serve_stdio(workers: Backend) -> int:
-    out = sys.stdout
+def _protocol_stdout():
+    """The protocol's own stream on the original stdout; fd 1 (and `sys.stdout`) become stderr, so that
+    nothing a library prints or logs there (Ray's driver writes worker deaths to fd 1) reaches a client
+    as a line of the protocol."""
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def serve_stdio(workers: Backend, out=None) -> int:
+    out = out or sys.stdout
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -158,10 +170,11 @@ def _address(address: str, token: str | None) -> tuple[str, int] | dict:
     return host, port
 
 
-def serve_http(workers: Backend, address: str, token: str | None, max_body: int = DEFAULT_MAX_BODY) -> int:
+def serve_http(workers: Backend, address: str, token: str | None, max_body: int = DEFAULT_MAX_BODY, out=None) -> int:
+    out = out or sys.stdout
     where = _address(address, token)
     if isinstance(where, dict):
-        print(json.dumps(where), flush=True)
+        print(json.dumps(where), file=out, flush=True)
         return 2
     host, port = where
     # Every request is authenticated, on loopback too (another local user could reach the port): with
@@ -274,7 +287,7 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
     listening = {"listening": f"http://{scheme_host}:{server.server_address[1]}"}
     if generated:
         listening["token"] = generated
-    print(json.dumps(listening), flush=True)
+    print(json.dumps(listening), file=out, flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     finally:
@@ -282,11 +295,15 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
     return 0
 
 
+def _terminate(signum, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
 class _V6Server(ThreadingHTTPServer):
     address_family = socket.AF_INET6
 
 
-def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 1) -> int:
+def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 1, ray: str | None = None) -> int:
     # Read once and removed: no process started from here (the zygotes, the candidates) inherits it.
     token = os.environ.pop(TOKEN_ENV, "") or None
     if http:
@@ -294,8 +311,12 @@ def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 
         if isinstance(refused, dict):  # before any worker starts
             print(json.dumps(refused), flush=True)
             return 2
-    with Workers(cpu_workers=cpu_workers) as workers:
+    # SIGTERM ends the server through its `finally`s: the backend closes (a Ray backend cancels its
+    # tasks and ends its actors; local zygotes see their stdin close and stop their jobs).
+    signal.signal(signal.SIGTERM, _terminate)
+    out = _protocol_stdout()
+    with make_backend(ray, cpu_workers) as workers:
         _warm(workers)
         if http:
-            return serve_http(workers, http, token, max_body)
-        return serve_stdio(workers)
+            return serve_http(workers, http, token, max_body, out)
+        return serve_stdio(workers, out)

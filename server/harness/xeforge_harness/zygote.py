@@ -27,6 +27,10 @@ from .child.source import read as _read
 LOG_TAIL_CHARS = 6000
 TRUSTED_CACHE_ENV = "XEFORGE_HARNESS_TRUSTED_CACHE"
 JUDGE_GRACE_S = 15.0  # the judge enforces the job's limit itself; this is the backstop
+# A line the parent may send while a job runs: stop it now (its processes killed, an `error` reply, no
+# verdict). Never answered by a line of its own; between jobs it is ignored. EOF on stdin (the parent
+# died: a cancelled `serve`, a lost Ray actor) stops the running job the same way, then the zygote.
+CANCEL = "cancel"
 
 
 def main() -> int:
@@ -60,10 +64,48 @@ def main() -> int:
     return 0
 
 
+class Stdin:
+    """Job lines from the parent, read from fd 0 unbuffered, so that `_collect` can also watch it for
+    CANCEL (or EOF) while a job runs without a buffered reader holding lines it cannot see."""
+
+    def __init__(self, fd: int = 0):
+        self.fd = fd
+        self.buf = b""
+        self.eof = False
+
+    def fill(self) -> None:
+        chunk = os.read(self.fd, 1 << 16)
+        if chunk:
+            self.buf += chunk
+        else:
+            self.eof = True
+
+    def readline(self) -> str | None:
+        """The next line (blocking), None at EOF."""
+        while b"\n" not in self.buf and not self.eof:
+            self.fill()
+        if b"\n" not in self.buf:
+            rest, self.buf = self.buf, b""
+            return rest.decode("utf-8", errors="replace") if rest.strip() else None
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line.decode("utf-8", errors="replace")
+
+    def take_cancel(self) -> bool:
+        """Remove the complete CANCEL lines waiting; whether there was one (other lines stay queued)."""
+        *lines, tail = self.buf.split(b"\n")
+        kept = [line for line in lines if line.strip() != CANCEL.encode()]
+        self.buf = b"".join(line + b"\n" for line in kept) + tail
+        return len(kept) < len(lines)
+
+
 def _serve(replies, ready: dict) -> None:
-    for line in sys.stdin:
+    stdin = Stdin()
+    while True:
+        line = stdin.readline()
+        if line is None:
+            return
         line = line.strip()
-        if not line:
+        if not line or line == CANCEL:  # a cancel that arrived after its job ended
             continue
         try:
             job = json.loads(line)
@@ -73,7 +115,9 @@ def _serve(replies, ready: dict) -> None:
         if not ready["ready"]:
             replies.write(json.dumps(P.error_result(ready["error"])) + "\n")
             continue
-        replies.write(json.dumps(run_forked(job, replies)) + "\n")
+        replies.write(json.dumps(run_forked(job, replies, stdin)) + "\n")
+        if stdin.eof:
+            return
 
 
 def _warm_imports() -> None:
@@ -99,7 +143,7 @@ def _warm_imports() -> None:
         importlib.import_module(name)
 
 
-def run_forked(job: dict, replies) -> dict:
+def run_forked(job: dict, replies, stdin: Stdin | None = None) -> dict:
     """Run one job in a forked child; its phases and its result come back through a pipe.
 
     Only this process holds the pipe's read end and only the child (the judge) its write end; the
@@ -123,7 +167,7 @@ def run_forked(job: dict, replies) -> dict:
             os._exit(code)
     os.close(write_fd)
     try:
-        report = _collect(pid, read_fd, timeout + JUDGE_GRACE_S)
+        report = _collect(pid, read_fd, timeout + JUDGE_GRACE_S, stdin)
         wall = time.monotonic() - started
         return _outcome(job, workdir, report, timeout, wall)
     finally:
@@ -194,19 +238,29 @@ def _json_default(o):
     return str(o)
 
 
-def _collect(pid: int, fd: int, limit: float) -> dict:
-    """Read the child's events until it exits or `limit` seconds pass (then kill it and its groups)."""
+def _collect(pid: int, fd: int, limit: float, stdin: Stdin | None = None) -> dict:
+    """Read the child's events until it exits or `limit` seconds pass (then kill it and its groups),
+    or until the parent cancels the job (CANCEL on stdin, or EOF: the parent is gone)."""
     deadline = time.monotonic() + limit
-    report: dict = {"phase": "setup", "device": None, "groups": [], "partial": [], "result": None, "timed_out": False}
+    report: dict = {"phase": "setup", "device": None, "groups": [], "partial": [], "result": None, "timed_out": False, "cancelled": None}
     buf = b""
     eof = False
+    if stdin is not None and stdin.take_cancel():  # read together with the job line, already buffered
+        report["cancelled"] = "the client cancelled the job"
+        eof = True
     while not eof:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             report["timed_out"] = True
             break
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
+        watched = [fd] if stdin is None or stdin.eof else [fd, stdin.fd]
+        ready, _, _ = select.select(watched, [], [], remaining)
+        if stdin is not None and stdin.fd in ready:
+            stdin.fill()
+            if stdin.take_cancel() or stdin.eof:
+                report["cancelled"] = "the client cancelled the job" if not stdin.eof else "the harness's parent process went away"
+                break
+        if fd not in ready:
             continue
         chunk = os.read(fd, 1 << 20)
         if not chunk:
@@ -229,7 +283,7 @@ def _collect(pid: int, fd: int, limit: float) -> dict:
                 report["partial"].append(value)
             elif tag == "R":
                 report["result"] = value
-    if report["timed_out"]:
+    if report["timed_out"] or report.get("cancelled"):
         for group in report["groups"]:
             _kill_group(group)
         _kill_group(pid)
@@ -268,6 +322,10 @@ def _outcome(job: dict, workdir: str, report: dict, timeout: float, wall: float)
     status = report["status"]
     result = report["result"]
 
+    if report.get("cancelled"):
+        # Not a verdict on anything: nobody is waiting for one.
+        cancelled = P.error_result(f"cancelled: {report['cancelled']} (while in {phase})", phase=phase, cancelled=True, elapsed=elapsed)
+        return P.sweep_failed(cancelled) if job.get("kind") == "sweep" else cancelled
     if not report["timed_out"] and isinstance(result, dict):
         child_log = result.get("log") or ""
         result["log"] = (child_log + ("\n--- harness output ---\n" + log_tail if log_tail.strip() else ""))[-LOG_TAIL_CHARS:]

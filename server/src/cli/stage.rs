@@ -34,6 +34,10 @@ pub struct HarnessArgs {
     /// A remote harness instead of a local process.
     #[arg(long)]
     pub harness_url: Option<String>,
+    /// Run the local harness's jobs on a Ray cluster: auto, local, ray://HOST:10001, HOST:PORT
+    /// (default: `[tool.xeforge.harness] ray`).
+    #[arg(long)]
+    pub ray: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -166,6 +170,7 @@ impl Env {
             python: h.python.clone().or(s.harness.python.clone()),
             url: h.harness_url.clone().or(s.harness.url.clone()),
             token_env: s.harness.token_env.clone(),
+            ray: h.ray.clone().or(s.harness.ray.clone()),
             scrub_env: vec![s.llm.api_key_env.clone()],
             ..Default::default()
         };

@@ -55,6 +55,7 @@ pub fn run(args: VerifyArgs) -> u8 {
         python: args.harness.python.clone().or(s.harness.python),
         url: args.harness.harness_url.clone().or(s.harness.url),
         token_env: s.harness.token_env.clone(),
+        ray: args.harness.ray.clone().or(s.harness.ray.clone()),
         scrub_env: vec![s.llm.api_key_env.clone()],
         ..Default::default()
     };

@@ -87,6 +87,7 @@ impl EditorSettings {
                 python: set(self.harness.python).map(PathBuf::from),
                 url: set(self.harness.url),
                 token_env: set(self.harness.token_env),
+                ray: None,
                 device: set(self.harness.device),
                 timeout: secs(self.harness.timeout),
             },

@@ -127,6 +127,7 @@ struct RawHarness {
     url: Option<String>,
     #[serde(rename = "token-env")]
     token_env: Option<String>,
+    ray: Option<String>,
     device: Option<String>,
     #[serde(default, deserialize_with = "seconds")]
     timeout: Option<Duration>,
@@ -219,6 +220,7 @@ impl RawSettings {
                 python: h.python.map(|p| if p.components().count() > 1 { resolve(root, p) } else { p }),
                 url: non_empty(h.url),
                 token_env: non_empty(h.token_env),
+                ray: non_empty(h.ray),
                 device: non_empty(h.device),
                 timeout: h.timeout,
             })
@@ -276,6 +278,7 @@ python = ".venv/bin/python"
 device = "xpu"
 timeout = 600
 token-env = "GPU_BOX_TOKEN"
+ray = "ray://head:10001"
 "#,
         )
         .unwrap()
@@ -292,6 +295,7 @@ token-env = "GPU_BOX_TOKEN"
         assert_eq!(s.harness.python, Some(PathBuf::from("/proj/.venv/bin/python")));
         assert_eq!(s.harness.timeout, Some(Duration::from_secs(600)));
         assert_eq!(s.harness.token_env.as_deref(), Some("GPU_BOX_TOKEN"));
+        assert_eq!(s.harness.ray.as_deref(), Some("ray://head:10001"));
     }
 
     #[test]

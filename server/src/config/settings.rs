@@ -66,6 +66,8 @@ pub struct HarnessSettings {
     pub url: Option<String>,
     /// Name of the variable holding the remote harness's bearer token (never the token itself).
     pub token_env: Option<String>,
+    /// A Ray cluster for the local harness's jobs (`auto`, `local`, `ray://host:10001`, `host:port`).
+    pub ray: Option<String>,
     /// Torch device the harness runs on ("xpu", "cuda").
     pub device: Option<String>,
     pub timeout: Option<Duration>,
@@ -94,6 +96,7 @@ impl Settings {
                 python: higher.harness.python.or(self.harness.python),
                 url: higher.harness.url.or(self.harness.url),
                 token_env: higher.harness.token_env.or(self.harness.token_env),
+                ray: higher.harness.ray.or(self.harness.ray),
                 device: higher.harness.device.or(self.harness.device),
                 timeout: higher.harness.timeout.or(self.harness.timeout),
             },

@@ -122,6 +122,9 @@ fn apply(s: &mut StageSettings, table: &toml::Value, file: &Path) -> Result<(), 
         if let Some(v) = str_of(h, "token-env") {
             s.harness.token_env = Some(v);
         }
+        if let Some(v) = str_of(h, "ray") {
+            s.harness.ray = Some(v);
+        }
         if h.get("token").is_some() {
             return Err(err(
                 "[harness] token: tokens do not belong in files; put it in an environment variable and name it with token-env".into(),
@@ -145,13 +148,14 @@ mod tests {
         .unwrap();
         std::fs::write(
             dir.path().join("xeforge.toml"),
-            "[llm]\nmodel = \"m2\"\n[harness]\nurl = \"http://h:8000\"\ntoken-env = \"GPU_BOX_TOKEN\"\n",
+            "[llm]\nmodel = \"m2\"\n[harness]\nurl = \"http://h:8000\"\ntoken-env = \"GPU_BOX_TOKEN\"\nray = \"auto\"\n",
         )
         .unwrap();
         let s = load(dir.path()).unwrap();
         assert_eq!((s.llm.url.as_str(), s.llm.model.as_str(), s.llm.retries), ("http://a/v1", "m2", 1));
         assert_eq!(s.harness.url.as_deref(), Some("http://h:8000"));
         assert_eq!(s.harness.token_env.as_deref(), Some("GPU_BOX_TOKEN"));
+        assert_eq!(s.harness.ray.as_deref(), Some("auto"));
         assert_eq!(s.device, "h200");
         assert_eq!(s.knowledge, Some(dir.path().join("kb")), "relative to the file that names it");
     }

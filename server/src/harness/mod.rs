@@ -49,6 +49,9 @@ pub struct HarnessSettings {
     pub url: Option<String>,
     /// The variable holding the remote harness's bearer token (default `XEFORGE_HARNESS_TOKEN`).
     pub token_env: Option<String>,
+    /// Run the local harness's jobs on a Ray cluster (`serve --ray`): `auto`, `local`,
+    /// `ray://host:10001` or `host:port`. Ignored with `url` (a remote harness has its own backend).
+    pub ray: Option<String>,
     /// Directory holding the `xeforge_harness` package; default `$XEFORGE_HARNESS_PATH`, a checkout's,
     /// none for the binary's own environment (see [`default_harness_path_for`]).
     pub harness_path: Option<PathBuf>,
@@ -84,6 +87,7 @@ impl Harness {
             module: settings.module.clone().unwrap_or_else(|| "xeforge_harness".into()),
             scrub_env: scrub,
             env: settings.env.clone(),
+            serve_args: serve_args(settings),
         })))
     }
 
@@ -214,6 +218,14 @@ pub fn default_harness_path_for(python: &Path) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("server/harness")
 }
 
+/// Options after `serve`: `--ray ADDRESS` when jobs go to a Ray cluster.
+fn serve_args(settings: &HarnessSettings) -> Vec<String> {
+    match settings.ray.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+        Some(address) => vec!["--ray".into(), address.into()],
+        None => Vec::new(),
+    }
+}
+
 /// One harness per workspace root, shared by the CLI run or the language server's stage requests.
 #[derive(Default)]
 pub struct HarnessRegistry {
@@ -221,7 +233,7 @@ pub struct HarnessRegistry {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct HarnessSettingsKey(Option<PathBuf>, Option<String>, Option<PathBuf>, Option<String>, Option<String>);
+struct HarnessSettingsKey(Option<PathBuf>, Option<String>, Option<PathBuf>, Option<String>, Option<String>, Option<String>);
 
 impl HarnessRegistry {
     pub fn get(&self, workspace: &Path, settings: &HarnessSettings) -> Result<Arc<Harness>, HarnessError> {
@@ -233,6 +245,7 @@ impl HarnessRegistry {
                 settings.harness_path.clone(),
                 settings.module.clone(),
                 settings.token_env.clone(),
+                settings.ray.clone(),
             ),
         );
         let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());

@@ -418,6 +418,35 @@ pub struct Evaluation {
     /// `kernel`, `candidate`, `spec`, `reference`: exactly which contents were verified.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub files: std::collections::BTreeMap<String, FileDigest>,
+    /// Where a cluster ran the job (`serve --ray`), and the lanes lost on the way; kept in the evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolReport>,
+}
+
+/// The cluster's side of a result (harness addition, `serve --ray`). A lane lost mid-job is not a
+/// verdict: the job ran once more elsewhere (`retried`), and `lost` says what was lost and why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolReport {
+    #[serde(default, deserialize_with = "null_default")]
+    pub backend: String,
+    #[serde(default)]
+    pub lane: Option<String>,
+    #[serde(default)]
+    pub node: Option<String>,
+    #[serde(default)]
+    pub retried: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<LostLane>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LostLane {
+    #[serde(default, deserialize_with = "null_default")]
+    pub lane: String,
+    #[serde(default)]
+    pub node: Option<String>,
+    #[serde(default, deserialize_with = "null_default")]
+    pub error: String,
 }
 
 impl Evaluation {
@@ -551,6 +580,18 @@ mod tests {
         assert_eq!(e.verdict, Verdict::Accepted);
         assert_eq!(e.speedup_interval(), Some([1.76, 1.83]));
         assert_eq!(e.compile.unwrap().configs[0].shared_bytes, Some(98304));
+    }
+
+    #[test]
+    fn a_ray_result_keeps_where_it_ran_and_what_was_lost() {
+        let j = r#"{"verdict": "correct", "pool": {"backend": "ray", "lane": "ray:cpu#1", "node": "72cf", "retried": 1,
+ "lost": [{"lane": "ray:cpu#0", "node": "72cf", "error": "ray:cpu#0 on node 72cf: ActorUnavailableError"}]}}"#;
+        let e: Evaluation = serde_json::from_str(j).unwrap();
+        let pool = e.pool.clone().unwrap();
+        assert_eq!((pool.backend.as_str(), pool.retried, pool.lost.len()), ("ray", 1, 1));
+        assert!(serde_json::to_string(&e).unwrap().contains("ActorUnavailableError"), "kept in the evidence record");
+        let local: Evaluation = serde_json::from_str(r#"{"verdict": "correct"}"#).unwrap();
+        assert!(local.pool.is_none() && !serde_json::to_string(&local).unwrap().contains("pool"));
     }
 
     #[test]

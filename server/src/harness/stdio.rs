@@ -27,6 +27,8 @@ pub struct SpawnSpec {
     pub scrub_env: Vec<String>,
     /// Extra variables for the child.
     pub env: Vec<(String, String)>,
+    /// Options after `serve` (`--ray ADDRESS`).
+    pub serve_args: Vec<String>,
 }
 
 struct Live {
@@ -58,7 +60,7 @@ impl StdioHarness {
 
     fn spawn(&self) -> Result<Live, HarnessError> {
         let mut cmd = tokio::process::Command::new(&self.spec.python);
-        cmd.arg("-m").arg(&self.spec.module).arg("serve");
+        cmd.arg("-m").arg(&self.spec.module).arg("serve").args(&self.spec.serve_args);
         // An installed harness (the wheel's) needs no path; a checkout's directory goes first.
         if self.spec.harness_path.is_dir() {
             let mut pythonpath = std::ffi::OsString::from(self.spec.harness_path.as_os_str());
@@ -94,38 +96,38 @@ impl StdioHarness {
     }
 
     /// Send one command and wait for the answer with the same id. A dead child is restarted once.
+    ///
+    /// The child is taken out of the slot for the exchange and put back only when it answered: a
+    /// call whose future is dropped (a stage cancelled from the editor) drops the child with it, and
+    /// `kill_on_drop` ends it. A `serve` that ends stops its running job (its zygote sees its stdin
+    /// close; on Ray, the cluster ends the actors of a driver that exits), so a cancelled request
+    /// leaves nothing running; the next call starts a fresh child.
     pub async fn call(&self, command: &str, args: serde_json::Value, timeout: Duration) -> Result<serde_json::Value, HarnessError> {
         let mut guard = self.live.lock().await;
         for attempt in 0..2 {
-            let alive = match guard.as_mut() {
-                Some(l) => matches!(l.child.try_wait(), Ok(None)),
-                None => false,
-            };
-            if !alive {
-                *guard = Some(self.spawn()?);
-            }
-            let Some(live) = guard.as_mut() else {
-                return Err(HarnessError::Protocol("harness process state lost".into()));
+            let alive = guard.as_mut().is_some_and(|l| matches!(l.child.try_wait(), Ok(None)));
+            let mut live = match guard.take() {
+                Some(l) if alive => l,
+                _ => self.spawn()?,
             };
             let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let line =
                 serde_json::to_string(&Request { id, command, args: args.clone() }).map_err(|e| HarnessError::Protocol(e.to_string()))?;
-            match tokio::time::timeout(timeout, exchange(live, &line, id)).await {
+            match tokio::time::timeout(timeout, exchange(&mut live, &line, id)).await {
                 Err(_) => {
                     // Unknown state: end this child; the next call starts afresh.
-                    if let Some(mut l) = guard.take() {
-                        let _ = l.child.start_kill();
-                    }
+                    let _ = live.child.start_kill();
                     return Err(HarnessError::Timeout { command: command.to_string(), seconds: timeout.as_secs() });
                 }
-                Ok(Ok(v)) => return response_payload(v).map_err(HarnessError::Harness),
+                Ok(Ok(v)) => {
+                    *guard = Some(live);
+                    return response_payload(v).map_err(HarnessError::Harness);
+                }
                 Ok(Err(ExchangeError::Closed)) if attempt == 0 => {
                     // The child died between requests (or on this one before answering): restart once.
-                    guard.take();
                     continue;
                 }
                 Ok(Err(ExchangeError::Closed)) => {
-                    guard.take();
                     return Err(HarnessError::Died(format!("the harness process exited while answering `{command}`")));
                 }
             }

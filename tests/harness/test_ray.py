@@ -1,0 +1,359 @@
+"""The Ray backend (`serve --ray`), on a private local Ray cluster of CPU workers with the Triton
+interpreter as the device.
+
+- Verdicts: adversarial and legitimate candidates (tests/harness/adversarial/cases.py) through
+  `serve --ray local --cpu-workers 2` equal the local `serve`'s, candidate for candidate, and so do
+  the hashes of the files judged (the files travelled to the Ray lane as contents).
+- A lane lost mid-job (its actor's process killed, as a node death would) is retried once on the
+  other lane and reported in `pool`, and the verdict is still the candidate's own.
+- Cancellation: a `serve` ended while a job runs stops the job's processes (SIGTERM: `ray.cancel` of
+  the task; SIGKILL of a local serve: the zygote sees its parent gone); `ray.cancel` alone stops the
+  job and the lane judges the next one.
+- Joining a cluster started apart (`ray start --head`, workers without the harness on their path):
+  the harness's code travels with the job.
+
+Ray's footprint stays small: 2 CPUs, no dashboard, an 80 MiB object store, its files in a temp
+directory under /tmp. Every CPU case of the matrix runs (the timed ones in the timed protocol on both
+sides; the attacks on the harness's processes through Ray only, which must answer them with a cheat
+verdict and keep judging); `XEFORGE_RAY_CASES=subset` runs a quick subset.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pytest
+from conftest import HERE, ON_GPU, ServeSession, evaluate_args
+
+try:
+    import ray  # noqa: F401  (the backend imports it in the serve process; here: is it installed)
+except ImportError:
+    if os.environ.get("CI") == "true":
+        raise  # tests/harness/install_deps.sh installs it: missing in CI is a failure, not a skip
+    pytest.skip("the `ray` package is not installed (tests/harness/install_deps.sh installs it)", allow_module_level=True)
+
+if ON_GPU:
+    pytest.skip("the Ray tests run on the CPU interpreter", allow_module_level=True)
+
+_spec = importlib.util.spec_from_file_location("xeforge_adversarial_cases", HERE / "adversarial" / "cases.py")
+cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cases)
+
+CPU_LANES = 2
+# `XEFORGE_RAY_CASES=subset` compares these only (a quick run); by default every CPU case is run.
+SUBSET = {
+    "legit_add_autotune.py",
+    "legit_sm_online.py",
+    "legit_mm_tiles.py",
+    "legit_conv_unchanged.py",
+    "add_write_into_y.py",
+    "mm_empty_reuse.py",
+    "add_gc_expected.py",
+    "add_patch_torch_compare.py",
+    "add_tensor_subclass.py",
+    "add_thread_fill.py",
+    "sm_fork_child.py",
+    "mm_torch_matmul.py",
+    "mm_fp16_downgrade.py",
+    "add_os_exit_forward.py",
+    "add_honest_first_n.py",
+    "mm_digest_forge.py",
+    "add_kill_ancestors.py",
+    "add_forge_stdout.py",
+}
+CPU_CASES = [c for c in cases.CASES if not c[3] and (os.environ.get("XEFORGE_RAY_CASES") != "subset" or c[0] in SUBSET)]
+PLAIN = [c for c in CPU_CASES if cases.SESSION.get(c[0], "plain") == "plain"]
+TIMED = [c for c in CPU_CASES if cases.SESSION.get(c[0]) == "timed"]
+FRESH = [c for c in CPU_CASES if cases.SESSION.get(c[0]) == "fresh"]
+CPU_TIMING = {"XEFORGE_HARNESS_CPU_TIMING": "1"}  # the timed protocol on the interpreter, times discarded
+
+
+def _ray_serve(tmp: str, **env: str) -> ServeSession:
+    return ServeSession("--ray", "local", "--cpu-workers", str(CPU_LANES), env={"RAY_TMPDIR": tmp, **env})
+
+
+@pytest.fixture(scope="module")
+def ray_tmp():
+    # Short: Ray's Unix sockets live under it (a socket path has at most 107 bytes).
+    folder = tempfile.mkdtemp(prefix="xfray-", dir="/tmp")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ray_serve(ray_tmp):
+    session = _ray_serve(ray_tmp)
+    yield session
+    session.close()
+
+
+@pytest.fixture(scope="module")
+def timed_pair(ray_tmp):
+    """A local serve and a Ray serve that both run the timed protocol on the interpreter."""
+    local, remote = ServeSession(env=CPU_TIMING), _ray_serve(ray_tmp, **CPU_TIMING)
+    yield local, remote
+    local.close()
+    remote.close()
+
+
+def _args(file: str, problem: str, timed: bool = False) -> dict:
+    extra = {"runs": 10, "warmup": 2} if timed else {}
+    return evaluate_args(f"adversarial/{file}", problem, family="ci", timeout=cases.TIMEOUT_S.get(file, cases.DEFAULT_TIMEOUT_S), **extra)
+
+
+def _hashes(result: dict) -> dict:
+    return {k: v.get("sha256") for k, v in (result.get("files") or {}).items() if isinstance(v, dict)}
+
+
+def _same(local: dict, remote: dict, file: str, note: str) -> None:
+    assert remote.get("verdict") == local.get("verdict"), (
+        f"{file} ({note}): Ray said {remote.get('verdict')!r}, the local pool {local.get('verdict')!r}\n"
+        f"Ray: {remote.get('message')}\nlocal: {local.get('message')}"
+    )
+    assert _hashes(remote) == _hashes(local) and _hashes(local), "the Ray lane judged other files than the local one"
+    pool = remote.get("pool") or {}
+    assert pool.get("backend") == "ray" and pool.get("retried") == 0 and "lost" not in pool, pool
+    assert "pool" not in local
+    # Nothing of the Ray node's copies shows: the result names the submitting side's files.
+    assert "xeforge-ray-job-" not in json.dumps(remote)
+
+
+@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), PLAIN, ids=[c[0][:-3] for c in PLAIN])
+def test_ray_verdict_equals_the_local_one(serve, ray_serve, file, problem, expected, gpu_only, note):
+    local = serve.request("evaluate", _args(file, problem), timeout=400)
+    remote = ray_serve.request("evaluate", _args(file, problem), timeout=400)
+    _same(local, remote, file, note)
+
+
+@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), TIMED, ids=[c[0][:-3] for c in TIMED])
+def test_ray_verdict_equals_the_local_one_in_the_timed_protocol(timed_pair, file, problem, expected, gpu_only, note):
+    local, remote = timed_pair
+    _same(
+        local.request("evaluate", _args(file, problem, True), timeout=400),
+        remote.request("evaluate", _args(file, problem, True), timeout=400),
+        file,
+        note,
+    )
+
+
+@pytest.mark.parametrize(("file", "problem", "expected", "gpu_only", "note"), FRESH, ids=[c[0][:-3] for c in FRESH])
+def test_attacks_on_the_harness_processes_get_a_verdict_on_ray_too(ray_serve, file, problem, expected, gpu_only, note):
+    """The cases that attack the harness's own processes (each gets a fresh local serve in
+    test_adversarial.py) through the shared Ray serve: a cheat verdict, and the serve still judges."""
+    reply = ray_serve.request("evaluate", _args(file, problem), timeout=400)
+    assert reply.get("verdict") in cases.CHEAT_VERDICTS, f"{file} ({note}): {reply.get('verdict')!r}: {reply.get('message')}"
+    assert (reply.get("pool") or {}).get("retried") == 0, reply.get("pool")
+    assert ray_serve.alive()
+    after = ray_serve.request("evaluate", _args(*cases.SANITY), timeout=400)
+    assert after.get("verdict") == "correct", f"after {file}: {after.get('verdict')}: {after.get('message')}"
+
+
+# --- joining a cluster that was started apart ----------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_joining_a_started_cluster_the_harness_code_travels(ray_tmp):
+    """`ray start --head` apart from the harness (its workers cannot import xeforge_harness: no
+    PYTHONPATH), then `serve --ray HOST:PORT`: the lanes run the harness shipped with the job."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(RAY_TMPDIR=ray_tmp, RAY_AUTH_MODE="token")
+    head = subprocess.Popen(
+        [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
+         "--num-cpus=1", "--include-dashboard=false", "--object-store-memory=80000000", "--disable-usage-stats", "--block"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+    )  # fmt: skip
+    session = None
+    try:
+        # Ray's rule: the driver uses the cluster's auth mode (and its token, ~/.ray/auth_token).
+        session = ServeSession("--ray", f"127.0.0.1:{port}", env={"RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "token"})
+        reply = session.request("evaluate", _args("legit_sm_online.py", "softmax"), timeout=400)
+        assert reply.get("verdict") == "correct", f"{reply.get('verdict')}: {reply.get('message')}"
+        assert (reply.get("pool") or {}).get("backend") == "ray", reply.get("pool")
+    finally:
+        if session is not None:
+            session.close()
+        head.terminate()  # `ray start --block` ends the processes it started
+        try:
+            head.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        if _group_alive(head.pid):  # its own session: every process it left, and nothing else
+            os.killpg(head.pid, signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except OSError:
+        return False
+
+
+# --- a lane lost mid-job -------------------------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _send(session: ServeSession, request: dict) -> threading.Thread:
+    """Write one request; the returned (started) thread reads its reply into `session.reply`."""
+    session.proc.stdin.write(json.dumps(request) + "\n")
+    session.proc.stdin.flush()
+    session.reply = None
+
+    def read():
+        line = session.proc.stdout.readline()
+        try:
+            session.reply = json.loads(line) if line else None
+        except ValueError:
+            session.reply = {"not JSON": line}
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader
+
+
+def _busy_lane(workers: dict, limit_s: float = 120) -> dict:
+    """The lane whose zygote is running a job (has a judge child), once one does."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        for info in workers.values():
+            if info.get("pid") and _children(info["pid"]):
+                return info
+        time.sleep(0.1)
+    raise AssertionError(f"no lane started the job within {limit_s} s: {workers}")
+
+
+def test_a_lane_lost_mid_job_is_retried_on_another_and_reported(ray_serve):
+    workers = ray_serve.request("ping")["workers"]
+    assert len(workers) == CPU_LANES and all(w.get("ready") for w in workers.values()), workers
+    started = time.monotonic()
+    reader = _send(ray_serve, {"id": "lost", "command": "evaluate", "args": evaluate_args("fixtures/add_sleepy.py", timeout=120)})
+    busy = _busy_lane(workers)
+    judge = _children(busy["pid"])[0]
+    time.sleep(1.0)  # well inside the candidate's sleeps
+    os.kill(busy["actor_pid"], signal.SIGKILL)  # the lane's actor dies, as on a lost node
+    reader.join(300)
+    reply = ray_serve.reply
+    assert reply is not None and reply.get("id") == "lost", f"no reply; stderr:\n{''.join(ray_serve.stderr)[-3000:]}"
+    assert reply["verdict"] == "correct", f"a lost lane changed the verdict: {reply.get('verdict')}: {reply.get('message')}"
+    pool = reply["pool"]
+    assert pool["retried"] == 1 and len(pool["lost"]) == 1, pool
+    assert "Actor" in pool["lost"][0]["error"], pool  # ActorDiedError, or ActorUnavailableError while Ray restarts it
+    assert pool["lane"] != pool["lost"][0]["lane"], f"the retry ran on the lane that was lost: {pool}"
+    # The lost lane's job did not live on: its zygote saw its parent go and killed the judge.
+    deadline = time.monotonic() + 30
+    while _alive(judge) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(judge), "the lost lane's judge is still running"
+    print(f"lost-lane retry: {time.monotonic() - started:.1f} s, pool={pool}")
+    # Ray restarts the lost lane's actor; the server keeps judging.
+    after = ray_serve.request("evaluate", _args(*cases.SANITY), timeout=400)
+    assert after.get("verdict") == "correct", after.get("message")
+
+
+# --- cancellation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_ending_serve_mid_job_stops_the_job(ray_tmp, backend):
+    """The Rust client cancels a request by ending its `serve` (a stage cancelled from the editor, a
+    timeout). The job's processes must not run on: SIGTERM on a Ray serve (which `ray.cancel`s the
+    task), SIGKILL on a local one (nothing to catch; the zygote sees its stdin close)."""
+    session = _ray_serve(ray_tmp) if backend == "ray" else ServeSession()
+    try:
+        workers = session.request("ping")["workers"]
+        if backend == "local":
+            session.request("probe", {"device": "cpu"})  # starts the interpreter lane
+            workers = session.request("ping")["workers"]
+        _send(session, {"id": "c", "command": "evaluate", "args": evaluate_args("fixtures/add_sleepy.py", timeout=120)})
+        busy = _busy_lane({k: v for k, v in workers.items() if v.get("interpret")})
+        judge = _children(busy["pid"])[0]
+        time.sleep(1.0)
+        started = time.monotonic()
+        session.proc.send_signal(signal.SIGTERM if backend == "ray" else signal.SIGKILL)
+        deadline = started + 30
+        while (_alive(judge) or _alive(busy["pid"])) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(judge), f"{backend}: the job's judge runs on after its serve ended"
+        assert not _alive(busy["pid"]), f"{backend}: the lane's zygote runs on after its serve ended"
+        print(f"{backend}: job stopped {time.monotonic() - started:.1f} s after serve was ended")
+    finally:
+        if session.alive():
+            session.proc.kill()
+        session.proc.wait(timeout=60)
+
+
+def test_ray_cancel_stops_the_running_job_and_the_lane_goes_on(ray_tmp, monkeypatch):
+    """`ray.cancel` of a job's task (what `serve` does for its tasks when it ends): the actor sees the
+    task's cancelled flag, its zygote kills the job's processes, the reply is an `error` marked
+    `cancelled` (no verdict), and the lane judges the next job."""
+    from xeforge_harness.raypool import RayWorkers
+
+    monkeypatch.setenv("RAY_TMPDIR", ray_tmp)
+    with RayWorkers("local", cpu_workers=1) as backend:
+        lane = backend.lanes("cpu")[0]
+        job = {"kind": "evaluate", "args": _job_args("fixtures/add_sleepy.py"), "timeout": 120.0}
+        box: list[dict] = []
+        runner = threading.Thread(target=lambda: box.append(backend.run("cpu", job)), daemon=True)
+        runner.start()
+        _busy_lane({"lane": lane.info})
+        time.sleep(1.0)
+        started = time.monotonic()
+        backend.cancel_all()
+        runner.join(60)
+        assert box, "the cancelled job never returned"
+        reply = box[0]
+        assert reply["verdict"] == "error" and reply.get("cancelled") is True, reply.get("message")
+        assert time.monotonic() - started < 15, "the cancelled job ran on"
+        after = backend.run("cpu", {"kind": "evaluate", "args": _job_args("adversarial/legit_add_block1024.py"), "timeout": 120.0})
+        assert after["verdict"] == "correct", after.get("message")
+
+
+def _job_args(candidate: str) -> dict:
+    """A pool job's arguments as `service` builds them (every field, paths resolved)."""
+    problems = HERE / "problems"
+    return {
+        "kernel": str(problems / "vector_add.py"),
+        "candidate": str(HERE / candidate),
+        "spec": str(problems / "vector_add.yaml"),
+        "reference": None,
+        "device": "cpu",
+        "family": "ci",
+        "seeds": 3,
+        "timeout": 120.0,
+        "no_timing": True,
+        "runs": 100,
+        "warmup": 25,
+        "timing_family": None,
+        "stop_below": None,
+    }
