@@ -6,6 +6,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 corpus="$("$here/fetch.sh" | tail -1)"
+# Intel's own code beside the PyPI packages (downloaded from GitHub; XEFORGE_INTEL_GIT_DIR: a local
+# clone instead). Where neither is reachable the run goes on without it, and says so.
+"$here/intel.sh" ${XEFORGE_INTEL_GIT_DIR:+"$XEFORGE_INTEL_GIT_DIR"} >/dev/null 2>&1 \
+  || echo "note: the Intel corpus could not be fetched (tests/corpus/intel.sh); run without it" >&2
 bin="${XEFORGE_BIN:-}"
 if [ -z "$bin" ]; then
   (cd "$repo" && cargo build --release --quiet)
