@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Formatters and linters for every language in the repository, as `tests/run_all.sh` runs them:
-# Rust (rustfmt, clippy with -D warnings), Python (ruff check and format, ruff.toml), TypeScript
+# Rust (rustfmt, clippy with -D warnings), Python (ruff check and format, ruff.toml; mypy on the harness), TypeScript
 # (tsc --noEmit and ESLint, eslint.config.mjs, on the VS Code extension), Lua (StyLua on the Neovim plugin, stylua.toml).
 # Installs what it needs: ruff into the test venv, the extension's node modules, StyLua from npm.
 # Exit status non-zero if any check fails; each failure is named.
@@ -10,6 +10,7 @@ ROOT=$(pwd)
 PY=${XEFORGE_PYTHON:-$ROOT/.venv/bin/python}
 TOOLS=${XEFORGE_TOOL_CACHE:-$ROOT/tests/.cache/tools}
 RUFF_VERSION=0.17.6
+MYPY_VERSION=1.13.0
 STYLUA_VERSION=2.5.2
 failed=()
 
@@ -31,6 +32,12 @@ if ! "$PY" -m ruff --version 2>/dev/null | grep -q "$RUFF_VERSION"; then
 fi
 check "ruff check" "$PY" -m ruff check --no-cache .
 check "ruff format" "$PY" -m ruff format --check --no-cache .
+
+# The harness package's types (server/harness/pyproject.toml [tool.mypy]).
+if ! "$PY" -m mypy --version 2>/dev/null | grep -q "$MYPY_VERSION"; then
+  "$PY" -m pip install -q "mypy==$MYPY_VERSION" "types-PyYAML" || failed+=("mypy install")
+fi
+check "mypy (harness)" bash -c "cd server/harness && '$PY' -m mypy --config-file pyproject.toml"
 
 # Installed again when a lockfile change added a tool (ESLint) that an older node_modules lacks.
 if [ ! -x editors/vscode/node_modules/.bin/eslint ] || [ ! -x editors/vscode/node_modules/.bin/tsc ]; then

@@ -14,7 +14,7 @@ from .pool import make_backend
 class _Parser(argparse.ArgumentParser):
     """Usage errors are harness errors too: one JSON object on stdout, exit status 2."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):  # type: ignore[override,unused-ignore]
         print(json.dumps(P.error_result(f"usage: {message}")))
         self.print_usage(sys.stderr)
         sys.exit(2)

@@ -228,9 +228,10 @@ class RayWorkers:
             kind = "cpu"
         else:
             reply = self.run("cuda", {"kind": "probe", "args": {"device": "auto"}, "timeout": 120})
-            kind = (reply.get("device") or {}).get("kind")
-            if kind is None:
+            found: str | None = (reply.get("device") or {}).get("kind")
+            if found is None:
                 return None, reply
+            kind = found
         with self._lock:
             self._auto = kind
         return kind, None

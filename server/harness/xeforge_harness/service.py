@@ -92,7 +92,8 @@ def _checked(args: P.EvaluateArgs, candidates: dict[str, str], workers: Backend)
             return P.error_result(f"argument '{name}': no such file: {path}", field=name)
     resolved = {k: os.path.abspath(v) if v else None for k, v in paths.items()}
 
-    spec_path = resolved["spec"] or find_spec_for(resolved["kernel"])
+    kernel = resolved["kernel"]
+    spec_path = resolved["spec"] or (find_spec_for(kernel) if kernel else None)
     if spec_path is not None:
         try:
             spec = load_spec(spec_path)
@@ -124,6 +125,6 @@ def probe(raw_args: dict, workers: Backend) -> dict:
     if device not in P.DEVICES:
         return P.error_result(f"argument 'device': expected one of {', '.join(P.DEVICES)}, got {device!r}", field="device")
     kind, failure = workers.resolve(device)
-    if failure is not None:
-        return failure
+    if failure is not None or kind is None:
+        return failure or P.error_result("the harness could not tell which device to use", field="device")
     return workers.run(kind, {"kind": "probe", "args": {"device": kind}, "timeout": 120})

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -77,10 +78,11 @@ def _raw(t: torch.Tensor) -> memoryview:
     flat = t.detach().to("cpu").contiguous().reshape(-1)
     if flat.numel() == 0:
         return memoryview(b"")
-    return memoryview(flat.view(torch.uint8).numpy())
+    # numpy arrays export the buffer protocol (numpy's stubs do not say so).
+    return memoryview(flat.view(torch.uint8).numpy())  # type: ignore[arg-type]
 
 
-def send(sock: socket.socket, header: dict, tensors: list[torch.Tensor] = ()) -> None:
+def send(sock: socket.socket, header: dict, tensors: Sequence[torch.Tensor] = ()) -> None:
     metas = []
     for t in tensors:
         if type(t) is not torch.Tensor and not isinstance(t, torch.nn.Parameter):

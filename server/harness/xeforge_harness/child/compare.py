@@ -127,7 +127,7 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def fingerprint(outputs: list[Any]) -> tuple:
     """Cheap identity of a set of outputs, to notice one that does not depend on its inputs."""
-    parts = []
+    parts: list[object] = []
     for o in outputs:
         if isinstance(o, torch.Tensor):
             flat = o.detach().reshape(-1)

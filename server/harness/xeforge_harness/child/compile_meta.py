@@ -67,7 +67,7 @@ def _chosen(meta) -> dict:
     """What the backend chose where the config left it open: the sub-group size (`threads_per_warp`
     on XPU, the warp of 32 on CUDA) and, on XPU, the GRF mode its build flags carry; a large-GRF
     build of a config that did not ask for one is the backend's automatic recompile after spilling."""
-    out = {}
+    out: dict[str, object] = {}
     tpw = getattr(meta, "threads_per_warp", None) or getattr(meta, "warp_size", None)
     if isinstance(tpw, int):
         out["sub_group_size"] = tpw

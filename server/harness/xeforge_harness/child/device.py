@@ -83,7 +83,7 @@ def properties(kind: str) -> dict:
     if kind == "cpu":
         return {"cores": os.cpu_count(), "machine": platform.machine(), "interpreter": True}
     props = getattr(torch, kind).get_device_properties(0)
-    out = {}
+    out: dict[str, object] = {}
     for attr in dir(props):
         if attr.startswith("_"):
             continue

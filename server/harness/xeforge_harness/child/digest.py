@@ -120,7 +120,10 @@ def _fused_many(entries: list, tables: Tables) -> torch.Tensor:
     _many_kernel()[launch_grid(len(entries), rows)](
         meta, tables.u, tables.inv_s_dev, partial, rows, PERIOD_=PERIOD, DTYPE=_tl_dtype(entries[0][1].dtype), num_warps=8
     )
-    return (partial * tables.v[meta[:, 2], :rows]).sum(1)
+    v = tables.v
+    if v is None:  # tables are built from at least one output whenever there is something to digest
+        raise ValueError("no digest tables for these outputs")
+    return (partial * v[meta[:, 2], :rows]).sum(1)
 
 
 def _plain(x: torch.Tensor, u: torch.Tensor, v: torch.Tensor, inv_s: float) -> torch.Tensor:

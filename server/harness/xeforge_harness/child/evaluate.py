@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -149,7 +149,7 @@ class Judge:
 
     # --- calls ---------------------------------------------------------------------------------
 
-    def trusted_call(self, msg: dict, tensors: list = (), what: str = "the original kernel file", wake: bool = True):
+    def trusted_call(self, msg: dict, tensors: Sequence = (), what: str = "the original kernel file", wake: bool = True):
         # In the timed loop the trusted worker sleeps between requests (see timing._Awake).
         asleep = wake and self.trusted_asleep
         try:
@@ -166,7 +166,7 @@ class Judge:
             if asleep:
                 self.trusted.pause()
 
-    def candidate_call(self, msg: dict, tensors: list = (), what: str = ""):
+    def candidate_call(self, msg: dict, tensors: Sequence = (), what: str = ""):
         try:
             return self.candidate.call(msg, tensors, self.deadline)
         except Failed as e:
@@ -278,7 +278,7 @@ class Judge:
         interpreter = "the Triton interpreter on CPU: times say nothing about a GPU; no speedup is claimed"
         if args.no_timing:
             result["timing"] = timing.not_meaningful("timing was not requested (--no-timing)")
-        elif timed is None:
+        elif timed is None or solo is None:  # `prepare` times the original alone whenever there is a variant
             result["timing"] = timing.not_meaningful(interpreter if self.kind == "cpu" else "no variant to time")
         else:
             self.set_phase("candidate:timing")
@@ -313,14 +313,15 @@ class Judge:
             result.update(verdict=P.CORRECT, message=f"correct; not shown faster: {t['speedup']:.3f}x (95% interval {lo:.3f}–{hi:.3f})")
 
     def _problem(self) -> Problem:
-        spec = family = None
+        spec: Spec | None = None
+        family: str | None = None
         if self.args.spec:
             try:
                 spec = load_spec(self.args.spec)
                 family = spec.resolve_family(self.args.family)
             except SpecError as e:
                 raise Stop(P.ERROR, str(e)) from None
-        variants: list[Variant | None] = list(spec.variants(family)) if spec else [None]
+        variants: list[Variant | None] = list(spec.variants(family)) if spec and family else [None]
         problem = Problem(kind=self.kind, spec=spec, family=family, variants=variants)
         if spec is not None and self.args.timing_family and self.args.timing_family != family:
             try:

@@ -20,6 +20,7 @@ trusting anything here.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
@@ -204,7 +205,7 @@ class Recording:
         self.launches = 0
         self.tampered: list[str] = []
         self._mode = OpRecorder()
-        self._prof = None
+        self._prof: Any = None  # torch.profiler.profile once entered
 
     def __enter__(self) -> Recording:
         from torch.profiler import ProfilerActivity, profile
@@ -235,13 +236,13 @@ class Recording:
             self.tampered.append(f"the profiler was stopped during the call ({type(e).__name__})")
             events = []
         seen_ops = False
-        for e in events:
-            op = profiler_op(e.name)
+        for event in events:
+            op = profiler_op(event.name)
             if op is not None:
                 self.ops.add(op)
                 seen_ops = True
-            elif _is_device_kernel(e):
-                self.kernels.add(_kernel_name(e.name))
+            elif _is_device_kernel(event):
+                self.kernels.add(_kernel_name(event.name))
         if self._mode.ops and not seen_ops and not self.tampered:
             self.tampered.append("the profiler recorded no operator although the dispatcher ran some")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -70,7 +71,13 @@ def _transform(t: torch.Tensor, name: str, gen: torch.Generator) -> torch.Tensor
     if name in ("symmetric", "triu", "tril", "transpose"):
         if t.dim() != 2 or (name == "symmetric" and t.shape[0] != t.shape[1]):
             raise ValueError(f"input transform '{name}' needs a {'square ' if name == 'symmetric' else ''}2-D tensor, got {tuple(t.shape)}")
-        return {"symmetric": lambda: (t + t.T) / 2, "triu": t.triu, "tril": t.tril, "transpose": lambda: t.T}[name]()
+        made: dict[str, Callable[[], torch.Tensor]] = {
+            "symmetric": lambda: (t + t.T) / 2,
+            "triu": t.triu,
+            "tril": t.tril,
+            "transpose": lambda: t.T,
+        }
+        return made[name]()
     if name == "uniform":
         return torch.rand(t.shape, generator=gen, device=gen.device) * 2 - 1
     if name == "rademacher":

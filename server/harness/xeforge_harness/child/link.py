@@ -12,6 +12,7 @@ import re
 import signal
 import socket
 import time
+from collections.abc import Sequence
 
 from .. import wire
 
@@ -63,7 +64,7 @@ class Link:
             except OSError:
                 pass
 
-    def call(self, msg: dict, tensors: list = (), deadline: float | None = None):
+    def call(self, msg: dict, tensors: Sequence = (), deadline: float | None = None):
         if self.status is not None:
             raise Died(self.role, self.describe_end())
         start = time.monotonic()

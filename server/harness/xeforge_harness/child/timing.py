@@ -142,7 +142,7 @@ def _clocked(call, msg: dict) -> tuple[float, dict]:
     return (time.perf_counter() - start) * 1e6, reply
 
 
-def _timed(call, name: str) -> tuple[float, list]:
+def _timed(call, name: str) -> tuple[float, list | None]:
     us, reply = _clocked(call, {"op": "go", "variant": name})
     return us, reply.get("digests")
 

@@ -133,8 +133,8 @@ class Worker:
         self.spec: Spec | None = None
         self.models: dict[str, Any] = {}
         self.batch: list[dict] = []
-        self.flush_buf = None
-        self.snapshot = None
+        self.flush_buf: torch.Tensor | None = None
+        self.snapshot: integrity.Snapshot | None = None
 
     def loop(self) -> None:
         device.prepare(self.kind)
@@ -183,6 +183,13 @@ class Worker:
         has_inputs = {role: hasattr(m, "get_inputs") for role, m in self.modules.items()}
         return {"has_model": found, "has_get_inputs": has_inputs}, []
 
+    def _built_entry(self, role: str) -> entry.Entry:
+        """The entry of a file that `load` found to have one (a file without one never gets here)."""
+        found = self._entry(role)
+        if found is None:
+            raise RuntimeError(f"the {role} file has no entry to build")
+        return found
+
     def _entry(self, role: str) -> entry.Entry | None:
         """The problem's entry in one file. A reference file without the spec's entry may give a `Model`."""
         name = self.spec.entry if self.spec is not None else None
@@ -207,13 +214,17 @@ class Worker:
         name, dtype = msg["variant"], msg.get("dtype")
         variant = self.spec.variant_by_name(name) if self.spec is not None and name != "default" else None
         if self.role == "trusted":
-            init_args = self.spec.init_args(variant) if variant is not None else inputs.file_init_args(self._inputs_source())
+            init_args = (
+                self.spec.init_args(variant)
+                if self.spec is not None and variant is not None
+                else inputs.file_init_args(self._inputs_source())
+            )
             ref_role = "reference" if "reference" in self.modules else "original"
-            ref = entry.build(self._entry(ref_role), self.modules[ref_role], init_args, self.dev, dtype)
+            ref = entry.build(self._built_entry(ref_role), self.modules[ref_role], init_args, self.dev, dtype)
             orig = (
                 ref
                 if ref_role == "original"
-                else entry.build(self._entry("original"), self.modules["original"], init_args, self.dev, dtype)
+                else entry.build(self._built_entry("original"), self.modules["original"], init_args, self.dev, dtype)
             )
             note = inputs.copy_weights(entry.weights_of(ref), entry.weights_of(orig)) if orig is not ref else None
             self.models[name] = (ref, orig)
@@ -227,7 +238,7 @@ class Worker:
         n_init = msg["n_init"]
         init_args = wire.decode(msg["init"], tensors[:n_init])
         init_args = [a.to(self.dev) if isinstance(a, torch.Tensor) else a for a in init_args]
-        model = entry.build(self._entry("candidate"), self.modules["candidate"], init_args, self.dev, dtype)
+        model = entry.build(self._built_entry("candidate"), self.modules["candidate"], init_args, self.dev, dtype)
         note = None
         names, weights = msg.get("weights", []), tensors[n_init:]
         owner = entry.weights_of(model)
@@ -272,7 +283,7 @@ class Worker:
             out = model(*args)
             device.synchronize(self.kind)
         report = rec.report()
-        rebound = self.snapshot.changed() if self.snapshot is not None else []
+        rebound: list[str] = self.snapshot.changed() if self.snapshot is not None else []
         if rebound:
             shown = ", ".join(rebound[:6]) + (f" and {len(rebound) - 6} more" if len(rebound) > 6 else "")
             report["tampered"] = report["tampered"] + [f"rebound functions the checks rely on: {shown}"]
@@ -309,6 +320,8 @@ class Worker:
         if self.kind == "cpu":
             return {"configs": None}, []
         module = self.modules.get("candidate") or self.modules.get("original")
+        if module is None:
+            return {"configs": None}, []
         return {
             "configs": compile_meta.collect(module),
             "autotune_picks": compile_meta.picks(module),
@@ -413,7 +426,8 @@ class Worker:
             return {}, []
         if self.flush_buf is None:
             self.flush_buf = torch.empty(FLUSH_BYTES, dtype=torch.int8, device=self.dev)
-        self.flush_buf.zero_()
+        buf: torch.Tensor = self.flush_buf
+        buf.zero_()
         device.synchronize(self.kind)
         return {}, []
 
