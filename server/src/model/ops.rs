@@ -444,8 +444,17 @@ impl<'a, 't> Walker<'a, 't> {
                 }
             }
         };
+        let api = callee.starts_with("tl.") || callee.starts_with("triton.");
+        if api {
+            // Every Triton API call, with its keyword names, for the availability rule (XF405).
+            let keywords = kw.iter().filter_map(|(k, _, n)| Some((k.to_string(), range(n.field("name")?)))).collect();
+            let c = callee.clone();
+            self.ops.push(TlOp { kind: TlOpKind::Call { keywords }, range: range(call), callee_range: range(func), callee: c });
+        }
         if let Some(kind) = kind {
-            self.ops.push(TlOp { kind, range: range(call), callee_range: range(func), callee });
+            // Recognised kinds first: a hover asks for the first op under the cursor.
+            let at = if api { self.ops.len() - 1 } else { self.ops.len() };
+            self.ops.insert(at, TlOp { kind, range: range(call), callee_range: range(func), callee });
         }
     }
 

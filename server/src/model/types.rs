@@ -211,6 +211,11 @@ pub enum TlOpKind {
     Memory {
         func: String,
     },
+    /// Any call of a `tl.*` or `triton.*` name (recorded besides the kinds above): the keyword
+    /// names it passes, each with the range of the name.
+    Call {
+        keywords: Vec<(String, TextRange)>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
