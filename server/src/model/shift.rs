@@ -133,6 +133,11 @@ impl MapRanges for TlOp {
                 inplace_accumulate.map_ranges(f);
             }
             TlOpKind::BoundaryCheck { value } => value.map_ranges(f),
+            TlOpKind::Call { keywords } => {
+                for (_, r) in keywords {
+                    f(r);
+                }
+            }
             // No ranges inside (expressions and names only).
             TlOpKind::Arange { .. }
             | TlOpKind::Zeros { .. }

@@ -3,10 +3,13 @@
 
 pub mod code_actions;
 pub mod code_lens;
+pub mod completion;
 pub mod configuration;
+mod cursor;
 pub mod diagnostics;
 pub mod hover;
 pub mod inlay_hints;
+pub mod signature_help;
 pub mod stages;
 mod target;
 
