@@ -133,12 +133,16 @@ impl Api {
     }
 
     pub fn status(&self, sym: &ApiSymbol, toolchain: &str) -> ApiStatus {
+        let rel = self.release_for(toolchain);
+        if rel.is_some_and(|r| !sym.releases.contains(&r.id)) {
+            // Not exported at all (`tl.advance` on main), whatever the notes say.
+            return ApiStatus::Absent;
+        }
         if sym.removed.iter().any(|t| t == toolchain) {
             return ApiStatus::Removed;
         }
-        let Some(rel) = self.release_for(toolchain) else { return ApiStatus::Unknown };
-        if !sym.releases.contains(&rel.id) {
-            ApiStatus::Absent
+        if rel.is_none() {
+            ApiStatus::Unknown
         } else if sym.deprecated.iter().any(|t| t == toolchain) {
             ApiStatus::Deprecated
         } else {
