@@ -60,7 +60,9 @@ fn installed_triton_has_everything_the_data_marks_present() {
     let version = found["version"].as_str().unwrap_or("?");
     let api = &Knowledge::embedded().api;
     let release = api.releases.iter().find(|r| r.installed && r.version == version).unwrap_or_else(|| {
-        panic!("the installed Triton {version} has no column in knowledge/api: add it to knowledge/tools/api/releases.toml and run generate.py")
+        panic!(
+            "the installed Triton {version} has no column in knowledge/api: add it to knowledge/tools/api/releases.toml and run generate.py"
+        )
     });
     let gone = missing(api, &release.id, &found);
     assert!(gone.is_empty(), "marked present in {} but missing from the installed Triton {version}: {gone:?}", release.id);

@@ -14,15 +14,16 @@ has it installed (skips the venv).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import shutil
 import subprocess
 import sys
 import tarfile
-import io
-import tomllib
 import venv
 from pathlib import Path
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

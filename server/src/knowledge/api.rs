@@ -153,17 +153,18 @@ impl Api {
     /// The parameters the toolchain's release has (all of them when the toolchain is unknown).
     pub fn params_on<'a>(&self, sym: &'a ApiSymbol, toolchain: &str) -> Vec<&'a ApiParam> {
         let rel = self.release_for(toolchain);
-        sym.params.iter().filter(|p| match (&p.releases, rel) {
-            (Some(rs), Some(rel)) => rs.contains(&rel.id),
-            _ => true,
-        }).collect()
+        sym.params
+            .iter()
+            .filter(|p| match (&p.releases, rel) {
+                (Some(rs), Some(rel)) => rs.contains(&rel.id),
+                _ => true,
+            })
+            .collect()
     }
 
     /// The toolchains (of `ids`) whose release exports `sym`.
     pub fn toolchains_with<'a>(&self, sym: &ApiSymbol, ids: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-        ids.into_iter()
-            .filter(|t| matches!(self.status(sym, t), ApiStatus::Present | ApiStatus::Deprecated))
-            .collect()
+        ids.into_iter().filter(|t| matches!(self.status(sym, t), ApiStatus::Present | ApiStatus::Deprecated)).collect()
     }
 }
 

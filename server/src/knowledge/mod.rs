@@ -13,8 +13,8 @@ mod target;
 mod types;
 mod validate;
 
-pub use target::{TargetKind, UnknownTarget};
 pub use api::{Api, ApiModule, ApiParam, ApiRelease, ApiReleases, ApiStatus, ApiSymbol};
+pub use target::{TargetKind, UnknownTarget};
 pub use types::*;
 
 use std::borrow::Cow;

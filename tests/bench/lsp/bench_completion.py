@@ -103,7 +103,10 @@ def main():
     for size in map(int, a.sizes.split(",")):
         text = make_file(size)
         n = text.count("\n")
-        named = [("xeforge", [a.xeforge, "lsp"]), (bp_version.splitlines()[0] if bp_version else "basedpyright", [a.basedpyright, "--stdio"])]
+        named = [
+            ("xeforge", [a.xeforge, "lsp"]),
+            (bp_version.splitlines()[0] if bp_version else "basedpyright", [a.basedpyright, "--stdio"]),
+        ]
         servers = [started(cmd)[0] for _, cmd in named]
         results = completion_rounds(servers, text, a.rounds)
         for s in servers:

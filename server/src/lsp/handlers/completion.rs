@@ -108,18 +108,21 @@ fn members(c: &Computed, t: &Target<'_>, object: &str) -> Vec<CompletionItem> {
             };
             item.sort_text = Some(format!("{rank}{name}"));
             deprecate(&mut item, status);
-            item.data = serde_json::to_value(ItemData { module: module.into(), name: name.clone(), toolchain: tc.clone(), uri: Some(c.uri.clone()) }).ok();
+            item.data = serde_json::to_value(ItemData {
+                module: module.into(),
+                name: name.clone(),
+                toolchain: tc.clone(),
+                uri: Some(c.uri.clone()),
+            })
+            .ok();
             Some(item)
         })
         .collect()
 }
 
 fn detail(kb: &Knowledge, sym: &ApiSymbol, name: &str, tc: &str, status: ApiStatus) -> String {
-    let head = if sym.kind == "function" || sym.kind == "class" {
-        sym.signature(name, &kb.api.params_on(sym, tc))
-    } else {
-        sym.kind.clone()
-    };
+    let head =
+        if sym.kind == "function" || sym.kind == "class" { sym.signature(name, &kb.api.params_on(sym, tc)) } else { sym.kind.clone() };
     match status {
         ApiStatus::Deprecated => format!("{head} — deprecated on {tc}"),
         ApiStatus::Removed => format!("{head} — removed on {tc}"),
@@ -192,7 +195,8 @@ fn keywords(c: &Computed, t: &Target<'_>, call: &cursor::Call<'_>, at: usize) ->
 
 /// The names a kernel's autotune configs or heuristics set: a launch must not pass them (XF109).
 fn tuned_names(k: &Kernel) -> Vec<&str> {
-    let mut v: Vec<&str> = k.autotune.iter().flat_map(|a| &a.configs).flat_map(|cfg| cfg.kwargs.iter().chain(&cfg.options)).map(|b| b.name.as_str()).collect();
+    let mut v: Vec<&str> =
+        k.autotune.iter().flat_map(|a| &a.configs).flat_map(|cfg| cfg.kwargs.iter().chain(&cfg.options)).map(|b| b.name.as_str()).collect();
     v.extend(k.heuristics.iter().flat_map(|h| h.names.iter().map(String::as_str)));
     if k.autotune.is_some() {
         // A config always sets these, given or not.
@@ -334,7 +338,10 @@ pub fn resolve(kb: &Knowledge, mut item: CompletionItem) -> CompletionItem {
     let Some(data) = data(&item) else { return item };
     let Some(m) = kb.api.module(&data.module) else { return item };
     let Some(sym) = m.symbols.get(&data.name) else { return item };
-    item.documentation = Some(Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: docs(kb, &m.alias, &data.name, sym, &data.toolchain) }));
+    item.documentation = Some(Documentation::MarkupContent(MarkupContent {
+        kind: MarkupKind::Markdown,
+        value: docs(kb, &m.alias, &data.name, sym, &data.toolchain),
+    }));
     item
 }
 
