@@ -14,7 +14,7 @@ pub fn api_availability(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
     let Some(release) = api.release_for(&tc.id) else { return };
     let on = format!("{} (Triton {})", tc.id, release.version);
     for (ki, k) in ctx.kernels() {
-        for op in &k.ops {
+        for op in &k.api_calls {
             let TlOpKind::Call { keywords } = &op.kind else { continue };
             let Some((_, name, sym)) = api.lookup(&op.callee) else { continue };
             let instead = sym.replacement.as_deref().map(|r| format!("; use {}{r}", op.callee.trim_end_matches(name)));

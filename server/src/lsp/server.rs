@@ -261,7 +261,7 @@ impl LanguageServer for Backend {
 
     async fn completion(&self, p: CompletionParams) -> Result<Option<CompletionResponse>> {
         let pp = p.text_document_position;
-        let Some(c) = handlers::current(&self.session, &pp.text_document.uri).await else { return Ok(None) };
+        let Some(c) = handlers::current_for_typing(&self.session, &pp.text_document.uri).await else { return Ok(None) };
         Ok(completion::completion(&c, pp.position))
     }
 
@@ -275,7 +275,7 @@ impl LanguageServer for Backend {
 
     async fn signature_help(&self, p: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
         let pp = p.text_document_position_params;
-        let Some(c) = handlers::current(&self.session, &pp.text_document.uri).await else { return Ok(None) };
+        let Some(c) = handlers::current_for_typing(&self.session, &pp.text_document.uri).await else { return Ok(None) };
         Ok(signature_help::signature_help(&c, pp.position))
     }
 

@@ -169,6 +169,7 @@ impl MapRanges for Kernel {
             autotune,
             heuristics,
             ops,
+            api_calls,
             is_persistent: _,
             has_syntax_errors: _,
             calls: _,
@@ -184,6 +185,7 @@ impl MapRanges for Kernel {
         autotune.map_ranges(f);
         heuristics.map_ranges(f);
         ops.map_ranges(f);
+        api_calls.map_ranges(f);
     }
 }
 

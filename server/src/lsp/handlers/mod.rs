@@ -35,3 +35,18 @@ pub async fn current(session: &Arc<Session>, uri: &Url) -> Option<Arc<Computed>>
         }
     }
 }
+
+/// The current version of `uri` analysed, without the fresh-parse check [`current`] makes of a tree
+/// with errors: for completion and signature help, which read the text around the cursor and the
+/// model, and are asked exactly while the line is unfinished (`x = tl.`), where that check would
+/// reparse the whole file on every keystroke. The worker's idle-time check still corrects the
+/// published diagnostics. Falls back to [`current`] when a newer version arrived meanwhile.
+pub async fn current_for_typing(session: &Arc<Session>, uri: &Url) -> Option<Arc<Computed>> {
+    let entry = session.entry(uri)?;
+    let s = session.clone();
+    let e = entry.clone();
+    match tokio::task::spawn_blocking(move || worker::compute(&s, &e, true)).await {
+        Ok(Some(c)) => Some(c),
+        _ => current(session, uri).await,
+    }
+}
