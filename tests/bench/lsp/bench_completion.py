@@ -12,6 +12,7 @@ Usage: python tests/bench/lsp/bench_completion.py [--xeforge BIN] [--basedpyrigh
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -98,15 +99,18 @@ def main():
         if "completionProvider" not in caps:
             notes.append(f"{version}: its server advertises no completionProvider, so there is nothing to compare.")
         ruff.close()
-    bp_version = subprocess.run([a.basedpyright.replace("-langserver", ""), "--version"], capture_output=True, text=True).stdout.strip()
+    have_bp = shutil.which(a.basedpyright) is not None
+    if not have_bp:
+        notes.append(f"basedpyright: `{a.basedpyright}` not found, not measured.")
+    bp_cmd = [a.basedpyright.replace("-langserver", ""), "--version"]
+    bp_version = subprocess.run(bp_cmd, capture_output=True, text=True).stdout.strip() if have_bp else ""
     rows = []
     for size in map(int, a.sizes.split(",")):
         text = make_file(size)
         n = text.count("\n")
-        named = [
-            ("xeforge", [a.xeforge, "lsp"]),
-            (bp_version.splitlines()[0] if bp_version else "basedpyright", [a.basedpyright, "--stdio"]),
-        ]
+        named = [("xeforge", [a.xeforge, "lsp"])]
+        if have_bp:
+            named.append((bp_version.splitlines()[0] if bp_version else "basedpyright", [a.basedpyright, "--stdio"]))
         servers = [started(cmd)[0] for _, cmd in named]
         results = completion_rounds(servers, text, a.rounds)
         for s in servers:

@@ -40,9 +40,20 @@ pub async fn current(session: &Arc<Session>, uri: &Url) -> Option<Arc<Computed>>
 /// with errors: for completion and signature help, which read the text around the cursor and the
 /// model, and are asked exactly while the line is unfinished (`x = tl.`), where that check would
 /// reparse the whole file on every keystroke. The worker's idle-time check still corrects the
-/// published diagnostics. Falls back to [`current`] when a newer version arrived meanwhile.
+/// published diagnostics. When linting on type, the worker is already analysing the version the
+/// request follows: its result is awaited (briefly) instead of analysing the same text twice.
 pub async fn current_for_typing(session: &Arc<Session>, uri: &Url) -> Option<Arc<Computed>> {
+    use std::sync::atomic::Ordering;
     let entry = session.entry(uri)?;
+    let version = entry.latest.load(Ordering::SeqCst);
+    let config_gen = session.config_gen.load(Ordering::SeqCst);
+    if session.lint_run(entry.path.as_deref()) == crate::config::LintRun::OnType {
+        let mut rx = entry.result.subscribe();
+        let done = |c: &Option<Arc<Computed>>| c.as_ref().is_some_and(|c| c.version >= version && c.config_gen >= config_gen);
+        if let Ok(Ok(c)) = tokio::time::timeout(std::time::Duration::from_millis(200), rx.wait_for(done)).await {
+            return c.clone();
+        }
+    }
     let s = session.clone();
     let e = entry.clone();
     match tokio::task::spawn_blocking(move || worker::compute(&s, &e, true)).await {
