@@ -35,7 +35,7 @@ pub fn api_availability(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
             let mut d = ctx.diag(XF405, severity, op.callee_range, Some(ki), message);
             if let (Some(r), Some(f)) = (&sym.replacement, &sym.fix) {
                 let applicability = if f == "safe" { Applicability::Safe } else { Applicability::Unsafe };
-                d.fix = rename_token(ctx.text, op.callee_range, name, r).map(|e| fix(applicability, &format!("use {r}"), vec![e]));
+                d.fix = rename_token(ctx.text, op.callee_range, name, r).map(|e| fix(applicability, format!("use {r}"), vec![e]));
             }
             out.push(d);
         }

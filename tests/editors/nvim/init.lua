@@ -165,7 +165,11 @@ local function run()
       local res = client:request_sync('completionItem/resolve', by.load, 10000, buf)
       local doc = res and res.result and res.result.documentation
       local md = type(doc) == 'table' and doc.value or tostring(doc)
-      check(md:find('tl.load(pointer', 1, true) ~= nil and md:find('Available on', 1, true) ~= nil, 'resolve adds the docs', md)
+      check(
+        md:find('tl.load(pointer', 1, true) ~= nil and md:find('Available on', 1, true) ~= nil,
+        'resolve adds the docs',
+        md
+      )
     end
     vim.api.nvim_buf_set_lines(buf, mrow + 1, mrow + 2, false, { '    z = tl.load(x_ptr + offs, ' })
     local sh = client:request_sync('textDocument/signatureHelp', at_end(mrow + 1), 10000, buf)

@@ -304,7 +304,7 @@ fn config_kernel(c: &Computed, at: usize) -> Option<&Kernel> {
     let ks = || c.model.kernels.iter().map(|k| &**k);
     ks().find(|k| k.autotune.as_ref().is_some_and(|a| a.range.start <= at && at <= a.range.end))
         .or_else(|| ks().filter(|k| k.range.start >= at).min_by_key(|k| k.range.start))
-        .or_else(|| ks().filter(|k| k.range.start <= at && at <= k.range.end).last())
+        .or_else(|| ks().rfind(|k| k.range.start <= at && at <= k.range.end))
 }
 
 /// `device = "` / `toolchain = "` in a `[tool.xeforge]` table (pyproject.toml) or xeforge.toml.
