@@ -81,6 +81,8 @@ pub(crate) struct Layer {
     pub entries: Vec<(Kind, SourceFile)>,
     /// `autotune/*.json` seed lists (not `stage.json`, the stage's own knobs).
     pub seeds: Vec<SourceFile>,
+    /// `api/*.toml`: `releases.toml` and one file per module.
+    pub api: Vec<SourceFile>,
 }
 
 fn is_seed_file(path: &Path) -> bool {
@@ -101,6 +103,7 @@ impl Layer {
             layer.entries.extend(embedded_files(kind.dir(), is_toml).into_iter().map(|f| (kind, f)));
         }
         layer.seeds = embedded_files("autotune", is_seed_file);
+        layer.api = embedded_files("api", is_toml);
         layer
     }
 
@@ -122,6 +125,7 @@ impl Layer {
             layer.entries.extend(dir_files(&dir.join(kind.dir()), is_toml)?.into_iter().map(|f| (kind, f)));
         }
         layer.seeds = dir_files(&dir.join("autotune"), is_seed_file)?;
+        layer.api = dir_files(&dir.join("api"), is_toml)?;
         Ok(layer)
     }
 }
@@ -226,6 +230,9 @@ pub(crate) fn apply(kb: &mut Knowledge, layer: Layer, origins: &mut Origins) -> 
         }
     }
     kb.autotune_seeds.sort_by(|a, b| a.name.cmp(&b.name));
+    for file in layer.api {
+        apply_api(&mut kb.api, &file)?;
+    }
     if let Some(order) = stage_order {
         for name in &order {
             if !kb.stages.iter().any(|s| &s.name == name) {
@@ -235,6 +242,26 @@ pub(crate) fn apply(kb: &mut Knowledge, layer: Layer, origins: &mut Origins) -> 
         }
         // Stable: stages the list does not mention keep their relative order, after the listed ones.
         kb.stages.sort_by_key(|s| order.iter().position(|n| n == &s.name).unwrap_or(usize::MAX));
+    }
+    Ok(())
+}
+
+/// One `api/*.toml` file: `releases.toml` replaces the release list; a module file adds its
+/// symbols, replacing those of the same name (an overlay corrects one symbol by writing it whole).
+fn apply_api(api: &mut super::Api, file: &SourceFile) -> Result<(), KnowledgeError> {
+    if file.stem == "releases" {
+        let r: super::ApiReleases = toml::from_str(&file.text).map_err(|e| toml_error(file, 0, e))?;
+        api.releases = r.release;
+        return Ok(());
+    }
+    let m: super::ApiModule = toml::from_str(&file.text).map_err(|e| toml_error(file, 0, e))?;
+    if m.module != file.stem {
+        let line = line_of_key(&file.text, "module").unwrap_or(1);
+        return Err(KnowledgeError::new(file.path.clone(), line, "module", format!("`{}` does not match the file name", m.module)));
+    }
+    match api.modules.iter_mut().find(|x| x.module == m.module) {
+        Some(known) => known.symbols.extend(m.symbols),
+        None => api.modules.push(m),
     }
     Ok(())
 }

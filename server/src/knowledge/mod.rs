@@ -5,6 +5,7 @@
 //! merged per top-level key), `validate` (cross-references, stage cycles). Lookups and the
 //! target resolution other modules use are here, in `target` and in `query`.
 
+pub mod api;
 mod load;
 mod query;
 pub mod suggest;
@@ -12,6 +13,7 @@ mod target;
 mod types;
 mod validate;
 
+pub use api::{Api, ApiModule, ApiParam, ApiRelease, ApiReleases, ApiStatus, ApiSymbol};
 pub use target::{TargetKind, UnknownTarget};
 pub use types::*;
 
@@ -36,6 +38,8 @@ pub struct Knowledge {
     pub default_cuda_device: String,
     /// Autotune seed lists (`autotune/*.json` but `stage.json`), sorted by name.
     pub autotune_seeds: Vec<SeedList>,
+    /// The Triton API per toolchain (`api/*.toml`).
+    pub api: Api,
 }
 
 /// A malformed knowledge entry: always names the file, the line and the field.

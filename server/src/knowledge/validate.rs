@@ -17,6 +17,47 @@ pub(crate) fn validate(kb: &Knowledge, origins: &Origins) -> Result<(), Knowledg
     rules(kb, origins)?;
     stages(kb, origins)?;
     seeds(kb)?;
+    api(kb)?;
+    Ok(())
+}
+
+/// Every release, toolchain and rule the API data names exists.
+fn api(kb: &Knowledge) -> Result<(), KnowledgeError> {
+    let toolchain = |file: &str, field: &str, id: &str| -> Result<(), KnowledgeError> {
+        if kb.toolchain(id).is_none() {
+            return Err(KnowledgeError::new(file, 0, field, missing("toolchain", id, kb.toolchains.iter().map(|t| &t.id))));
+        }
+        Ok(())
+    };
+    for r in &kb.api.releases {
+        for t in &r.toolchains {
+            toolchain("api/releases.toml", &format!("release.{}.toolchains", r.id), t)?;
+        }
+    }
+    for m in &kb.api.modules {
+        let file = format!("api/{}.toml", m.module);
+        for (name, s) in &m.symbols {
+            let field = |f: &str| format!("symbols.{name}.{f}");
+            for r in s.releases.iter().chain(s.params.iter().flat_map(|p| p.releases.iter().flatten())) {
+                if !kb.api.releases.iter().any(|x| &x.id == r) {
+                    return Err(KnowledgeError::new(&file, 0, field("in"), missing("release", r, kb.api.releases.iter().map(|x| &x.id))));
+                }
+            }
+            for t in s.deprecated.iter().chain(&s.removed) {
+                toolchain(&file, &field("deprecated"), t)?;
+            }
+            if let Some(code) = &s.rule
+                && kb.rule(code).is_none()
+            {
+                return Err(KnowledgeError::new(&file, 0, field("rule"), format!("no rule `{code}`")));
+            }
+            if let Some(fix) = &s.fix
+                && (!APPLICABILITIES.contains(&fix.as_str()) || s.replacement.is_none())
+            {
+                return Err(KnowledgeError::new(&file, 0, field("fix"), "a fix is \"safe\" or \"unsafe\" and needs a `replacement`"));
+            }
+        }
+    }
     Ok(())
 }
 

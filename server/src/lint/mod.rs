@@ -5,6 +5,7 @@
 //! binding sets merged into one (the other configs/launches become related locations), and
 //! suppression comments applied.
 
+mod api;
 mod context;
 mod diagnostic;
 mod dtypes;

@@ -18,7 +18,7 @@
 //! of `tests/corpus/fetch.sh`, `XF_SCOPE_FILES` in `tests/bench/edit_pipeline.rs`.
 
 use super::context::Ctx;
-use super::{dtypes, memory, options, resources, security, shapes, tuning, warps};
+use super::{api, dtypes, memory, options, resources, security, shapes, tuning, warps};
 use crate::lint::Diagnostic;
 
 /// A rule's stable identity.
@@ -81,6 +81,7 @@ rule_ids! {
     XF402 = "tensor-descriptor-unavailable";
     XF403 = "boundary-check-bools";
     XF404 = "dot-accumulate-inplace";
+    XF405 = "api-unavailable";
     XF501 = "hardcoded-launch-config";
     XF502 = "grf-mode-not-swept";
     XF503 = "config-num-stages-default";
@@ -111,6 +112,7 @@ pub static RULES: &[Rule] = &[
     Rule { id: XF402, check: memory::tensor_descriptor_unavailable, scope: Scope::Kernel },
     Rule { id: XF403, check: memory::boundary_check_bools, scope: Scope::Kernel },
     Rule { id: XF404, check: memory::dot_accumulate_inplace, scope: Scope::Kernel },
+    Rule { id: XF405, check: api::api_availability, scope: Scope::Kernel },
     Rule { id: XF501, check: tuning::hardcoded_launch_config, scope: Scope::Kernel },
     Rule { id: XF502, check: tuning::grf_mode_not_swept, scope: Scope::Kernel },
     Rule { id: XF503, check: tuning::config_num_stages_default, scope: Scope::Kernel },

@@ -13,7 +13,7 @@ use tower_lsp::lsp_types::*;
 use tower_lsp::{Client, LanguageServer};
 
 use super::encoding::Encoding;
-use super::handlers::{self, code_actions, code_lens, configuration, diagnostics, hover, inlay_hints};
+use super::handlers::{self, code_actions, code_lens, completion, configuration, diagnostics, hover, inlay_hints, signature_help};
 use super::session::{Caps, Session, uri_path};
 use super::stage::RUN_STAGE_COMMAND;
 use super::stage::report::RENDER_REPORT_COMMAND;
@@ -154,6 +154,16 @@ impl LanguageServer for Backend {
             code_action_provider: Some(code_action_provider),
             code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
             inlay_hint_provider: Some(OneOf::Left(true)),
+            completion_provider: Some(CompletionOptions {
+                resolve_provider: Some(true),
+                trigger_characters: Some([".", "(", ",", "=", "\"", "'", "{"].iter().map(|s| s.to_string()).collect()),
+                ..CompletionOptions::default()
+            }),
+            signature_help_provider: Some(SignatureHelpOptions {
+                trigger_characters: Some(vec!["(".into(), ",".into()]),
+                retrigger_characters: Some(vec!["=".into()]),
+                work_done_progress_options: WorkDoneProgressOptions::default(),
+            }),
             execute_command_provider: Some(ExecuteCommandOptions {
                 commands,
                 work_done_progress_options: WorkDoneProgressOptions::default(),
@@ -249,6 +259,26 @@ impl LanguageServer for Backend {
         let pp = p.text_document_position_params;
         let Some(c) = handlers::current(&self.session, &pp.text_document.uri).await else { return Ok(None) };
         Ok(hover::hover(&c, pp.position))
+    }
+
+    async fn completion(&self, p: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let pp = p.text_document_position;
+        let Some(c) = handlers::current_for_typing(&self.session, &pp.text_document.uri).await else { return Ok(None) };
+        Ok(completion::completion(&c, pp.position))
+    }
+
+    async fn completion_resolve(&self, item: CompletionItem) -> Result<CompletionItem> {
+        // The item's data names the symbol, the toolchain and the document (whose knowledge base
+        // holds any overlay); the last result of that document is enough, nothing is recomputed.
+        let doc = completion::data(&item).and_then(|d| d.uri).and_then(|u| self.session.entry(&u)).and_then(|e| e.current());
+        let kb = doc.map(|c| c.kb.clone()).unwrap_or_else(|| self.session.embedded_knowledge());
+        Ok(completion::resolve(&kb, item))
+    }
+
+    async fn signature_help(&self, p: SignatureHelpParams) -> Result<Option<SignatureHelp>> {
+        let pp = p.text_document_position_params;
+        let Some(c) = handlers::current_for_typing(&self.session, &pp.text_document.uri).await else { return Ok(None) };
+        Ok(signature_help::signature_help(&c, pp.position))
     }
 
     async fn inlay_hint(&self, p: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {

@@ -76,7 +76,7 @@ pub fn build<'t>(cx: &Cx<'t>, decorated: Node<'t>) -> Option<(Kernel, KernelSite
         })
         .unwrap_or_default();
     let params = params(cx, def);
-    let (ops, is_persistent) = ops::collect(cx, def, &params);
+    let (ops, api_calls, is_persistent) = ops::collect(cx, def, &params);
     let name = cx.text_of(name_node).to_string();
     let (qualified_name, scope) = qualify(cx, decorated, &name);
     let body = def.field("body");
@@ -93,6 +93,7 @@ pub fn build<'t>(cx: &Cx<'t>, decorated: Node<'t>) -> Option<(Kernel, KernelSite
         autotune,
         heuristics,
         ops,
+        api_calls,
         is_persistent,
         has_syntax_errors: decorated.has_error(),
         calls: body.map(|b| called_names(cx, b)).unwrap_or_default(),

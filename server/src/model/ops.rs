@@ -45,6 +45,7 @@ struct Walker<'a, 't> {
     params: &'a [Param],
     env: HashMap<String, Info>,
     ops: Vec<TlOp>,
+    api_calls: Vec<TlOp>,
     persistent: bool,
     /// Locals holding `tl.program_id(..)` (int32) and `tl.num_programs(..)`.
     pid_vars: Vec<String>,
@@ -55,13 +56,15 @@ struct Walker<'a, 't> {
     tainted: HashMap<String, usize>,
 }
 
-/// Collects the ops of kernel `def` and whether it is a persistent kernel.
-pub fn collect<'t>(cx: &Cx<'t>, def: Node<'t>, params: &[Param]) -> (Vec<TlOp>, bool) {
+/// Collects the ops of kernel `def`, every Triton API call in it (`TlOpKind::Call`), and whether it
+/// is a persistent kernel.
+pub fn collect<'t>(cx: &Cx<'t>, def: Node<'t>, params: &[Param]) -> (Vec<TlOp>, Vec<TlOp>, bool) {
     let mut w = Walker {
         cx,
         params,
         env: HashMap::new(),
         ops: Vec::new(),
+        api_calls: Vec::new(),
         persistent: false,
         pid_vars: Vec::new(),
         nprog_vars: Vec::new(),
@@ -77,7 +80,7 @@ pub fn collect<'t>(cx: &Cx<'t>, def: Node<'t>, params: &[Param]) -> (Vec<TlOp>, 
         }
     }
     w.ops.sort_by_key(|o| (o.range.start, o.range.end));
-    (w.ops, w.persistent)
+    (w.ops, w.api_calls, w.persistent)
 }
 
 impl<'a, 't> Walker<'a, 't> {
@@ -444,6 +447,12 @@ impl<'a, 't> Walker<'a, 't> {
                 }
             }
         };
+        if callee.starts_with("tl.") || callee.starts_with("triton.") {
+            // Every Triton API call, with its keyword names, for the availability rule (XF405).
+            let keywords = kw.iter().filter_map(|(k, _, n)| Some((k.to_string(), range(n.field("name")?)))).collect();
+            let c = callee.clone();
+            self.api_calls.push(TlOp { kind: TlOpKind::Call { keywords }, range: range(call), callee_range: range(func), callee: c });
+        }
         if let Some(kind) = kind {
             self.ops.push(TlOp { kind, range: range(call), callee_range: range(func), callee });
         }

@@ -133,6 +133,11 @@ impl MapRanges for TlOp {
                 inplace_accumulate.map_ranges(f);
             }
             TlOpKind::BoundaryCheck { value } => value.map_ranges(f),
+            TlOpKind::Call { keywords } => {
+                for (_, r) in keywords {
+                    f(r);
+                }
+            }
             // No ranges inside (expressions and names only).
             TlOpKind::Arange { .. }
             | TlOpKind::Zeros { .. }
@@ -164,6 +169,7 @@ impl MapRanges for Kernel {
             autotune,
             heuristics,
             ops,
+            api_calls,
             is_persistent: _,
             has_syntax_errors: _,
             calls: _,
@@ -179,6 +185,7 @@ impl MapRanges for Kernel {
         autotune.map_ranges(f);
         heuristics.map_ranges(f);
         ops.map_ranges(f);
+        api_calls.map_ranges(f);
     }
 }
 

@@ -211,6 +211,11 @@ pub enum TlOpKind {
     Memory {
         func: String,
     },
+    /// Any call of a `tl.*` or `triton.*` name (in `Kernel::api_calls`, not `ops`): the keyword
+    /// names it passes, each with the range of the name.
+    Call {
+        keywords: Vec<(String, TextRange)>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -242,6 +247,8 @@ pub struct Kernel {
     pub autotune: Option<Autotune>,
     pub heuristics: Vec<Heuristics>,
     pub ops: Vec<TlOp>,
+    /// Every call of a `tl.*`/`triton.*` name in the body, as `TlOpKind::Call` (XF405).
+    pub api_calls: Vec<TlOp>,
     /// Loops over `range(tl.program_id(0), N, tl.num_programs(0))` or a `NUM_SMS`-style program count.
     pub is_persistent: bool,
     /// The decorator chain did not parse cleanly (ERROR nodes inside the kernel).

@@ -139,6 +139,63 @@ local function run()
     )
   end
 
+  -- 4b. Completion and signature help through vim.lsp: `tl.` members with xpu-3.7's availability
+  --     (block pointers deprecated there), documentation on resolve, tl.load's and the launch's
+  --     signatures with the active parameter.
+  local mrow = line_with(buf, 'mask = offs < n')
+  if check(mrow ~= nil, 'kernel body found') then
+    local function at_end(row)
+      local text = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+      return { textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = row, character = #text } }
+    end
+    vim.api.nvim_buf_set_lines(buf, mrow + 1, mrow + 1, false, { '    z = tl.' })
+    local reply = client:request_sync('textDocument/completion', at_end(mrow + 1), 10000, buf)
+    local items = reply and reply.result and (reply.result.items or reply.result) or {}
+    local by = {}
+    for _, it in ipairs(items) do
+      by[it.label] = it
+    end
+    check(by.load ~= nil and by.dot ~= nil, 'completion offers tl.load and tl.dot', ('%d items'):format(#items))
+    check(
+      by.make_block_ptr ~= nil and vim.tbl_contains(by.make_block_ptr.tags or {}, 1),
+      'tl.make_block_ptr tagged Deprecated on xpu-3.7',
+      vim.inspect(by.make_block_ptr)
+    )
+    if by.load then
+      local res = client:request_sync('completionItem/resolve', by.load, 10000, buf)
+      local doc = res and res.result and res.result.documentation
+      local md = type(doc) == 'table' and doc.value or tostring(doc)
+      check(
+        md:find('tl.load(pointer', 1, true) ~= nil and md:find('Available on', 1, true) ~= nil,
+        'resolve adds the docs',
+        md
+      )
+    end
+    vim.api.nvim_buf_set_lines(buf, mrow + 1, mrow + 2, false, { '    z = tl.load(x_ptr + offs, ' })
+    local sh = client:request_sync('textDocument/signatureHelp', at_end(mrow + 1), 10000, buf)
+    local sig = sh and sh.result and sh.result.signatures and sh.result.signatures[1]
+    check(
+      sig ~= nil and sig.label:find('tl.load(pointer, mask=None', 1, true) == 1 and sh.result.activeParameter == 1,
+      'signature help for tl.load, active parameter mask',
+      vim.inspect(sh and sh.result)
+    )
+    vim.api.nvim_buf_set_lines(buf, mrow + 1, mrow + 2, false, {})
+    local lrow, ltext = line_with(buf, 'add_kernel[grid](')
+    if check(lrow ~= nil, 'launch found') then
+      local col = ltext:find('(x, y, ', 1, true) + #'(x, y, ' - 1
+      local params = { textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = lrow, character = col } }
+      local lh = client:request_sync('textDocument/signatureHelp', params, 10000, buf)
+      local lsig = lh and lh.result and lh.result.signatures and lh.result.signatures[1]
+      check(
+        lsig ~= nil
+          and lsig.label == 'add_kernel[grid](x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr)'
+          and lh.result.activeParameter == 2,
+        'signature help for the launch, constexpr marked',
+        vim.inspect(lh and lh.result)
+      )
+    end
+  end
+
   -- 5. The device list the pickers use.
   local reply = client:request_sync('xeforge/devices', {}, 5000, buf)
   local parse_devices = require('xeforge.commands').parse_devices

@@ -3,10 +3,13 @@
 
 pub mod code_actions;
 pub mod code_lens;
+pub mod completion;
 pub mod configuration;
+mod cursor;
 pub mod diagnostics;
 pub mod hover;
 pub mod inlay_hints;
+pub mod signature_help;
 pub mod stages;
 mod target;
 
@@ -30,5 +33,31 @@ pub async fn current(session: &Arc<Session>, uri: &Url) -> Option<Arc<Computed>>
             session.log(tower_lsp::lsp_types::MessageType::ERROR, format!("xeforge: the analysis of {uri} failed: {e}"));
             None
         }
+    }
+}
+
+/// The current version of `uri` analysed, without the fresh-parse check [`current`] makes of a tree
+/// with errors: for completion and signature help, which read the text around the cursor and the
+/// model, and are asked exactly while the line is unfinished (`x = tl.`), where that check would
+/// reparse the whole file on every keystroke. The worker's idle-time check still corrects the
+/// published diagnostics. When linting on type, the worker is already analysing the version the
+/// request follows: its result is awaited (briefly) instead of analysing the same text twice.
+pub async fn current_for_typing(session: &Arc<Session>, uri: &Url) -> Option<Arc<Computed>> {
+    use std::sync::atomic::Ordering;
+    let entry = session.entry(uri)?;
+    let version = entry.latest.load(Ordering::SeqCst);
+    let config_gen = session.config_gen.load(Ordering::SeqCst);
+    if session.lint_run(entry.path.as_deref()) == crate::config::LintRun::OnType {
+        let mut rx = entry.result.subscribe();
+        let done = |c: &Option<Arc<Computed>>| c.as_ref().is_some_and(|c| c.version >= version && c.config_gen >= config_gen);
+        if let Ok(Ok(c)) = tokio::time::timeout(std::time::Duration::from_millis(200), rx.wait_for(done)).await {
+            return c.clone();
+        }
+    }
+    let s = session.clone();
+    let e = entry.clone();
+    match tokio::task::spawn_blocking(move || worker::compute(&s, &e, true)).await {
+        Ok(Some(c)) => Some(c),
+        _ => current(session, uri).await,
     }
 }
