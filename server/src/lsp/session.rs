@@ -226,6 +226,11 @@ impl Session {
         self.settings_for(path).lint_run()
     }
 
+    /// The embedded knowledge base (shared, never copied per request), for answers without a document.
+    pub fn embedded_knowledge(&self) -> Arc<Knowledge> {
+        self.embedded.clone()
+    }
+
     /// The knowledge base for the settings: embedded, or with the configured overlay (cached).
     pub fn knowledge_for(&self, settings: &Settings) -> Arc<Knowledge> {
         let Some(dir) = settings.knowledge.as_ref() else {
