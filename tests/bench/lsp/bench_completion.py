@@ -13,13 +13,12 @@ Usage: python tests/bench/lsp/bench_completion.py [--xeforge BIN] [--basedpyrigh
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_latency import Server, make_file  # noqa: E402
+from bench_latency import ROOT, Server, default_xeforge, make_file, median_p99  # noqa: E402
 
 
 def started(cmd):
@@ -71,21 +70,13 @@ def completion_rounds(servers, text, rounds):
             res = m.get("result") or []
             counts[k] = len(res["items"] if isinstance(res, dict) else res)
             s.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [rem]})
-    out = []
-    for k, times in enumerate(lat):
-        times.sort()
-        p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-        out.append((statistics.median(times), p99, counts[k]))
-    return out
+    return [(*median_p99(times), counts[k]) for k, times in enumerate(lat)]
 
 
 def main():
     ap = argparse.ArgumentParser()
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    default_x = os.path.join(root, "target/release/xeforge")
-    if not os.path.exists(default_x):
-        default_x = os.path.join(root, "target/debug/xeforge")
-    ap.add_argument("--xeforge", default=os.environ.get("XEFORGE_BIN", default_x))
+    root = ROOT
+    ap.add_argument("--xeforge", default=default_xeforge())
     ap.add_argument("--basedpyright", default="basedpyright-langserver")
     ap.add_argument("--ruff", default=os.path.join(root, ".venv/bin/ruff"))
     ap.add_argument("--rounds", type=int, default=200)

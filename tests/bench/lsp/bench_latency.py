@@ -167,21 +167,30 @@ def run(cmds, text, edits, mode):
                 lat[k].append((t1 - t0) * 1000)
     for s in servers:
         s.close()
-    out = []
-    for k, times in enumerate(lat):
-        times.sort()
-        p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-        out.append((statistics.median(times), p99, idle[k]))
-    return out
+    return [(*median_p99(times), idle[k]) for k, times in enumerate(lat)]
+
+
+def median_p99(times: list[float]) -> tuple[float, float]:
+    """Median and 99th percentile (nearest rank) of latencies."""
+    ordered = sorted(times)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def default_xeforge() -> str:
+    """$XEFORGE_BIN, else the release build, else the debug build of this checkout."""
+    built = os.path.join(ROOT, "target/release/xeforge")
+    if not os.path.exists(built):
+        built = os.path.join(ROOT, "target/debug/xeforge")
+    return os.environ.get("XEFORGE_BIN", built)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    default_x = os.path.join(root, "target/release/xeforge")
-    if not os.path.exists(default_x):
-        default_x = os.path.join(root, "target/debug/xeforge")
-    ap.add_argument("--xeforge", default=os.environ.get("XEFORGE_BIN", default_x))
+    root = ROOT
+    ap.add_argument("--xeforge", default=default_xeforge())
     ap.add_argument("--ruff", default=os.path.join(root, ".venv/bin/ruff"))
     ap.add_argument("--edits", type=int, default=200)
     ap.add_argument("--out")
