@@ -168,14 +168,20 @@ fn locate(model: &FileModel, kernel: &Kernel, meta: &ConfigMetadata) -> (TextRan
     (kernel.name_range, Vec::new())
 }
 
+fn overlaps(a: TextRange, b: TextRange) -> bool {
+    // An empty range counts as its first byte.
+    a.start < b.end.max(b.start + 1) && b.start < a.end.max(a.start + 1)
+}
+
 /// The static findings with the compiled ones: a compiled finding replaces a static finding of the
-/// same rule on an overlapping range (the same config or launch), and quotes it.
+/// same rule and kernel about the same config or launch (the static finding sits on it, or names it
+/// among its related places, as a `tl.dot` finding names the config that binds its tiles), and quotes it.
 pub fn merge(static_findings: Vec<Diagnostic>, compiled: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut compiled = compiled;
     let mut out = Vec::new();
     for s in static_findings {
         let settled = compiled.iter_mut().find(|c| {
-            c.code == s.code && c.range.start < s.range.end.max(s.range.start + 1) && s.range.start < c.range.end.max(c.range.start + 1)
+            c.code == s.code && c.kernel == s.kernel && (overlaps(c.range, s.range) || s.related.iter().any(|r| overlaps(c.range, r.range)))
         });
         match settled {
             Some(c) => c.message.push_str(&format!(" (the static estimate said: \"{}\"; the compiled fact wins)", s.message)),
@@ -274,5 +280,15 @@ def mm(a, b, c, M, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
                 && c.message.contains("accumulator needs 192 registers")
                 && c.message.contains("compiled fact wins")
         );
+        // A static finding on the `tl.dot` names the config among its related places: settled too.
+        let mut on_dot = d("XF202", "estimated from the dot");
+        on_dot.range = TextRange::new(100, 110);
+        on_dot.related = vec![Related { range, message: "set by config 1 of 2".into() }];
+        let settled = merge(vec![on_dot.clone()], vec![d("XF202", "compiled: 0 B spilled")]);
+        assert_eq!(settled.len(), 1);
+        assert!(settled[0].message.contains("estimated from the dot"));
+        // Another kernel's finding is not settled by it.
+        on_dot.kernel = Some("other".into());
+        assert_eq!(merge(vec![on_dot], vec![d("XF202", "compiled: 0 B spilled")]).len(), 2);
     }
 }
