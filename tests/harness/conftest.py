@@ -180,3 +180,24 @@ def serve():
     session = ServeSession()
     yield session
     session.close()
+
+
+def pool_job(candidate: str, device: str = DEVICE) -> dict:
+    """An `evaluate` job for a pool lane as `service` builds it (every field, paths resolved): the
+    vector_add problem, untimed, against `candidate` (relative to tests/harness)."""
+    args = {
+        "kernel": str(PROBLEMS / "vector_add.py"),
+        "candidate": str(HERE / candidate),
+        "spec": str(PROBLEMS / "vector_add.yaml"),
+        "reference": None,
+        "device": device,
+        "family": "ci",
+        "seeds": 3,
+        "timeout": 120.0,
+        "no_timing": True,
+        "runs": 100,
+        "warmup": 25,
+        "timing_family": None,
+        "stop_below": None,
+    }
+    return {"kind": "evaluate", "args": args, "timeout": 120.0}

@@ -33,7 +33,7 @@ import threading
 import time
 
 import pytest
-from conftest import HERE, ON_GPU, ServeSession, evaluate_args
+from conftest import HERE, ON_GPU, ServeSession, evaluate_args, pool_job
 
 try:
     import ray  # noqa: F401  (the backend imports it in the serve process; here: is it installed)
@@ -322,7 +322,7 @@ def test_ray_cancel_stops_the_running_job_and_the_lane_goes_on(ray_tmp, monkeypa
     monkeypatch.setenv("RAY_TMPDIR", ray_tmp)
     with RayWorkers("local", cpu_workers=1) as backend:
         lane = backend.lanes("cpu")[0]
-        job = {"kind": "evaluate", "args": _job_args("fixtures/add_sleepy.py"), "timeout": 120.0}
+        job = pool_job("fixtures/add_sleepy.py", device="cpu")
         box: list[dict] = []
         runner = threading.Thread(target=lambda: box.append(backend.run("cpu", job)), daemon=True)
         runner.start()
@@ -335,25 +335,5 @@ def test_ray_cancel_stops_the_running_job_and_the_lane_goes_on(ray_tmp, monkeypa
         reply = box[0]
         assert reply["verdict"] == "error" and reply.get("cancelled") is True, reply.get("message")
         assert time.monotonic() - started < 15, "the cancelled job ran on"
-        after = backend.run("cpu", {"kind": "evaluate", "args": _job_args("adversarial/legit_add_block1024.py"), "timeout": 120.0})
+        after = backend.run("cpu", pool_job("adversarial/legit_add_block1024.py", device="cpu"))
         assert after["verdict"] == "correct", after.get("message")
-
-
-def _job_args(candidate: str) -> dict:
-    """A pool job's arguments as `service` builds them (every field, paths resolved)."""
-    problems = HERE / "problems"
-    return {
-        "kernel": str(problems / "vector_add.py"),
-        "candidate": str(HERE / candidate),
-        "spec": str(problems / "vector_add.yaml"),
-        "reference": None,
-        "device": "cpu",
-        "family": "ci",
-        "seeds": 3,
-        "timeout": 120.0,
-        "no_timing": True,
-        "runs": 100,
-        "warmup": 25,
-        "timing_family": None,
-        "stop_below": None,
-    }
