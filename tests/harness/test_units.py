@@ -182,3 +182,41 @@ def test_the_zygotes_stdin_takes_cancel_lines_and_keeps_job_lines_in_order():
     assert stdin.readline() == "partial"  # the last line, unterminated, at EOF
     assert stdin.readline() is None and stdin.eof
     os.close(read)
+
+
+def _pairs(ratios: list[float]) -> tuple[list[float], list[float], list[float]]:
+    """Batch times (one call a batch, no overhead, no charge) whose per-pair speedups are `ratios`."""
+    return [100.0 * r for r in ratios], [100.0] * len(ratios), [0.0] * len(ratios)
+
+
+class _Args:
+    def __init__(self, runs: int, stop_below: float | None = None):
+        self.runs, self.stop_below = runs, stop_below
+
+
+def _wants_more(ratios, runs=20, stop_below=None, elapsed_s=0.0) -> bool:
+    from xeforge_harness.child import timing
+
+    base, cand, charged = _pairs(ratios)
+    return timing._wants_more(base, cand, charged, 0.0, 1, _Args(runs, stop_below), elapsed_s)
+
+
+def test_timing_goes_on_past_the_planned_pairs_only_while_a_wide_interval_is_undecided():
+    rng = random.Random(3)
+    noisy_same = [rng.gauss(1.0, 0.1) for _ in range(20)]
+    clear_gain = [rng.gauss(1.6, 0.1) for _ in range(20)]
+    quiet_same = [rng.gauss(1.0, 0.001) for _ in range(20)]
+    assert _wants_more(noisy_same[:10])  # the planned pairs always run
+    assert _wants_more(noisy_same)  # straddles 1.02 and 1/1.02, wide: more pairs narrow it
+    assert not _wants_more(clear_gain)  # decided: faster
+    assert not _wants_more(quiet_same)  # narrow enough already
+
+
+def test_the_extension_is_bounded_by_pairs_time_and_a_sweeps_own_stopping():
+    from xeforge_harness.child import timing
+
+    rng = random.Random(4)
+    noisy = [rng.gauss(1.0, 0.1) for _ in range(int(20 * timing.EXTEND))]
+    assert not _wants_more(noisy)  # EXTEND times the planned pairs
+    assert not _wants_more(noisy[:20], elapsed_s=timing.EXTEND_S + 1)
+    assert not _wants_more(noisy[:20], stop_below=1.5)

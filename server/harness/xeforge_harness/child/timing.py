@@ -61,6 +61,11 @@ PREPARE_WORK = 0.25  # extra input-making time, as a share of the candidate's ba
 # batch its own (kept for measurement: it widens intervals, see the harness README).
 CHARGE = os.environ.get("XEFORGE_HARNESS_CHARGE", "median")
 PAUSE = os.environ.get("XEFORGE_HARNESS_PAUSE", "1") == "1"
+# Pairs beyond `--runs` while the interval is undecided (see `_wants_more`): at most EXTEND times the
+# planned pairs and EXTEND_S seconds of the timing loop, until the raw interval is EXTEND_WIDTH wide.
+EXTEND = float(os.environ.get("XEFORGE_HARNESS_EXTEND", "4"))
+EXTEND_S = float(os.environ.get("XEFORGE_HARNESS_EXTEND_S", "20"))
+EXTEND_WIDTH = 0.02
 
 
 def not_meaningful(reason: str) -> dict:
@@ -246,8 +251,10 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     if original.pause:  # from here on it sleeps between requests too (judge.trusted_call wakes it)
         judge.trusted.pause()
         judge.trusted_asleep = True
+    started = time.monotonic()
     try:
-        for i in range(args.runs):
+        i = 0
+        while True:
             extra = prepare()
             charged.append(extra)
             order = ("A", "B") if i % 2 == 0 else ("B", "A")
@@ -268,13 +275,19 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
             if outcome is not None:
                 return outcome
             checked += batch
-            stop = _decided_slower(base, cand, charged, solo_info.get("overhead_us", 0.0), batch, args.stop_below)
-            if _rng.randrange(FULL_CHECK_EVERY) == 0 or i == args.runs - 1 or stop:
+            overhead = solo_info.get("overhead_us", 0.0)
+            stop = _decided_slower(base, cand, charged, overhead, batch, args.stop_below)
+            elapsed = time.monotonic() - started if judge.kind != "cpu" else float("inf")  # the interpreter's times are discarded
+            last = stop or not _wants_more(base, cand, charged, overhead, batch, args, elapsed)
+            # Random full checks in the planned runs; the pairs added to narrow the interval get
+            # digests only (a full comparison costs as much as several pairs), and the last pair a full check.
+            if (i < args.runs and _rng.randrange(FULL_CHECK_EVERY) == 0) or last:
                 reason = awake.around(lambda: _full_check(judge, name, variant, _rng.randrange(batch)))
                 if reason is not None:
                     return {"meaningful": False, "reason": "incorrect", "incorrect": f"timed run {i + 1}: {reason}"}
                 full += 1
-            if stop:
+            i += 1
+            if last:
                 break
     finally:
         if awake.pause:
@@ -329,6 +342,23 @@ def _decided_slower(base, cand, charged, overhead: float, batch: int, stop_below
     return hi * (1 + RESOLUTION) < stop_below
 
 
+def _wants_more(base, cand, charged, overhead: float, batch: int, args, elapsed_s: float) -> bool:
+    """Whether another pair is timed: always up to `--runs`; past it, while the interval is still
+    undecided (it straddles 1.02 or 1/1.02), wider than EXTEND_WIDTH, and within EXTEND factor and
+    EXTEND_S seconds. Short kernels are timed with the host's clock around Python launches, whose
+    per-batch jitter (±10% on an H200 VM) is independent between pairs, so more pairs narrow the
+    interval as 1/sqrt(n); a decided interval (a real gain, a clear loss) never pays for them.
+    A sweep's sequential stopping (`stop_below`) keeps its own budget: no extension there."""
+    n = len(base)
+    if n < args.runs:
+        return True
+    if args.stop_below is not None or n >= args.runs * EXTEND or elapsed_s > EXTEND_S or n < 6:
+        return False
+    lo, hi = median_ci(_ratios(base, cand, charged, overhead, batch))
+    decided = lo / (1 + RESOLUTION) > FASTER or hi * (1 + RESOLUTION) < 1 / FASTER
+    return not decided and hi - lo > EXTEND_WIDTH
+
+
 def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged: list[float], prep_times) -> dict:
     if median(charged) > PREPARE_WORK * median(cand):
         return {
@@ -355,6 +385,7 @@ def _summary(args, variant, batch, solo_info, base, cand, checked, full, charged
         "speedup_ci95_raw": [round(raw_lo, 4), round(raw_hi, 4)],
         "runs": len(base),
         "stopped_early": len(base) < args.runs,
+        "extended": max(0, len(base) - args.runs),
         "warmup": args.warmup,
         "batch": batch,
         "solo_baseline_us": round(solo_info["us"], 3),
