@@ -30,7 +30,13 @@ pub struct Computed {
     pub model: FileModel,
     /// What the next version's build reuses (the flat copy of `tree`, the kernels); `None` once slim.
     reuse: Mutex<Option<Reuse>>,
+    /// The static findings with the compiled facts that hold for this text (`lsp::compiled`).
     pub diagnostics: Vec<Diagnostic>,
+    /// The document's compiled facts this result was built with; a result of an older `generation` is
+    /// analysed again.
+    pub compiled: super::compiled::Snapshot,
+    /// The target the analysis resolved (device, toolchain); empty when it could not run.
+    pub target: (String, String),
     /// `diagnostics` in LSP form, converted on first use (publishing writes JSON directly).
     lsp: OnceLock<Vec<lsp::Diagnostic>>,
     pub uri: Url,
@@ -53,17 +59,19 @@ pub struct Inputs<'a> {
     pub options: LintOptions,
     /// The previous result of this document, if any: its unchanged statements are reused.
     pub prev: Option<Arc<Computed>>,
+    pub compiled: super::compiled::Snapshot,
 }
 
 pub fn compute(inp: Inputs<'_>) -> Computed {
     let text = inp.rope.to_string();
     let held = inp.prev.as_deref().map(|p| (p.reuse.lock().unwrap_or_else(|e| e.into_inner()), p.text.as_str()));
     let prev = held.as_ref().and_then(|(reuse, text)| Some((reuse.as_ref()?, *text)));
-    let (model, reuse, diagnostics, error) = match crate::analysis::analyze_reusing(&text, &inp.tree, prev, &inp.kb, &inp.options) {
-        Ok((a, reuse)) => (a.model, reuse, a.diagnostics, None),
-        Err(e) => (FileModel::default(), None, Vec::new(), Some(e.to_string())),
+    let (model, reuse, statics, target, error) = match crate::analysis::analyze_reusing(&text, &inp.tree, prev, &inp.kb, &inp.options) {
+        Ok((a, reuse)) => (a.model, reuse, a.diagnostics, (a.device, a.toolchain), None),
+        Err(e) => (FileModel::default(), None, Vec::new(), Default::default(), Some(e.to_string())),
     };
     drop(held);
+    let diagnostics = super::compiled::apply(&inp.compiled, &model, &text, (&target.0, &target.1), &inp.options, statics);
     Computed {
         version: inp.version,
         config_gen: inp.config_gen,
@@ -74,6 +82,8 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
         model,
         reuse: Mutex::new(reuse),
         diagnostics,
+        compiled: inp.compiled,
+        target,
         lsp: OnceLock::new(),
         uri: inp.uri.clone(),
         encoding: inp.encoding,
@@ -144,6 +154,7 @@ pub fn reverified(c: &Computed, cancelled: &dyn Fn() -> bool) -> Option<Computed
         kb: c.kb.clone(),
         options: c.options.clone(),
         prev: None,
+        compiled: c.compiled.clone(),
     }))
 }
 
@@ -163,6 +174,7 @@ mod tests {
             kb: Arc::new(Knowledge::embedded().clone()),
             options: LintOptions::default(),
             prev: None,
+            compiled: Default::default(),
         })
     }
 

@@ -47,6 +47,7 @@ fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
         closed: AtomicBool::new(false),
         result: tokio::sync::watch::channel(None).0,
         saved: std::sync::Mutex::new(None),
+        compiled: Default::default(),
     });
     // Reopening without a close replaces the document; the old worker stops.
     if let Some(old) = lock(&s.docs).insert(td.uri, entry.clone()) {

@@ -92,6 +92,8 @@ pub struct DocEntry {
     pub result: tokio::sync::watch::Sender<Option<Arc<Computed>>>,
     /// The result published last (push) — in onSave mode, the one filtered while the text is dirty.
     pub saved: Mutex<Option<Arc<Computed>>>,
+    /// What compiling this document's kernels on the harness said (`xeforge.verifyCompiled`).
+    pub compiled: super::compiled::Store,
 }
 
 impl DocEntry {
