@@ -119,7 +119,10 @@ pub async fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Valu
         let (typ, message) = match outcome {
             Err(e) if cancel.is_cancelled() => (MessageType::INFO, format!("{name}: verification cancelled ({e})")),
             Err(e) => (MessageType::ERROR, format!("{name}: verification failed: {e}")),
-            Ok(o) => deliver(&s, &entry, &c, o).await,
+            Ok(o) => {
+                let (typ, message) = deliver(&s, &entry, &c, o).await;
+                (typ, format!("{name}: {message}"))
+            }
         };
         progress.end(message.clone());
         show(&s, typ, format!("xeforge: {message}"));
