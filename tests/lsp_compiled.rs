@@ -245,3 +245,33 @@ fn on_the_interpreter_the_user_is_told_there_is_no_compile_metadata() {
     assert!(end.starts_with("mm.py: correct on cpu x86_64"), "{end}");
     assert_eq!(s.stub.requests.lock().unwrap().len(), 1);
 }
+
+#[test]
+fn a_cancelled_verification_shows_nothing_and_says_so() {
+    let mut s = setup(vec![Reply::After(Duration::from_secs(20), Box::new(Reply::Fn(b70)))], "xpu");
+    s.client.diagnostics_for_version(&s.uri, 1);
+    let r = s.client.request("workspace/executeCommand", json!({"command": "xeforge.verifyCompiled", "arguments": [{"uri": s.uri}]}));
+    assert!(r.is_null());
+    let begin = s.client.take(|m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "begin").expect("progress begins");
+    let token = begin["params"]["token"].clone();
+    // Cancelled once the harness has the request, long before it answers.
+    wait_for(|| !s.stub.requests.lock().unwrap().is_empty());
+    s.client.notify("window/workDoneProgress/cancel", json!({"token": token}));
+    let end = s
+        .client
+        .take_within(Duration::from_secs(10), |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end")
+        .expect("the run ends at once");
+    assert_eq!(end["params"]["value"]["message"], "mm.py: verification cancelled");
+    std::thread::sleep(Duration::from_millis(300));
+    while let Some(p) = s.client.take_within(Duration::ZERO, |m| m["method"] == "textDocument/publishDiagnostics") {
+        assert!(!has_compiled(&p["params"]), "{p}");
+    }
+}
+
+fn wait_for(mut f: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(std::time::Instant::now() < deadline, "timed out");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -275,6 +275,15 @@ impl Session {
         }
     }
 
+    /// Show a message to the user (`window/showMessage`), without waiting for the client.
+    pub fn show(&self, typ: MessageType, message: String) {
+        if let Some(c) = self.client().cloned()
+            && let Ok(h) = tokio::runtime::Handle::try_current()
+        {
+            h.spawn(async move { c.show_message(typ, message).await });
+        }
+    }
+
     /// Show a problem to the user once per session (and log it every time).
     pub fn report_once(&self, msg: String) {
         let first = {

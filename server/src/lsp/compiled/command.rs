@@ -117,7 +117,7 @@ pub async fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Valu
         let outcome = provider.verify_compiled(run, on_progress, cancel.clone()).await;
         lock(&s.jobs).remove(&token);
         let (typ, message) = match outcome {
-            Err(e) if cancel.is_cancelled() => (MessageType::INFO, format!("{name}: verification cancelled ({e})")),
+            Err(_) if cancel.is_cancelled() => (MessageType::INFO, format!("{name}: verification cancelled")),
             Err(e) => (MessageType::ERROR, format!("{name}: verification failed: {e}")),
             Ok(o) => {
                 let (typ, message) = deliver(&s, &entry, &c, o).await;
@@ -175,9 +175,7 @@ fn refresh_pull_clients(s: &Session) {
 
 fn show(s: &Session, typ: MessageType, message: String) {
     s.log(typ, message.clone());
-    if let Some(c) = s.client().cloned() {
-        tokio::spawn(async move { c.show_message(typ, message).await });
-    }
+    s.show(typ, message);
 }
 
 #[cfg(test)]
