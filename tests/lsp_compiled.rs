@@ -3,7 +3,9 @@
 //! metadata (the numbers are the script's, not a measurement). The findings arrive under the source
 //! `xeforge (compiled)` on the config that was compiled, replace the static estimate they settle,
 //! follow edits elsewhere, go with an edit to the kernel (also one made while the harness compiled),
-//! and the cache is the one `xeforge verify` reads. On the interpreter the user is told why there are none.
+//! and the cache is the one `xeforge verify` reads. On the interpreter the user is told why there are none;
+//! a cancelled run shows nothing; malformed arguments and documents with nothing to compile are refused
+//! without a harness run.
 
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
@@ -274,4 +276,38 @@ fn wait_for(mut f: impl FnMut() -> bool) {
         assert!(std::time::Instant::now() < deadline, "timed out");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Arguments a client should not send, and documents there is nothing to compile in: an error or a
+/// message, never a harness run, and the server goes on.
+#[test]
+fn malformed_arguments_and_documents_without_a_kernel_are_refused_without_a_harness_run() {
+    let mut s = setup(vec![], "xpu");
+    s.client.diagnostics_for_version(&s.uri, 1);
+    for args in [json!([]), json!([42]), json!([{"uri": "not a uri"}]), json!([{"uri": "file:///nowhere/x.py"}]), json!([{"version": 1}])] {
+        let id = s.client.request_async("workspace/executeCommand", json!({"command": "xeforge.verifyCompiled", "arguments": args}));
+        let r = s.client.response(id);
+        assert_eq!(r["error"]["code"], -32602, "{args}: {r}");
+    }
+    let untitled = "untitled:Untitled-1";
+    s.client.open(untitled, KERNEL, 1);
+    let plain = format!("file://{}", s.dir.path().join("plain.py").display());
+    s.client.open(&plain, "print('no kernel here')\n", 1);
+    for (uri, why) in [(untitled, "needs a file on disk"), (plain.as_str(), "defines no Triton kernel")] {
+        let r = s.client.request("workspace/executeCommand", json!({"command": "xeforge.verifyCompiled", "arguments": [{"uri": uri}]}));
+        assert!(r.is_null());
+        let shown = s.client.take(|m| m["method"] == "window/showMessage").expect("the user is told why");
+        assert!(shown["params"]["message"].as_str().unwrap().contains(why), "{shown}");
+    }
+    assert!(s.stub.requests.lock().unwrap().is_empty());
+    assert!(s.client.is_running());
+    assert!(
+        !s.client
+            .request(
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": s.uri},
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}})
+            )
+            .is_null()
+    );
 }

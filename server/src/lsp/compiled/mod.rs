@@ -95,10 +95,6 @@ impl Store {
         super::session::lock(&self.0).clone()
     }
 
-    pub fn generation(&self) -> u64 {
-        super::session::lock(&self.0).generation
-    }
-
     /// Keep `facts` for the `kernels` of the compiled version (`text`, `model`), in place of any
     /// earlier facts of the document: one verification covers the whole file.
     pub fn put(
@@ -185,4 +181,72 @@ pub fn apply(
         }
     }
     crate::lint::compiled::with_compiled(statics, compiled, model, text, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::{Knowledge, Severity};
+    use crate::lint::Origin;
+
+    const TEXT: &str = "import triton\n\n@triton.jit\ndef k(x):\n    pass\n\n@triton.jit\ndef other(x):\n    pass\n";
+
+    /// One finding on the kernel's name, wherever the model has it.
+    struct OnName;
+    impl CompiledFacts for OnName {
+        fn findings(&self, model: &FileModel, kernel: &str) -> Vec<Diagnostic> {
+            let k = model.kernels.iter().find(|k| k.name == kernel).unwrap();
+            vec![Diagnostic {
+                code: "XF202",
+                name: "grf-pressure",
+                severity: Severity::Info,
+                message: format!("compiled {kernel}"),
+                range: k.name_range,
+                kernel: Some(kernel.into()),
+                device: String::new(),
+                toolchain: String::new(),
+                related: Vec::new(),
+                fix: None,
+                origin: Origin::Compiled,
+            }]
+        }
+    }
+
+    fn model(text: &str) -> FileModel {
+        crate::analysis::analyze(text, Knowledge::embedded(), &Default::default()).unwrap().model
+    }
+
+    fn shown(store: &Store, text: &str, target: (&str, &str)) -> Vec<String> {
+        let found = apply(&store.snapshot(), &model(text), text, target, &LintOptions::default(), Vec::new());
+        found.iter().map(|d| format!("{}@{}", d.message, &text[d.range.start..d.range.end])).collect()
+    }
+
+    #[test]
+    fn facts_hold_while_the_kernel_text_and_the_target_are_the_compiled_ones() {
+        let store = Store::default();
+        let target = ("arc-pro-b70".to_string(), "xpu-3.7".to_string());
+        store.put(1, TEXT, &model(TEXT), &target, &["k".into(), "other".into()], Arc::new(OnName));
+        let on = ("arc-pro-b70", "xpu-3.7");
+        assert_eq!(shown(&store, TEXT, on), ["compiled k@k", "compiled other@other"]);
+        // Above both kernels: both move with it.
+        let above = format!("# note\n{TEXT}");
+        assert_eq!(shown(&store, &above, on), ["compiled k@k", "compiled other@other"]);
+        // Another target: the facts were not about it.
+        assert!(shown(&store, TEXT, ("max-1550", "xpu-3.7")).is_empty());
+        // One kernel edited: only the other keeps its facts; a prune of that version drops them for good.
+        let edited = TEXT.replacen("def k(x):\n    pass", "def k(x):\n    x = 1", 1);
+        assert_eq!(shown(&store, &edited, on), ["compiled other@other"]);
+        assert_eq!(edited_kernels(&["k".into(), "other".into()], (&model(TEXT), TEXT), (&model(&edited), &edited)), ["k"]);
+        store.prune(2, &edited, &model(&edited));
+        assert_eq!(shown(&store, TEXT, on), ["compiled other@other"], "not back when the text comes back");
+        // A version that lost the kernel (hidden by a syntax error) is not an edit of it.
+        let hidden = "import triton\n\n@triton.jit\ndef other(x):\n    pass\n";
+        store.prune(3, hidden, &model(hidden));
+        assert_eq!(shown(&store, TEXT, on), ["compiled other@other"]);
+        // A prune of the compiled version itself, or an older one, drops nothing.
+        store.put(4, &edited, &model(&edited), &target, &["k".into()], Arc::new(OnName));
+        store.prune(3, TEXT, &model(TEXT));
+        store.prune(4, TEXT, &model(TEXT));
+        assert_eq!(shown(&store, &edited, on), ["compiled k@k"]);
+    }
 }
