@@ -194,29 +194,27 @@ class _Args:
         self.runs, self.stop_below = runs, stop_below
 
 
-def _wants_more(ratios, runs=20, stop_below=None, elapsed_s=0.0) -> bool:
+def _planned(ratios, runs=20, stop_below=None, extend=4.0) -> int:
     from xeforge_harness.child import timing
 
     base, cand, charged = _pairs(ratios)
-    return timing._wants_more(base, cand, charged, 0.0, 1, _Args(runs, stop_below), elapsed_s)
+    return timing._planned_runs(base, cand, charged, 0.0, 1, _Args(runs, stop_below), extend)
 
 
-def test_timing_goes_on_past_the_planned_pairs_only_while_a_wide_interval_is_undecided():
+def test_an_undecided_wide_interval_gets_more_pairs_decided_once():
     rng = random.Random(3)
     noisy_same = [rng.gauss(1.0, 0.1) for _ in range(20)]
     clear_gain = [rng.gauss(1.6, 0.1) for _ in range(20)]
     quiet_same = [rng.gauss(1.0, 0.001) for _ in range(20)]
-    assert _wants_more(noisy_same[:10])  # the planned pairs always run
-    assert _wants_more(noisy_same)  # straddles 1.02 and 1/1.02, wide: more pairs narrow it
-    assert not _wants_more(clear_gain)  # decided: faster
-    assert not _wants_more(quiet_same)  # narrow enough already
+    assert _planned(noisy_same) == 80  # straddles 1.02 and 1/1.02, wide: four times the pairs
+    assert _planned(clear_gain) == 20  # decided: faster
+    assert _planned(quiet_same) == 20  # narrow enough already
 
 
-def test_the_extension_is_bounded_by_pairs_time_and_a_sweeps_own_stopping():
+def test_no_extension_by_default_nor_in_a_sweep():
     from xeforge_harness.child import timing
 
     rng = random.Random(4)
-    noisy = [rng.gauss(1.0, 0.1) for _ in range(int(20 * timing.EXTEND))]
-    assert not _wants_more(noisy)  # EXTEND times the planned pairs
-    assert not _wants_more(noisy[:20], elapsed_s=timing.EXTEND_S + 1)
-    assert not _wants_more(noisy[:20], stop_below=1.5)
+    noisy = [rng.gauss(1.0, 0.1) for _ in range(20)]
+    assert _planned(noisy, extend=timing.EXTEND) == 20  # off unless XEFORGE_HARNESS_EXTEND asks
+    assert _planned(noisy, stop_below=1.5) == 20  # a sweep's own sequential stopping

@@ -1,12 +1,12 @@
 // Opens report pages in headless Chromium and checks what a reader would see: every plot rendered
 // (its SVG present, laid out with a size, with the expected number of marks) and nothing fetched
-// beyond the page itself. Usage: node browser.js PAGE.html EXPECT.json
-//   EXPECT.json: {"<css selector>": <count>, ...}
+// beyond the page itself. Usage: node browser.js PAGE.html EXPECT.json [SHOT.png]
+//   EXPECT.json: {"<css selector>": <count>, ...}; SHOT.png: a full-page screenshot is written there
 'use strict';
 const fs = require('fs');
 const { chromium } = require('playwright-core');
 
-const [page_path, expect_path] = process.argv.slice(2);
+const [page_path, expect_path, shot_path] = process.argv.slice(2);
 const expected = JSON.parse(fs.readFileSync(expect_path, 'utf8'));
 let failed = false;
 function check(ok, what, detail) {
@@ -39,6 +39,10 @@ function check(ok, what, detail) {
     }
     const foreign = requests.filter((u) => u !== url);
     check(foreign.length === 0, 'nothing fetched beyond the page', foreign.join(', '));
+    if (shot_path) {
+      await page.screenshot({ path: shot_path, fullPage: true });
+      check(fs.statSync(shot_path).size > 10000, `screenshot written to ${shot_path}`);
+    }
   } finally {
     await browser.close();
   }
