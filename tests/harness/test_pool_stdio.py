@@ -99,3 +99,12 @@ def test_shutdown_answers_every_request_in_flight_first():
         session.proc.wait(timeout=60)
     finally:
         session.close()
+
+
+def test_a_cancel_without_an_id_is_an_error_and_over_http_there_is_none(serve):
+    from xeforge_harness import serve as serve_module
+
+    refused = serve.send({"id": "c", "command": "cancel", "args": {}})
+    assert refused["verdict"] == "error" and refused["field"] == "id", refused
+    over_http, _ = serve_module.handle({"id": 1, "command": "cancel", "args": {"id": 2}}, workers=None)
+    assert over_http["verdict"] == "error" and over_http["field"] == "command", over_http
