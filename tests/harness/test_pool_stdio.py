@@ -84,7 +84,10 @@ def test_an_id_already_in_flight_is_refused(serve):
     serve.write({"id": "twice", "command": "evaluate", "args": evaluate_args(LEGIT)})
     refused = serve.read()
     assert refused["id"] == "twice" and refused["verdict"] == "error" and refused["field"] == "id", refused
-    assert serve.read()["verdict"] == "correct"
+    # The first one runs on, and is the one a `cancel` of that id names.
+    serve.write({"id": "c", "command": "cancel", "args": {"id": "twice"}})
+    answers = {r["id"]: r for r in (serve.read(), serve.read())}
+    assert answers["c"]["cancelled"] is True and answers["twice"]["cancelled"] is True, answers
 
 
 def test_shutdown_answers_every_request_in_flight_first():

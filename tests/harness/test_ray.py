@@ -286,9 +286,10 @@ def test_a_lane_lost_mid_job_is_retried_on_another_and_reported(ray_serve):
 
 @pytest.mark.parametrize("backend", ["local", "ray"])
 def test_ending_serve_mid_job_stops_the_job(ray_tmp, backend):
-    """The Rust client cancels a request by ending its `serve` (a stage cancelled from the editor, a
-    timeout). The job's processes must not run on: SIGTERM on a Ray serve (which `ray.cancel`s the
-    task), SIGKILL on a local one (nothing to catch; the zygote sees its stdin close)."""
+    """A `serve` that ends (its client gone, or a client that kills a harness that answers nothing)
+    leaves no job running: SIGTERM on a Ray serve (which `ray.cancel`s the task), SIGKILL on a local
+    one (nothing to catch; the zygote sees its stdin close). One request is cancelled with `cancel`
+    (test_pool_stdio.py, and the Ray case below)."""
     session = _ray_serve(ray_tmp) if backend == "ray" else ServeSession()
     try:
         workers = session.request("ping")["workers"]
