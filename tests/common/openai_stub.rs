@@ -1,6 +1,9 @@
 //! A scripted HTTP server on loopback: each request gets the next scripted reply. Serves as an
 //! OpenAI-compatible chat-completions endpoint (`Reply::Chat`) or any JSON API (`Reply::Raw`),
-//! and records every request body for assertions.
+//! and records every request body for assertions. As a harness it answers `ping` itself (the client
+//! asks it once for the pool's size), apart from the script: with no `pool` by default, an older
+//! harness's answer (one job at a time), or the pool given to [`Stub::with_pool`]; pings are counted
+//! in `pings`, not recorded in `requests`.
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
@@ -24,6 +27,9 @@ pub enum Reply {
 pub struct Stub {
     pub url: String,
     pub requests: Arc<Mutex<Vec<serde_json::Value>>>,
+    pub pings: Arc<std::sync::atomic::AtomicUsize>,
+    /// The most requests (pings aside) the stub was answering at once.
+    pub most_at_once: Arc<std::sync::atomic::AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -35,6 +41,20 @@ impl Drop for Stub {
 
 impl Stub {
     pub async fn start(script: Vec<Reply>) -> Stub {
+        Self::with_pool(script, None).await
+    }
+
+    /// A harness stub whose `ping` reports `pool` (e.g. `{"kind": "cuda", "size": 2, "kinds": {"cuda": 2}}`).
+    pub async fn with_pool(script: Vec<Reply>, pool: Option<serde_json::Value>) -> Stub {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let pong = match pool {
+            Some(p) => serde_json::json!({"id": 0, "ok": true, "pool": p}).to_string(),
+            None => serde_json::json!({"id": 0, "ok": true}).to_string(),
+        };
+        let pings = Arc::new(AtomicUsize::new(0));
+        let most_at_once = Arc::new(AtomicUsize::new(0));
+        let at_once = Arc::new(AtomicUsize::new(0));
+        let (pings2, most2) = (pings.clone(), most_at_once.clone());
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
         let url = format!("http://{}", listener.local_addr().expect("local addr"));
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -45,12 +65,23 @@ impl Stub {
                 let Ok((mut sock, _)) = listener.accept().await else { return };
                 let reqs = reqs.clone();
                 let script = script.clone();
+                let (pong, pings, most, at_once) = (pong.clone(), pings2.clone(), most2.clone(), at_once.clone());
                 tokio::spawn(async move {
                     let Some(body) = read_request(&mut sock).await else { return };
                     let request: serde_json::Value = serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
-                    reqs.lock().unwrap().push(request.clone());
-                    let reply = script.lock().unwrap().pop_front().unwrap_or(Reply::Raw(500, "{\"error\": \"script exhausted\"}".into()));
-                    let (status, body) = resolve(reply, &request).await;
+                    let (status, body) = if request["command"] == "ping" {
+                        pings.fetch_add(1, Ordering::SeqCst);
+                        (200, pong)
+                    } else {
+                        reqs.lock().unwrap().push(request.clone());
+                        let reply =
+                            script.lock().unwrap().pop_front().unwrap_or(Reply::Raw(500, "{\"error\": \"script exhausted\"}".into()));
+                        let now = at_once.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        let answer = resolve(reply, &request).await;
+                        at_once.fetch_sub(1, Ordering::SeqCst);
+                        answer
+                    };
                     let resp = format!(
                         "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                         body.len()
@@ -60,7 +91,7 @@ impl Stub {
                 });
             }
         });
-        Stub { url, requests, task }
+        Stub { url, requests, pings, most_at_once, task }
     }
 
     /// Chat requests received, as the list of their message contents joined.

@@ -85,10 +85,19 @@ class ServeSession:
         return self.send({"id": rid, "command": command, "args": args or {}}, timeout)
 
     def send(self, obj, timeout: float = 300) -> dict:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.write(obj)
+        return self.read(timeout)
+
+    def write(self, obj) -> None:
+        """Send one request without waiting for its reply (several may be in flight)."""
+        assert self.proc.stdin is not None
         line = obj if isinstance(obj, str) else json.dumps(obj)
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
+
+    def read(self, timeout: float = 300) -> dict:
+        """The next reply line, whichever request it answers."""
+        assert self.proc.stdout is not None
         result: list[str] = []
         reader = threading.Thread(target=lambda: result.append(self.proc.stdout.readline()), daemon=True)
         reader.start()

@@ -286,9 +286,10 @@ def test_a_lane_lost_mid_job_is_retried_on_another_and_reported(ray_serve):
 
 @pytest.mark.parametrize("backend", ["local", "ray"])
 def test_ending_serve_mid_job_stops_the_job(ray_tmp, backend):
-    """The Rust client cancels a request by ending its `serve` (a stage cancelled from the editor, a
-    timeout). The job's processes must not run on: SIGTERM on a Ray serve (which `ray.cancel`s the
-    task), SIGKILL on a local one (nothing to catch; the zygote sees its stdin close)."""
+    """A `serve` that ends (its client gone, or a client that kills a harness that answers nothing)
+    leaves no job running: SIGTERM on a Ray serve (which `ray.cancel`s the task), SIGKILL on a local
+    one (nothing to catch; the zygote sees its stdin close). One request is cancelled with `cancel`
+    (test_pool_stdio.py, and the Ray case below)."""
     session = _ray_serve(ray_tmp) if backend == "ray" else ServeSession()
     try:
         workers = session.request("ping")["workers"]
@@ -337,3 +338,23 @@ def test_ray_cancel_stops_the_running_job_and_the_lane_goes_on(ray_tmp, monkeypa
         assert time.monotonic() - started < 15, "the cancelled job ran on"
         after = backend.run("cpu", pool_job("adversarial/legit_add_block1024.py", device="cpu"))
         assert after["verdict"] == "correct", after.get("message")
+
+
+def test_a_stdio_cancel_stops_one_ray_job_and_leaves_the_other(ray_serve):
+    """`cancel` over stdio reaches a Ray lane through `ray.cancel`: the named job stops, the job on
+    the other lane is judged as usual; `ping` counts Ray's slots."""
+    pool = ray_serve.request("ping")["pool"]
+    assert pool["backend"] == "ray" and pool["kinds"]["cpu"] == CPU_LANES and pool["size"] == CPU_LANES, pool
+    for rid in ("keep", "stop"):
+        ray_serve.write({"id": rid, "command": "evaluate", "args": evaluate_args("fixtures/add_sleepy.py", timeout=120)})
+    time.sleep(4.0)  # both are running on their lanes
+    asked = time.monotonic()
+    ray_serve.write({"id": "c", "command": "cancel", "args": {"id": "stop"}})
+    replies, times = {}, {}
+    for _ in range(3):
+        reply = ray_serve.read(400)
+        replies[reply["id"]], times[reply["id"]] = reply, time.monotonic()
+    assert replies["c"]["cancelled"] is True
+    assert replies["stop"]["verdict"] == "error" and replies["stop"].get("cancelled") is True, replies["stop"].get("message")
+    assert times["stop"] - asked < 15, "the cancelled Ray job ran on"
+    assert replies["keep"]["verdict"] == "correct", replies["keep"].get("message")

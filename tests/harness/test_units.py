@@ -157,12 +157,29 @@ def test_serve_answers_every_request_but_ping_with_the_mismatch(monkeypatch):
     assert (response["id"], response["verdict"], response["field"], stop) == (7, "error", "version", False)
     assert "9.9.9" in response["error"]
     pong, _ = serve.handle({"id": 8, "command": "ping"}, workers=_NoWorkers())
-    assert pong["ok"] is True
+    assert pong["ok"] is True and pong["pool"]["size"] == 1
 
 
 class _NoWorkers:
     def info(self):
         return []
+
+    def pool(self):
+        from xeforge_harness.pool import pool_report
+
+        return pool_report("local", None, {})
+
+
+def test_the_pool_counts_lanes_per_kind_and_auto_s_kind_is_its_size():
+    from xeforge_harness.pool import Workers, pool_report
+
+    # Nothing started: the interpreter lanes are known from the option, `auto` not yet.
+    workers = Workers(cpu_workers=3)
+    assert workers.pool() == {"backend": "local", "kind": None, "size": 1, "kinds": {"cpu": 3}}
+    assert pool_report("local", "cpu", {"cpu": 3}) == {"backend": "local", "kind": "cpu", "size": 3, "kinds": {"cpu": 3}}
+    assert pool_report("ray", "cuda", {"cpu": 1, "cuda": 8, "xpu": 8})["size"] == 8
+    # A kind with no lanes at all (a cluster without GPUs asked for cuda) still runs one job at a time.
+    assert pool_report("ray", "cuda", {"cpu": 1})["size"] == 1
 
 
 def test_the_zygotes_stdin_takes_cancel_lines_and_keeps_job_lines_in_order():

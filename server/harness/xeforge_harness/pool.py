@@ -146,20 +146,29 @@ class Zygote:
         self.close()
 
 
+Cancelled = Callable[[], bool]  # polled while a job waits for a lane or runs: true once its client gave up
+
+
 class Backend(Protocol):
     """What `service` needs from whatever runs jobs: the local lanes below, or a cluster (`raypool`).
 
     `run` may be called from several threads at once; it blocks until a worker of the device kind is
     free, runs the job there alone and returns its result (an `error` result, never an exception, when
     it cannot). A job that times candidates holds its device for its whole run: no two candidates are
-    ever timed on one device at once.
+    ever timed on one device at once. Once `cancelled()` says so, a job still waiting for a lane is
+    dropped and a running one stopped: the result is `protocol.cancelled_result`.
+
+    `pool` says how many jobs can run at once (the lanes per device kind): what a client may submit
+    at a time without its requests waiting here for a lane.
     """
 
     def resolve(self, requested: str) -> tuple[str | None, dict | None]: ...
 
-    def run(self, kind: str, job: dict) -> dict: ...
+    def run(self, kind: str, job: dict, cancelled: Cancelled | None = None) -> dict: ...
 
     def info(self) -> dict: ...
+
+    def pool(self) -> dict: ...
 
     def warm(self, kind: str) -> None: ...
 
@@ -183,9 +192,9 @@ class Lane:
         self.pinned = pinned  # the device id this lane's processes see as device 0, if pinned
         self.lock = threading.Lock()
 
-    def run(self, job: dict) -> dict:
+    def run(self, job: dict, cancelled: Cancelled | None = None) -> dict:
         with self.lock:
-            result = self.zygote.run(job)
+            result = self.zygote.run(job, cancelled)
         if self.pinned is not None:
             for one in [result, *(result.get("results") or [])]:
                 if isinstance(one, dict) and isinstance(one.get("device"), dict):
@@ -213,6 +222,9 @@ class Workers:
         self._lanes: dict[str, list[Lane]] = {}
         self._idle: dict[str, queue.Queue[Lane]] = {}
         self._lock = threading.Lock()
+        # Held while `auto` is probed, apart from `_lock`: a probe can take minutes on a cold start, and
+        # `ping` (which reads the lanes) must answer meanwhile.
+        self._resolving = threading.Lock()
         self._auto: str | None = None
 
     def _lanes_for(self, kind: str) -> queue.Queue[Lane]:
@@ -245,11 +257,13 @@ class Workers:
         inherited = [x.strip() for x in os.environ.get(_PIN[kind], "").split(",") if x.strip()]
         return inherited[:count] if len(inherited) >= count else [str(i) for i in range(count)]
 
-    def run(self, kind: str, job: dict) -> dict:
+    def run(self, kind: str, job: dict, cancelled: Cancelled | None = None) -> dict:
         idle = self._lanes_for(kind)
-        lane = idle.get()
+        lane = take_lane(idle, cancelled)
+        if lane is None:
+            return P.cancelled_result(job.get("kind"), "the client cancelled the job before a lane was free")
         try:
-            return lane.run(job)
+            return lane.run(job, cancelled)
         finally:
             idle.put(lane)
 
@@ -260,7 +274,7 @@ class Workers:
         """
         if requested != "auto":
             return requested, None
-        with self._lock:
+        with self._resolving:
             if self._auto is None:
                 reply = self._probe.run({"kind": "probe", "args": {"device": "auto"}, "timeout": 120})
                 kind = (reply.get("device") or {}).get("kind")
@@ -288,6 +302,14 @@ class Workers:
                 out[lane.name] = lane.zygote.info
         return out
 
+    def pool(self) -> dict:
+        """Lanes per device kind: `cpu`'s configured count, and each kind whose lanes exist (the kind
+        `auto` found is started by `serve` before the first request); `size` is `auto`'s kind's."""
+        kinds = {"cpu": self.cpu_workers}
+        with self._lock:
+            kinds.update({kind: len(lanes) for kind, lanes in self._lanes.items()})
+        return pool_report("local", self._auto, kinds)
+
     def close(self) -> None:
         with self._lock:
             lanes = {id(lane): lane for lane in [self._probe] + [x for group in self._lanes.values() for x in group]}
@@ -313,7 +335,7 @@ class Unavailable:
     def resolve(self, requested: str) -> tuple[str | None, dict | None]:
         return None, P.error_result(self.message, field="ray")
 
-    def run(self, kind: str, job: dict) -> dict:
+    def run(self, kind: str, job: dict, cancelled: Cancelled | None = None) -> dict:
         return P.error_result(self.message, field="ray")
 
     def warm(self, kind: str) -> None:
@@ -321,6 +343,9 @@ class Unavailable:
 
     def info(self) -> dict:
         return {"error": self.message}
+
+    def pool(self) -> dict:
+        return pool_report("unavailable", None, {})
 
     def close(self) -> None:
         pass
@@ -330,6 +355,24 @@ class Unavailable:
 
     def __exit__(self, *exc) -> None:
         pass
+
+
+def take_lane(idle: queue.Queue, cancelled: Cancelled | None):
+    """The next free lane, waiting as long as it takes; None once `cancelled` says so first."""
+    if cancelled is None:
+        return idle.get()
+    while not cancelled():
+        try:
+            return idle.get(timeout=_CANCEL_POLL_S)
+        except queue.Empty:
+            continue
+    return None
+
+
+def pool_report(backend: str, auto: str | None, kinds: dict[str, int]) -> dict:
+    """`ping`'s `pool`: jobs that can run at once per device kind, and `size`, the count for the kind
+    `auto` resolves to (1 while that is not known yet: one job at a time is always safe)."""
+    return {"backend": backend, "kind": auto, "size": max(1, kinds.get(auto, 1)) if auto else 1, "kinds": kinds}
 
 
 def make_backend(ray: str | None = None, cpu_workers: int = 1) -> Backend:

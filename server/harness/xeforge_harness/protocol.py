@@ -172,6 +172,13 @@ def sweep_failed(result: dict) -> dict:
     return {**result, "kind": "sweep", "results": []}
 
 
+def cancelled_result(kind: str | None, why: str, **extra: Any) -> dict:
+    """The reply to a job its client cancelled: an `error` marked `cancelled`, never a verdict (nobody
+    waits for one); a sweep's has the sweep's own fields."""
+    result = error_result(f"cancelled: {why}", cancelled=True, **extra)
+    return sweep_failed(result) if kind == "sweep" else result
+
+
 def dumps(result: Any) -> str:
     """One JSON line for a client: NaN and infinities (a `max_abs` of an output gone non-finite) are
     not JSON, so they are written as null, which the contract's optional numbers accept."""

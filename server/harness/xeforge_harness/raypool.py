@@ -30,10 +30,12 @@ import queue
 import shutil
 import tempfile
 import threading
+import time
 from typing import Any
 
 from . import files
 from . import protocol as P
+from .pool import Cancelled, pool_report, take_lane
 
 # The arguments of a job that name files (pool jobs are built by `service` with every path resolved).
 _FILE_ARGS = ("kernel", "candidate", "spec", "reference")
@@ -42,6 +44,7 @@ _GRACE_S = 60.0  # beyond the job's own limit (the zygote's and the pool's grace
 # A local cluster this process starts (`--ray local`, or `auto` with none to join) stays small:
 # no dashboard, the smallest object store Ray allows (jobs move kilobytes of JSON and source).
 _OBJECT_STORE_BYTES = 80 * 1024 * 1024
+_CANCEL_POLL_S = 0.25  # how often a waiting job asks whether its client cancelled it
 
 
 class RayUnavailable(RuntimeError):
@@ -238,7 +241,7 @@ class RayWorkers:
 
     # --- jobs -------------------------------------------------------------------------------------
 
-    def run(self, kind: str, job: dict) -> dict:
+    def run(self, kind: str, job: dict, cancelled: Cancelled | None = None) -> dict:
         idle = self._lanes_for(kind)
         count = len(self._lanes[self._group(kind)])
         if count == 0:
@@ -247,17 +250,21 @@ class RayWorkers:
             shipped = _ship(job)
         except OSError as e:
             return P.error_result(f"cannot read a file of the job to send it to the Ray cluster: {e}")
-        lane = idle.get()
+        lane = take_lane(idle, cancelled)
+        if lane is None:
+            return P.cancelled_result(job.get("kind"), "the client cancelled the job before a lane was free")
         lost: list[dict] = []
         try:
-            result = self._attempt(lane, job, shipped, lost)
-            if not lost:
+            result = self._attempt(lane, job, shipped, lost, cancelled)
+            if not lost or (cancelled is not None and cancelled()):
                 return _with_pool(result, lane, lost)
             # The lane was lost mid-job: once more on another lane (the same one, restarted by Ray,
             # when it is the only one), and the loss is reported with the result.
-            retry = lane if count == 1 else idle.get()
+            retry = lane if count == 1 else take_lane(idle, cancelled)
+            if retry is None:
+                return _with_pool(P.cancelled_result(job.get("kind"), "the client cancelled the job before its retry"), lane, lost)
             try:
-                result = self._attempt(retry, job, shipped, lost)
+                result = self._attempt(retry, job, shipped, lost, cancelled)
             finally:
                 if retry is not lane:
                     idle.put(retry)
@@ -271,7 +278,7 @@ class RayWorkers:
         finally:
             idle.put(lane)
 
-    def _attempt(self, lane: Lane, job: dict, shipped: dict, lost: list[dict]) -> dict:
+    def _attempt(self, lane: Lane, job: dict, shipped: dict, lost: list[dict], cancelled: Cancelled | None = None) -> dict:
         """One try on `lane`: its result, or (lane lost) an `error` result with the loss appended."""
         ray = self._ray
         from ray import exceptions as rx
@@ -282,7 +289,7 @@ class RayWorkers:
         with self._lock:
             self._running[me] = ref
         try:
-            return ray.get(ref, timeout=limit)
+            return self._wait(ref, limit, cancelled)
         except rx.TaskCancelledError:
             return P.error_result("cancelled: the Ray task was cancelled", cancelled=True)
         except rx.GetTimeoutError:
@@ -298,6 +305,23 @@ class RayWorkers:
             with self._lock:
                 self._running.pop(me, None)
 
+    def _wait(self, ref: Any, limit: float, cancelled: Cancelled | None) -> Any:
+        """`ray.get(ref, timeout=limit)`, but the task is cancelled (`ray.cancel`: the actor sees it and
+        stops its zygote's job) once `cancelled` says so; what the task then answers is returned."""
+        if cancelled is None:
+            return self._ray.get(ref, timeout=limit)
+        deadline = time.monotonic() + limit
+        while not cancelled():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            ready, _ = self._ray.wait([ref], timeout=min(remaining, _CANCEL_POLL_S))
+            if ready:
+                return self._ray.get(ref)
+        else:
+            self._ray.cancel(ref)
+        return self._ray.get(ref, timeout=max(0.0, deadline - time.monotonic()))
+
     def cancel_all(self) -> None:
         """`ray.cancel` every task a request is waiting for (serve's end, a cancelled client)."""
         with self._lock:
@@ -312,6 +336,16 @@ class RayWorkers:
         with self._lock:
             lanes = [lane for group in self._lanes.values() for lane in group]
         return {lane.name: {**lane.info, "backend": "ray"} for lane in lanes} or {"ray": {"address": self.address, "backend": "ray"}}
+
+    def pool(self) -> dict:
+        """Ray's slots: `cpu_workers` interpreter lanes, and one GPU lane per GPU of the cluster (Ray
+        counts Intel and NVIDIA GPUs alike, so both kinds get the count)."""
+        try:
+            gpus = int(self._ray.cluster_resources().get("GPU", 0))
+        except Exception:  # noqa: BLE001  (the cluster is gone: the jobs will say so)
+            gpus = 0
+        kinds = {"cpu": self.cpu_workers, **({"cuda": gpus, "xpu": gpus} if gpus else {})}
+        return pool_report("ray", self._auto, kinds)
 
     def lanes(self, kind: str) -> list[Lane]:
         self._lanes_for(kind)

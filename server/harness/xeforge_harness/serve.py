@@ -1,8 +1,11 @@
 """`serve`: one warm backend, many requests, over stdio (JSON lines) or HTTP (POST, JSON bodies).
 
-Over stdio requests are answered one at a time, in order. Over HTTP each request has a thread and
-the backend (`pool.Workers`) decides what runs at once: one job per device, so candidates are never
-timed side by side on one device. The HTTP server runs code sent to it, so it is guarded: a bearer
+Over either, each request has a thread and the backend (`pool.Workers`, `raypool.RayWorkers`)
+decides what runs at once: one job per device, so candidates are never timed side by side on one
+device. Over stdio every reply is one whole line tagged with its request's `id`, written when the
+request is done (so possibly out of order: a client that waits for each reply before sending the
+next sees them in order, as before); `cancel` names a request in flight and stops it alone; `ping`
+says how many jobs the pool runs at once (`pool`). The HTTP server runs code sent to it, so it is guarded: a bearer
 token (`XEFORGE_HARNESS_TOKEN`) checked before a body is read, a body size limit checked before it is
 read, no paths (a request carries its files), and no listening beyond loopback without a token.
 """
@@ -19,19 +22,21 @@ import signal
 import socket
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import __version__, compat, service
 from . import protocol as P
-from .pool import Backend, make_backend
+from .pool import Backend, Cancelled, make_backend
 
-COMMANDS = ("evaluate", "sweep", "probe", "ping", "shutdown")
+COMMANDS = ("evaluate", "sweep", "probe", "ping", "cancel", "shutdown")
 TOKEN_ENV = "XEFORGE_HARNESS_TOKEN"
 # Bodies carry the kernel, candidates, spec and reference as text: a sweep of 64 candidates of a large
 # kernel file fits; anything bigger is refused (HTTP 413) before it is read.
 DEFAULT_MAX_BODY = 8 * 1024 * 1024
 _STALL_S = 60  # a client that sends nothing for this long is dropped
 _DRAIN_S = 2.0  # after a refusal, unread bytes are discarded this long, so the client reads the reply
+_FINISH_S = 30.0  # at shutdown or EOF, how long cancelled jobs get to write their replies
 
 
 class Served:
@@ -50,8 +55,11 @@ class Served:
             return dict(self.counts)
 
 
-def handle(request: object, workers: Backend, *, paths_allowed: bool = True, served: Served | None = None) -> tuple[dict, bool]:
-    """One request object → (response, stop?). The response echoes `id`."""
+def handle(
+    request: object, workers: Backend, *, paths_allowed: bool = True, served: Served | None = None, cancelled: Cancelled | None = None
+) -> tuple[dict, bool]:
+    """One request object → (response, stop?). The response echoes `id`. `cancelled`: polled by the
+    job while it waits for a lane and runs (stdio's `cancel`)."""
     if not isinstance(request, dict):
         return P.error_result("a request must be a JSON object"), False
     rid = request.get("id")
@@ -64,13 +72,16 @@ def handle(request: object, workers: Backend, *, paths_allowed: bool = True, ser
     if command in ("evaluate", "sweep", "probe") and served is not None:
         served.started(command)
     if command == "evaluate":
-        response = service.evaluate(args, workers, paths_allowed=paths_allowed)
+        response = service.evaluate(args, workers, paths_allowed=paths_allowed, cancelled=cancelled)
     elif command == "sweep":
-        response = service.sweep(args, workers, paths_allowed=paths_allowed)
+        response = service.sweep(args, workers, paths_allowed=paths_allowed, cancelled=cancelled)
     elif command == "probe":
-        response = service.probe(args, workers)
+        response = service.probe(args, workers, cancelled)
     elif command == "ping":
         response = _ping(workers, served)
+    elif command == "cancel":
+        # Requests in flight belong to one stdio session; over HTTP there is none to name.
+        response = P.error_result("`cancel` names a request of the same stdio session; over HTTP there is none", field="command")
     elif command == "shutdown":
         response, stop = {"ok": True}, True
     else:
@@ -79,7 +90,7 @@ def handle(request: object, workers: Backend, *, paths_allowed: bool = True, ser
 
 
 def _ping(workers: Backend, served: Served | None) -> dict:
-    out = {"ok": True, "version": __version__, "workers": workers.info()}
+    out = {"ok": True, "version": __version__, "workers": workers.info(), "pool": workers.pool()}
     if served is not None:
         out["served"] = served.snapshot()
     return out
@@ -108,22 +119,113 @@ def _protocol_stdout():
     return out
 
 
-def serve_stdio(workers: Backend, out=None) -> int:
-    out = out or sys.stdout
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
+class _StdioSession:
+    """The requests of one stdio client in flight: a thread each, a cancel flag each (by `id`), and
+    one lock so that every reply is written as one whole line."""
+
+    def __init__(self, workers: Backend, out) -> None:
+        self.workers = workers
+        self.out = out
+        self._write = threading.Lock()
+        self._lock = threading.Lock()
+        self._flags: dict[str, threading.Event] = {}  # json of a request's id → its cancel flag
+        self._threads: set[threading.Thread] = set()
+
+    def reply(self, response: dict) -> None:
+        line = P.dumps(response) + "\n"
+        with self._write:
+            try:
+                self.out.write(line)
+                self.out.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                pass  # the client is gone; its jobs are cancelled when stdin ends
+
+    def start(self, request: dict) -> None:
+        """Run one request on a thread of its own. An `id` already in flight is refused: `cancel`
+        must name one request."""
+        rid = request.get("id")
+        key = _key(rid)
+        flag = threading.Event()
+        with self._lock:
+            if key is not None and key in self._flags:
+                self.reply({"id": rid, **P.error_result(f"a request with id {key} is still running", field="id")})
+                return
+            if key is not None:
+                self._flags[key] = flag
+            thread = threading.Thread(target=self._run, args=(request, key, flag), daemon=True)
+            self._threads.add(thread)
+        thread.start()
+
+    def _run(self, request: dict, key: str | None, flag: threading.Event) -> None:
         try:
-            request = json.loads(line)
-        except ValueError as e:
-            response, stop = {"id": None, **P.error_result(f"request is not JSON: {e}")}, False
-        else:
-            response, stop = handle(request, workers)
-        out.write(P.dumps(response) + "\n")
-        out.flush()
-        if stop:
-            break
+            response, _ = handle(request, self.workers, cancelled=flag.is_set)
+        except Exception as e:  # noqa: BLE001  (a harness bug answers its request, and the session goes on)
+            response = {"id": request.get("id"), **P.error_result(f"the harness failed: {type(e).__name__}: {e}")}
+        finally:
+            with self._lock:
+                if key is not None and self._flags.get(key) is flag:
+                    del self._flags[key]
+                self._threads.discard(threading.current_thread())
+        self.reply(response)
+
+    def cancel(self, request: dict) -> dict:
+        """`cancel`: stop the request in flight whose `id` is `args.id` (its own reply says
+        `cancelled`); answered at once, `cancelled` false when no such request is running."""
+        args = request.get("args")
+        if not isinstance(args, dict) or "id" not in args:
+            return {"id": request.get("id"), **P.error_result("argument 'id': the id of the request to cancel", field="id")}
+        with self._lock:
+            flag = self._flags.get(_key(args["id"]) or "")
+        if flag is not None:
+            flag.set()
+        return {"id": request.get("id"), "ok": True, "cancelled": flag is not None}
+
+    def finish(self) -> None:
+        """Cancel every request in flight and give them a while to answer (shutdown, or the client gone)."""
+        with self._lock:
+            flags = list(self._flags.values())
+            threads = list(self._threads)
+        for flag in flags:
+            flag.set()
+        deadline = time.monotonic() + _FINISH_S
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _key(rid: object) -> str | None:
+    """A request's id as a key (`1` and `"1"` stay apart); None for a request without one."""
+    return None if rid is None else json.dumps(rid, sort_keys=True)
+
+
+def serve_stdio(workers: Backend, out=None) -> int:
+    """JSON lines: each request on a thread of its own (the backend's lanes decide what runs at once),
+    each reply one line when its request is done; `cancel` and `shutdown` are answered by this loop."""
+    session = _StdioSession(workers, out or sys.stdout)
+    try:
+        for line in sys.stdin:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                request = json.loads(line)
+            except ValueError as e:
+                session.reply({"id": None, **P.error_result(f"request is not JSON: {e}")})
+                continue
+            command = request.get("command") if isinstance(request, dict) else None
+            if command == "cancel":
+                session.reply(session.cancel(request))
+            elif command == "shutdown" and isinstance(request, dict):
+                # Every request in flight is answered (cancelled) before `shutdown` is.
+                session.finish()
+                session.reply(handle(request, workers)[0])
+                return 0
+            elif isinstance(request, dict):
+                session.start(request)
+            else:
+                session.reply(handle(request, workers)[0])
+    finally:
+        # EOF (the client went away) or an interrupt: nobody will read a verdict; stop the jobs.
+        session.finish()
     return 0
 
 

@@ -10,40 +10,41 @@ import os
 
 from . import files
 from . import protocol as P
-from .pool import Backend
+from .pool import Backend, Cancelled
 from .spec import SpecError, find_spec_for, load_spec
 
 
-def evaluate(raw_args: dict, workers: Backend, *, paths_allowed: bool = True) -> dict:
-    """One candidate. `paths_allowed` false (HTTP): every file must come as contents (files.py)."""
+def evaluate(raw_args: dict, workers: Backend, *, paths_allowed: bool = True, cancelled: Cancelled | None = None) -> dict:
+    """One candidate. `paths_allowed` false (HTTP): every file must come as contents (files.py).
+    `cancelled`: polled while the job waits for a lane and runs (a stdio `cancel`)."""
     try:
         with files.received(raw_args, paths_allowed=paths_allowed) as (raw, names):
-            return files.unplace(_evaluate(raw, workers, names), names)
+            return files.unplace(_evaluate(raw, workers, names, cancelled), names)
     except P.ArgsError as e:
         return P.error_result(str(e), field=e.field)
 
 
-def _evaluate(raw_args: dict, workers: Backend, names: dict[str, str]) -> dict:
+def _evaluate(raw_args: dict, workers: Backend, names: dict[str, str], cancelled: Cancelled | None) -> dict:
     args = P.EvaluateArgs.from_mapping(raw_args)
     checked = _checked(args, {"candidate": args.candidate}, workers)
     if "verdict" in checked:
         return checked
     job_args = {**_job_args(args, checked), "candidate": checked["candidate"]}
     verified = _verified(checked, ("kernel", "candidate", "spec", "reference"), names)
-    result = workers.run(checked["device"], {"kind": "evaluate", "args": job_args, "timeout": args.timeout})
+    result = workers.run(checked["device"], {"kind": "evaluate", "args": job_args, "timeout": args.timeout}, cancelled)
     return _named(result, verified)
 
 
-def sweep(raw_args: dict, workers: Backend, *, paths_allowed: bool = True) -> dict:
+def sweep(raw_args: dict, workers: Backend, *, paths_allowed: bool = True, cancelled: Cancelled | None = None) -> dict:
     """Several candidates of one problem in one job (see `child.evaluate.sweep`)."""
     try:
         with files.received(raw_args, paths_allowed=paths_allowed) as (raw, names):
-            return files.unplace(_sweep(raw, workers, names), names)
+            return files.unplace(_sweep(raw, workers, names, cancelled), names)
     except P.ArgsError as e:
         return P.sweep_failed(P.error_result(str(e), field=e.field))
 
 
-def _sweep(raw_args: dict, workers: Backend, names: dict[str, str]) -> dict:
+def _sweep(raw_args: dict, workers: Backend, names: dict[str, str], cancelled: Cancelled | None) -> dict:
     args = P.SweepArgs.from_mapping(raw_args)
     named = {f"candidates[{i}]": c for i, c in enumerate(args.candidates)}
     checked = _checked(args.base, named, workers)
@@ -62,7 +63,7 @@ def _sweep(raw_args: dict, workers: Backend, names: dict[str, str]) -> dict:
         limit = min(limit, args.budget_s + 2 * per)
     shared = _verified(checked, ("kernel", "spec", "reference"), names)
     per_candidate = [_verified(checked, (k,), names)[k] for k in named]
-    result = workers.run(checked["device"], {"kind": "sweep", "args": job_args, "timeout": limit})
+    result = workers.run(checked["device"], {"kind": "sweep", "args": job_args, "timeout": limit}, cancelled)
     result["files"] = {**shared, "candidates": per_candidate}
     for i, one in enumerate(result.get("results") or []):
         # Results come in candidate order; a sweep stopped early has fewer.
@@ -118,7 +119,7 @@ def _job_args(args: P.EvaluateArgs, checked: dict) -> dict:
     return out
 
 
-def probe(raw_args: dict, workers: Backend) -> dict:
+def probe(raw_args: dict, workers: Backend, cancelled: Cancelled | None = None) -> dict:
     if not isinstance(raw_args, dict):
         return P.error_result("argument 'args': expected a JSON object", field="args")
     device = raw_args.get("device", "auto")
@@ -127,4 +128,4 @@ def probe(raw_args: dict, workers: Backend) -> dict:
     kind, failure = workers.resolve(device)
     if failure is not None or kind is None:
         return failure or P.error_result("the harness could not tell which device to use", field="device")
-    return workers.run(kind, {"kind": "probe", "args": {"device": kind}, "timeout": 120})
+    return workers.run(kind, {"kind": "probe", "args": {"device": kind}, "timeout": 120}, cancelled)

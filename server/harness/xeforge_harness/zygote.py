@@ -324,8 +324,7 @@ def _outcome(job: dict, workdir: str, report: dict, timeout: float, wall: float)
 
     if report.get("cancelled"):
         # Not a verdict on anything: nobody is waiting for one.
-        cancelled = P.error_result(f"cancelled: {report['cancelled']} (while in {phase})", phase=phase, cancelled=True, elapsed=elapsed)
-        return P.sweep_failed(cancelled) if job.get("kind") == "sweep" else cancelled
+        return P.cancelled_result(job.get("kind"), f"{report['cancelled']} (while in {phase})", phase=phase, elapsed=elapsed)
     if not report["timed_out"] and isinstance(result, dict):
         child_log = result.get("log") or ""
         result["log"] = (child_log + ("\n--- harness output ---\n" + log_tail if log_tail.strip() else ""))[-LOG_TAIL_CHARS:]

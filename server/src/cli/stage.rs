@@ -38,6 +38,10 @@ pub struct HarnessArgs {
     /// (default: `[tool.xeforge.harness] ray`).
     #[arg(long)]
     pub ray: Option<String>,
+    /// Interpreter lanes of the local harness (`serve --cpu-workers N`): CPU jobs judged at once
+    /// (default: `[tool.xeforge.harness] cpu-workers`, else 1).
+    #[arg(long, value_name = "N")]
+    pub cpu_workers: Option<u32>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -171,6 +175,7 @@ impl Env {
             url: h.harness_url.clone().or(s.harness.url.clone()),
             token_env: s.harness.token_env.clone(),
             ray: h.ray.clone().or(s.harness.ray.clone()),
+            cpu_workers: h.cpu_workers.or(s.harness.cpu_workers),
             scrub_env: vec![s.llm.api_key_env.clone()],
             ..Default::default()
         };
@@ -293,7 +298,7 @@ fn emit_space(args: &StageArgs, text: &str, dir: &Path) -> u8 {
     0
 }
 
-fn show(tty: bool, p: &Progress) {
+pub(super) fn show(tty: bool, p: &Progress) {
     if !tty {
         // Logs still say how long the stage expects to take.
         if matches!(p, Progress::Planned { .. }) {

@@ -52,6 +52,7 @@ pub fn run(args: VerifyArgs) -> u8 {
         url: args.harness.harness_url.clone().or(s.harness.url),
         token_env: s.harness.token_env.clone(),
         ray: args.harness.ray.clone().or(s.harness.ray.clone()),
+        cpu_workers: args.harness.cpu_workers.or(s.harness.cpu_workers),
         scrub_env: vec![s.llm.api_key_env.clone()],
         ..Default::default()
     };

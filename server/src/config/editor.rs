@@ -88,6 +88,7 @@ impl EditorSettings {
                 url: set(self.harness.url),
                 token_env: set(self.harness.token_env),
                 ray: None,
+                cpu_workers: None,
                 device: set(self.harness.device),
                 timeout: secs(self.harness.timeout),
             },

@@ -128,6 +128,8 @@ struct RawHarness {
     #[serde(rename = "token-env")]
     token_env: Option<String>,
     ray: Option<String>,
+    #[serde(rename = "cpu-workers")]
+    cpu_workers: Option<u32>,
     device: Option<String>,
     #[serde(default, deserialize_with = "seconds")]
     timeout: Option<Duration>,
@@ -221,6 +223,7 @@ impl RawSettings {
                 url: non_empty(h.url),
                 token_env: non_empty(h.token_env),
                 ray: non_empty(h.ray),
+                cpu_workers: h.cpu_workers,
                 device: non_empty(h.device),
                 timeout: h.timeout,
             })
@@ -279,6 +282,7 @@ device = "xpu"
 timeout = 600
 token-env = "GPU_BOX_TOKEN"
 ray = "ray://head:10001"
+cpu-workers = 2
 "#,
         )
         .unwrap()
@@ -296,6 +300,7 @@ ray = "ray://head:10001"
         assert_eq!(s.harness.timeout, Some(Duration::from_secs(600)));
         assert_eq!(s.harness.token_env.as_deref(), Some("GPU_BOX_TOKEN"));
         assert_eq!(s.harness.ray.as_deref(), Some("ray://head:10001"));
+        assert_eq!(s.harness.cpu_workers, Some(2));
     }
 
     #[test]

@@ -68,6 +68,8 @@ pub struct HarnessSettings {
     pub token_env: Option<String>,
     /// A Ray cluster for the local harness's jobs (`auto`, `local`, `ray://host:10001`, `host:port`).
     pub ray: Option<String>,
+    /// Interpreter lanes of the local harness (`serve --cpu-workers N`).
+    pub cpu_workers: Option<u32>,
     /// Torch device the harness runs on ("xpu", "cuda").
     pub device: Option<String>,
     pub timeout: Option<Duration>,
@@ -97,6 +99,7 @@ impl Settings {
                 url: higher.harness.url.or(self.harness.url),
                 token_env: higher.harness.token_env.or(self.harness.token_env),
                 ray: higher.harness.ray.or(self.harness.ray),
+                cpu_workers: higher.harness.cpu_workers.or(self.harness.cpu_workers),
                 device: higher.harness.device.or(self.harness.device),
                 timeout: higher.harness.timeout.or(self.harness.timeout),
             },

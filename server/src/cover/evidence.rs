@@ -157,14 +157,20 @@ impl Record {
         std::fs::create_dir_all(&dir)?;
         let safe = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect::<String>();
         let base = format!("{}-{}-{}", timestamp(self.started_unix), safe(&self.stage), safe(&self.kernel));
-        let mut path = dir.join(format!("{base}.json"));
-        let mut n = 1;
-        while path.exists() {
-            n += 1;
-            path = dir.join(format!("{base}-{n}.json"));
-        }
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(&path, json + "\n")?;
+        // Created, never overwritten: runs that finish together (files optimised at once) each get a name.
+        let mut n = 1;
+        let path = loop {
+            let path = if n == 1 { dir.join(format!("{base}.json")) } else { dir.join(format!("{base}-{n}.json")) };
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    std::io::Write::write_all(&mut f, (json + "\n").as_bytes())?;
+                    break path;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) => return Err(e),
+            }
+        };
         Ok(path)
     }
 }

@@ -294,11 +294,15 @@ impl StageRunner {
         };
         progress(Progress::Started { stage: stage.name.clone(), kernel: kernel_name.clone(), rounds: req.rounds });
 
+        // One per run, also for runs of one process that start in the same second (`optimize DIR`
+        // runs files at once, an editor runs stages at once): each removes its own when it ends.
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let work = req.workspace.join(".xeforge").join("work").join(format!(
-            "{}-{}-{}",
+            "{}-{}-{}-{}",
             evidence::timestamp(started),
             stage.name,
-            std::process::id()
+            std::process::id(),
+            RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&work).map_err(|e| io(&work, e))?;
         // Removed on every way out of the run: errors, cancellation and panics too.

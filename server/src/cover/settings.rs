@@ -24,10 +24,11 @@ pub struct SettingsError {
     pub message: String,
 }
 
-/// The nearest ancestor directory holding `xeforge.toml`, `pyproject.toml` or `.git`; else the file's own directory.
+/// The nearest ancestor directory holding `xeforge.toml`, `pyproject.toml` or `.git`; else the file's own
+/// directory. A directory (`xeforge optimize DIR`) is its own first candidate.
 pub fn workspace_root(file: &Path) -> PathBuf {
     let abs = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-    let dir = abs.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let dir = if abs.is_dir() { abs } else { abs.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from(".")) };
     for d in dir.ancestors() {
         if d.join("xeforge.toml").is_file() || d.join("pyproject.toml").is_file() || d.join(".git").exists() {
             return d.to_path_buf();
@@ -125,6 +126,9 @@ fn apply(s: &mut StageSettings, table: &toml::Value, file: &Path) -> Result<(), 
         if let Some(v) = str_of(h, "ray") {
             s.harness.ray = Some(v);
         }
+        if let Some(v) = num_of(h, "cpu-workers")? {
+            s.harness.cpu_workers = Some((v as u32).max(1));
+        }
         if h.get("token").is_some() {
             return Err(err(
                 "[harness] token: tokens do not belong in files; put it in an environment variable and name it with token-env".into(),
@@ -148,7 +152,7 @@ mod tests {
         .unwrap();
         std::fs::write(
             dir.path().join("xeforge.toml"),
-            "[llm]\nmodel = \"m2\"\n[harness]\nurl = \"http://h:8000\"\ntoken-env = \"GPU_BOX_TOKEN\"\nray = \"auto\"\n",
+            "[llm]\nmodel = \"m2\"\n[harness]\nurl = \"http://h:8000\"\ntoken-env = \"GPU_BOX_TOKEN\"\nray = \"auto\"\ncpu-workers = 2\n",
         )
         .unwrap();
         let s = load(dir.path()).unwrap();
@@ -156,6 +160,7 @@ mod tests {
         assert_eq!(s.harness.url.as_deref(), Some("http://h:8000"));
         assert_eq!(s.harness.token_env.as_deref(), Some("GPU_BOX_TOKEN"));
         assert_eq!(s.harness.ray.as_deref(), Some("auto"));
+        assert_eq!(s.harness.cpu_workers, Some(2));
         assert_eq!(s.device, "h200");
         assert_eq!(s.knowledge, Some(dir.path().join("kb")), "relative to the file that names it");
     }

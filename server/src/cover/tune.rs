@@ -121,6 +121,8 @@ impl StageRunner {
             _ => "cuda",
         };
         let mut eval_s = knobs.eval_prior(device);
+        // Jobs the harness runs at once on this device (`ping`'s pool; 1 without one).
+        let lanes = self.harness.lanes(ctx.req.device).await;
         let mut spent: Vec<f64> = Vec::new();
 
         let mut fam = Families::new(ctx, on_cpu);
@@ -159,32 +161,65 @@ impl StageRunner {
             progress(Progress::Planned { configs: n, expected_s: expected.round() as u64 });
             let mut found = None;
             'readings: for (ri, r) in plan.readings.iter().enumerate() {
-                for p in &probes {
-                    round += 1;
-                    let mut rec = RoundRecord::new(
-                        round,
-                        "autotune",
-                        format!("grid reading {} of {} with {}", ri + 1, plan.readings.len(), p.label()),
-                    );
-                    rec.notes = plan.grid.describe(r);
-                    rec.notes.push(fam.note());
-                    let cand = plan.render_as(text, std::slice::from_ref(p), r)?;
+                // A reading's probes go at once when the pool has lanes for them; their outcomes are
+                // read in order, as if one at a time (a probe judged beside the one that decided is
+                // recorded, and decides nothing). With one lane, one after another as always.
+                for group in probes.chunks(lanes) {
+                    let mut staged = Vec::new();
+                    for p in group {
+                        round += 1;
+                        let mut rec = RoundRecord::new(
+                            round,
+                            "autotune",
+                            format!("grid reading {} of {} with {}", ri + 1, plan.readings.len(), p.label()),
+                        );
+                        rec.notes = plan.grid.describe(r);
+                        rec.notes.push(fam.note());
+                        let cand = plan.render_as(text, std::slice::from_ref(p), r)?;
+                        let t = Instant::now();
+                        let path = self.stage_candidate(ctx, round, &cand, &mut rec, progress)?;
+                        staged.push((rec, path, t));
+                    }
                     let opts = EvalOpts { no_timing: true, ..fam.opts.clone() };
-                    let t = Instant::now();
-                    let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&opts)).await?;
-                    spent.push(t.elapsed().as_secs_f64());
-                    rounds.push(rec);
-                    match e {
-                        Some(e) if e.verdict == Verdict::Error && fam.derived.is_some() => {
-                            let why = fam.fall_back(ctx);
-                            if let Some(last) = rounds.last_mut() {
-                                last.notes.push(why);
-                            }
-                            continue 'readings;
+                    let judged = futures::future::join_all(staged.iter().map(|(_, path, t)| {
+                        let opts = &opts;
+                        async move {
+                            let e = match path {
+                                Some(p) => Some(self.evaluate_raw(ctx, &ctx.original_path, p, Some(opts)).await),
+                                None => None,
+                            };
+                            (e, t.elapsed().as_secs_f64())
                         }
-                        Some(e) if e.verdict == Verdict::Error => return Err(self.harness_verdict_error(ctx, &e)),
-                        Some(e) if e.verdict.is_correct() => continue,
-                        _ => continue 'readings,
+                    }))
+                    .await;
+                    let mut decided = false; // the reading's fate is known: what follows only gets recorded
+                    for ((mut rec, _, _), (e, took)) in staged.into_iter().zip(judged) {
+                        let e = e.transpose()?;
+                        spent.push(took);
+                        if let Some(e) = &e {
+                            record(rec.round, &mut rec, e, progress);
+                        }
+                        if decided {
+                            rec.notes.push("judged at once with the probe before it, whose outcome decided this reading".into());
+                            rounds.push(rec);
+                            continue;
+                        }
+                        rounds.push(rec);
+                        match e {
+                            Some(e) if e.verdict == Verdict::Error && fam.derived.is_some() => {
+                                let why = fam.fall_back(ctx);
+                                if let Some(last) = rounds.last_mut() {
+                                    last.notes.push(why);
+                                }
+                                decided = true;
+                            }
+                            Some(e) if e.verdict == Verdict::Error => return Err(self.harness_verdict_error(ctx, &e)),
+                            Some(e) if e.verdict.is_correct() => {}
+                            _ => decided = true,
+                        }
+                    }
+                    if decided {
+                        continue 'readings;
                     }
                 }
                 found = Some(ri);
@@ -292,12 +327,15 @@ impl StageRunner {
         };
         // Configs go to the harness in batches, one `sweep` request each: the trusted side (the
         // original imported, compiled, its references and its solo timing) is set up once per batch,
-        // not once per config. Between batches, spills prune what is left. A harness without `sweep`
-        // gets one `evaluate` per config.
+        // not once per config. A harness without `sweep` gets one `evaluate` per config. With several
+        // lanes (`ping`'s pool: devices, interpreter lanes, Ray's GPUs) a wave of up to that many
+        // batches goes at once, the configs left split evenly between them; between waves, spills
+        // prune what is left. With one lane a wave is one batch of `sweep_batch`: the order, the
+        // requests and the figures of a sweep without a pool.
         let mut batch = knobs.budget.sweep_batch.max(1);
         let mut next = 0usize;
         let mut carried: Vec<String> = Vec::new(); // notes for the next round recorded (a fallback's why)
-        while next < sweep.len() {
+        'waves: while next < sweep.len() {
             if ctx.cancel.is_cancelled() {
                 return Err(StageError::Cancelled);
             }
@@ -307,112 +345,145 @@ impl StageRunner {
                 stopped = Some(format!("budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)", tried, sweep.len()));
                 break;
             }
-            let (first, first_round, first_len) = (next, round, rounds.len());
-            let mut refused: Vec<RoundRecord> = Vec::new(); // configs the guard refused, kept in round order
-            let mut items: Vec<(usize, space::TuneConfig, RoundRecord, std::path::PathBuf)> = Vec::new();
-            while items.len() < batch && next < sweep.len() {
-                let (i, c) = (next, &sweep[next]);
-                next += 1;
-                if spilled.iter().any(|s| spills_more(c, s, &plan.input)) {
-                    continue;
+            let per_batch = if lanes > 1 { batch.min((sweep.len() - next).div_ceil(lanes)).max(1) } else { batch };
+            let wave_len = rounds.len();
+            let mut wave: Vec<Batch> = Vec::new();
+            while wave.len() < lanes && next < sweep.len() {
+                let mut b = Batch { first: next, first_round: round, items: Vec::new(), refused: Vec::new() };
+                while b.items.len() < per_batch && next < sweep.len() {
+                    let (i, c) = (next, &sweep[next]);
+                    next += 1;
+                    if spilled.iter().any(|s| spills_more(c, s, &plan.input)) {
+                        continue;
+                    }
+                    round += 1;
+                    let left = (budget_s - elapsed).max(0.0);
+                    let mut rec = RoundRecord::new(
+                        round,
+                        "autotune",
+                        format!("{} (config {} of {}, ~{left:.0} s left)", c.label(), i + 1, sweep.len()),
+                    );
+                    if i == 0 {
+                        rec.notes = reading_notes.clone();
+                        rec.notes.push(fam.note());
+                    }
+                    let cand = plan.render_as(text, std::slice::from_ref(c), &chosen_reading)?;
+                    match self.stage_candidate(ctx, round, &cand, &mut rec, progress)? {
+                        Some(path) => b.items.push((i, c.clone(), rec, path)),
+                        None => b.refused.push(rec),
+                    }
                 }
-                round += 1;
-                let left = (budget_s - elapsed).max(0.0);
-                let mut rec =
-                    RoundRecord::new(round, "autotune", format!("{} (config {} of {}, ~{left:.0} s left)", c.label(), i + 1, sweep.len()));
-                if i == 0 {
-                    rec.notes = reading_notes.clone();
-                    rec.notes.push(fam.note());
-                }
-                let cand = plan.render_as(text, std::slice::from_ref(c), &chosen_reading)?;
-                match self.stage_candidate(ctx, round, &cand, &mut rec, progress)? {
-                    Some(path) => items.push((i, c.clone(), rec, path)),
-                    None => refused.push(rec),
-                }
-            }
-            if items.is_empty() {
-                rounds.append(&mut refused);
-                continue;
+                wave.push(b);
             }
             let best_lo = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|m| m.2[0]);
             let opts = sweep_opts(&fam, best_lo);
-            let t = Instant::now();
-            let (results, why) = if batch > 1 {
-                let paths = items.iter().map(|i| i.3.clone()).collect();
-                let least = if screened { 1 } else { knobs.budget.min_configs.saturating_sub(tried).max(1) as u32 };
-                // The harness's budget counts from its own start: what is left once the final round is set aside.
-                let room = (budget_s - elapsed - final_s).max(0.001);
-                match self.sweep_raw(ctx, paths, &opts, Some(room), least).await {
-                    Ok(Ok(s)) => {
+            // The harness's budget counts from its own start: what is left once the final round is set aside.
+            let room = (budget_s - elapsed - final_s).max(0.001);
+            // Configs every batch must judge whatever the budget says: the minimum still owed, from the first on.
+            let mut owed = knobs.budget.min_configs.saturating_sub(tried);
+            let requests = wave.iter().filter(|b| !b.items.is_empty()).map(|b| {
+                let least = if screened { 1 } else { owed.max(1) as u32 };
+                owed = owed.saturating_sub(b.items.len());
+                let paths: Vec<std::path::PathBuf> = b.items.iter().map(|i| i.3.clone()).collect();
+                let opts = &opts;
+                async move {
+                    let t = Instant::now();
+                    let outcome = if batch > 1 {
+                        Judged::Sweep(self.sweep_raw(ctx, paths, opts, Some(room), least).await)
+                    } else {
+                        Judged::One(self.evaluate_raw(ctx, &ctx.original_path, &paths[0], Some(opts)).await)
+                    };
+                    (outcome, t.elapsed().as_secs_f64())
+                }
+            });
+            let mut outcomes = futures::future::join_all(requests).await.into_iter();
+            let mut stop_at: Option<(u32, String)> = None; // a batch stopped on the budget: (its first unjudged round, why)
+            for Batch { first, first_round, mut items, mut refused } in wave {
+                if items.is_empty() {
+                    rounds.append(&mut refused);
+                    continue;
+                }
+                let Some((outcome, took)) = outcomes.next() else { break };
+                let (results, why) = match outcome {
+                    Judged::Sweep(Ok(Ok(s))) => {
                         let own: f64 = s.results.iter().filter_map(|e| e.elapsed.as_ref()?.candidate_s).sum();
                         if !s.results.is_empty() {
                             // One evaluation's worth: the batch's fixed cost plus one config's share.
                             let n = s.results.len() as f64;
-                            let fixed = (t.elapsed().as_secs_f64() - own).max(0.0);
+                            let fixed = (took - own).max(0.0);
                             eval_s = fixed + own / n;
                         }
                         (s.results, s.stopped)
                     }
-                    Ok(Err(e)) if e.verdict == Verdict::Error && fam.derived.is_some() => {
+                    Judged::Sweep(Ok(Err(e))) if e.verdict == Verdict::Error && fam.derived.is_some() => {
+                        // The rest of the wave ran on the unsound family too: judged again from here.
                         carried.push(fam.fall_back(ctx));
                         (next, round) = (first, first_round);
-                        continue;
-                    }
-                    Ok(Err(e)) => return Err(self.harness_verdict_error(ctx, &e)),
-                    Err(StageError::Harness(HarnessError::Unsupported(_))) => {
-                        batch = 1;
-                        (next, round) = (first, first_round);
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                }
-            } else {
-                let e = self.evaluate_raw(ctx, &ctx.original_path, &items[0].3, Some(&opts)).await?;
-                spent.push(t.elapsed().as_secs_f64());
-                eval_s = mean(&spent).unwrap_or(eval_s);
-                (vec![e], None)
-            };
-            items[0].2.notes.append(&mut carried);
-            let judged = results.len().min(items.len());
-            let mut retry_from = None; // (index in the sweep, round) of the first config to judge again
-            for ((i, c, mut rec, _), e) in items.drain(..judged).zip(results) {
-                if e.verdict == Verdict::Error {
-                    // The trusted side failed on this config's turn: the original, not the config.
-                    if fam.derived.is_some() {
-                        carried.push(fam.fall_back(ctx));
-                        retry_from = Some((i, rec.round));
                         break;
                     }
+                    Judged::Sweep(Ok(Err(e))) => return Err(self.harness_verdict_error(ctx, &e)),
+                    Judged::Sweep(Err(StageError::Harness(HarnessError::Unsupported(_)))) => {
+                        batch = 1;
+                        (next, round) = (first, first_round);
+                        break;
+                    }
+                    Judged::Sweep(Err(e)) | Judged::One(Err(e)) => return Err(e),
+                    Judged::One(Ok(e)) => {
+                        spent.push(took);
+                        eval_s = mean(&spent).unwrap_or(eval_s);
+                        (vec![e], None)
+                    }
+                };
+                items[0].2.notes.append(&mut carried);
+                let judged = results.len().min(items.len());
+                let mut retry_from = None; // (index in the sweep, round) of the first config to judge again
+                for ((i, c, mut rec, _), e) in items.drain(..judged).zip(results) {
+                    if e.verdict == Verdict::Error {
+                        // The trusted side failed on this config's turn: the original, not the config.
+                        if fam.derived.is_some() {
+                            carried.push(fam.fall_back(ctx));
+                            retry_from = Some((i, rec.round));
+                            break;
+                        }
+                        record(rec.round, &mut rec, &e, progress);
+                        rounds.push(rec);
+                        return Err(self.harness_verdict_error(ctx, &e));
+                    }
+                    tried += 1;
                     record(rec.round, &mut rec, &e, progress);
                     rounds.push(rec);
-                    return Err(self.harness_verdict_error(ctx, &e));
+                    if spills(&e) {
+                        spilled.push(c.clone());
+                    }
+                    if let (true, Some(s), Some(ci)) = (e.verdict.is_correct(), e.speedup(), e.speedup_interval()) {
+                        measured.push((c, s, ci));
+                    }
                 }
-                tried += 1;
-                record(rec.round, &mut rec, &e, progress);
-                rounds.push(rec);
-                if spills(&e) {
-                    spilled.push(c.clone());
-                }
-                if let (true, Some(s), Some(ci)) = (e.verdict.is_correct(), e.speedup(), e.speedup_interval()) {
-                    measured.push((c, s, ci));
+                let unjudged = retry_from.or_else(|| items.first().map(|i| (i.0, i.2.round)));
+                refused.retain(|r| unjudged.is_none_or(|(_, u)| r.round < u));
+                rounds.append(&mut refused);
+                // A batch the harness stopped on its budget ends the sweep once the wave is in; after a
+                // screen only once one config is judged correct (the autotuner's first picks can be wrong
+                // on the check family: tiles larger than its dims), so the sweep goes on past the budget until then.
+                match (unjudged, why) {
+                    (Some((_, r)), Some(w)) if w.starts_with("budget") && (!screened || enough(screened, tried, measured.len())) => {
+                        stop_at.get_or_insert((r, format!("{w}; {tried} of {} configs measured in all", sweep.len())));
+                    }
+                    // The judge died (blaming the config that ran) or the trusted side failed: the rest
+                    // again, the wave's later batches too (a fallback changed the family they ran on).
+                    (Some((i, r)), _) if stop_at.is_none() => {
+                        (next, round) = (i, r - 1);
+                        break;
+                    }
+                    _ => {}
                 }
             }
-            let unjudged = retry_from.or_else(|| items.first().map(|i| (i.0, i.2.round)));
-            refused.retain(|r| unjudged.is_none_or(|(_, u)| r.round < u));
-            rounds.append(&mut refused);
-            rounds[first_len..].sort_by_key(|r| r.round);
-            // A batch the harness stopped on its budget ends the sweep; after a screen only once one
-            // config is judged correct (the autotuner's first picks can be wrong on the check family:
-            // tiles larger than its dims), so the sweep goes on past the budget until then.
-            match (unjudged, why) {
-                (Some((_, r)), Some(w)) if w.starts_with("budget") && (!screened || enough(screened, tried, measured.len())) => {
-                    stopped = Some(format!("{w}; {tried} of {} configs measured in all", sweep.len()));
-                    round = r - 1; // the final round follows the last one judged
-                    break;
-                }
-                // The judge died (blaming the config that ran) or the trusted side failed: the rest again.
-                (Some((i, r)), _) => (next, round) = (i, r - 1),
-                (None, _) => {}
+            rounds[wave_len..].sort_by_key(|r| r.round);
+            if let Some((r, why)) = stop_at {
+                // The final round follows the last one judged.
+                round = rounds[wave_len..].iter().map(|x| x.round).max().unwrap_or(r - 1).max(r - 1);
+                stopped = Some(why);
+                break 'waves;
             }
         }
 
@@ -468,6 +539,22 @@ fn screen_order(e: &Evaluation, sweep: &[space::TuneConfig]) -> Vec<usize> {
     let size = |key: &[String]| key.iter().filter_map(|k| k.parse::<f64>().ok()).map(f64::abs).filter(|v| *v >= 1.0).product::<f64>();
     let pick = report.autotune_picks.iter().max_by(|a, b| size(&a.key).total_cmp(&size(&b.key)));
     pick.and_then(|p| sweep.iter().position(|c| c.matches(&p.config))).into_iter().collect()
+}
+
+/// Configs staged for one harness request of a wave.
+struct Batch {
+    /// Where in the sweep it starts, and the round before its first config: where to go back to.
+    first: usize,
+    first_round: u32,
+    items: Vec<(usize, space::TuneConfig, RoundRecord, std::path::PathBuf)>,
+    /// Configs the guard refused, kept in round order with the judged ones.
+    refused: Vec<RoundRecord>,
+}
+
+/// A batch's answer: one `sweep`, or one `evaluate` from a harness without `sweep`.
+enum Judged {
+    Sweep(Result<Result<crate::harness::Sweep, Evaluation>, StageError>),
+    One(Result<Evaluation, StageError>),
 }
 
 fn mean(v: &[f64]) -> Option<f64> {

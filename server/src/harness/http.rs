@@ -6,8 +6,8 @@
 //! the variable named by `harness.token-env` (default `XEFORGE_HARNESS_TOKEN`), read per request and
 //! never logged or kept. `https://` URLs go over rustls (`crate::net`).
 
-use super::HarnessError;
 use super::protocol::{Request, response_payload, tail_chars};
+use super::{HarnessError, Lanes, PoolInfo};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -21,17 +21,28 @@ pub struct HttpHarness {
     token_env: String,
     client: reqwest::Client,
     next_id: std::sync::atomic::AtomicU64,
+    lanes: Lanes,
 }
 
 impl HttpHarness {
     pub fn new(url: &str, token_env: Option<&str>) -> Result<Self, HarnessError> {
         let client = crate::net::client_builder().build().map_err(|e| HarnessError::Http(e.to_string()))?;
         let token_env = token_env.filter(|t| !t.trim().is_empty()).unwrap_or(DEFAULT_TOKEN_ENV).to_string();
-        Ok(Self { url: url.trim_end_matches('/').to_string(), token_env, client, next_id: 1.into() })
+        Ok(Self { url: url.trim_end_matches('/').to_string(), token_env, client, next_id: 1.into(), lanes: Lanes::default() })
     }
 
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    pub(super) fn lanes(&self) -> &Lanes {
+        &self.lanes
+    }
+
+    /// How many jobs the remote harness runs at once (`ping`'s `pool`), read once. Other clients of
+    /// the same harness share its lanes: this bounds only what this client sends.
+    pub(super) async fn pool(&self) -> PoolInfo {
+        self.lanes.info(|| self.call("ping", serde_json::json!({}), super::POOL_PING_TIMEOUT)).await
     }
 
     pub async fn call(&self, command: &str, mut args: Value, timeout: Duration) -> Result<Value, HarnessError> {

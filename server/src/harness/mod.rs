@@ -4,12 +4,19 @@
 //! JSON: a long-lived local `python -m xeforge_harness serve` child ([`stdio`]) or a remote harness over
 //! HTTP ([`http`], `harness.url`; files sent as contents, a bearer token). Every request has a timeout; a dead or hung local harness is
 //! restarted on the next request. Only the harness says "verified" (ARCHITECTURE.md invariant).
+//!
+//! Both take several requests at once. The harness runs as many jobs at once as its pool has lanes
+//! (`ping`'s `pool`: one per device, or `--cpu-workers` on the interpreter, or Ray's slots); [`Lanes`]
+//! holds a job's request back until a lane is free, so that no request waits inside the harness
+//! while its timeout runs. With one lane, requests go one at a time, as they always did.
 
 pub mod http;
+mod lanes;
 pub mod protocol;
 pub mod stdio;
 
-pub use protocol::{DeviceInfo, DeviceKind, EvaluateArgs, Evaluation, FileDigest, Probe, Sweep, SweepArgs, Verdict};
+pub use lanes::Lanes;
+pub use protocol::{DeviceInfo, DeviceKind, EvaluateArgs, Evaluation, FileDigest, PoolInfo, Probe, Sweep, SweepArgs, Verdict};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -52,6 +59,8 @@ pub struct HarnessSettings {
     /// Run the local harness's jobs on a Ray cluster (`serve --ray`): `auto`, `local`,
     /// `ray://host:10001` or `host:port`. Ignored with `url` (a remote harness has its own backend).
     pub ray: Option<String>,
+    /// Interpreter lanes of the local harness (`serve --cpu-workers N`): CPU jobs judged at once.
+    pub cpu_workers: Option<u32>,
     /// Directory holding the `xeforge_harness` package; default `$XEFORGE_HARNESS_PATH`, a checkout's,
     /// none for the binary's own environment (see [`default_harness_path_for`]).
     pub harness_path: Option<PathBuf>,
@@ -65,6 +74,9 @@ pub struct HarnessSettings {
 
 /// Seconds added to a candidate's own limit for starting the child and importing torch.
 const STARTUP_MARGIN: Duration = Duration::from_secs(90);
+/// The first `ping` (for the pool's size) waits for `serve` to start its lanes: a cold `import torch`
+/// in each, which the harness allows 300 s.
+const POOL_PING_TIMEOUT: Duration = Duration::from_secs(360);
 
 pub enum Harness {
     Stdio(stdio::StdioHarness),
@@ -98,8 +110,41 @@ impl Harness {
         }
     }
 
+    /// A request that runs a job on a lane of `device`: sent once a lane is free (see [`Lanes`]), so
+    /// its timeout counts the job, not the wait for one.
+    async fn job(
+        &self,
+        device: DeviceKind,
+        command: &str,
+        args: serde_json::Value,
+        timeout: Duration,
+    ) -> Result<serde_json::Value, HarnessError> {
+        let pool = self.pool().await;
+        let lanes = match self {
+            Harness::Stdio(h) => h.lanes(),
+            Harness::Http(h) => h.lanes(),
+        };
+        let _lane = lanes.acquire(&pool, device).await;
+        self.call(command, args, timeout).await
+    }
+
+    /// How many jobs the harness runs at once, per device kind (`ping`'s `pool`, read once). A
+    /// harness that does not say, or cannot be asked, gets one at a time.
+    pub async fn pool(&self) -> PoolInfo {
+        match self {
+            Harness::Stdio(h) => h.pool().await,
+            Harness::Http(h) => h.pool().await,
+        }
+    }
+
+    /// How many jobs on `device` to have in flight at once: the pool's lanes for it (at least 1).
+    pub async fn lanes(&self, device: DeviceKind) -> usize {
+        self.pool().await.lanes(device).1
+    }
+
     pub async fn probe(&self) -> Result<Probe, HarnessError> {
-        let v = self.call("probe", serde_json::json!({}), STARTUP_MARGIN).await?;
+        // A probe runs on a lane like any job (on a one-device host, the only one).
+        let v = self.job(DeviceKind::Auto, "probe", serde_json::json!({}), STARTUP_MARGIN).await?;
         serde_json::from_value(v).map_err(|e| HarnessError::Protocol(format!("probe result: {e}")))
     }
 
@@ -111,7 +156,7 @@ impl Harness {
     pub async fn evaluate(&self, args: &EvaluateArgs) -> Result<Evaluation, HarnessError> {
         let json = serde_json::to_value(args).map_err(|e| HarnessError::Protocol(e.to_string()))?;
         let limit = Duration::from_secs(args.timeout) + STARTUP_MARGIN;
-        let v = self.call("evaluate", json, limit).await?;
+        let v = self.job(args.device, "evaluate", json, limit).await?;
         serde_json::from_value(v).map_err(|e| HarnessError::Protocol(format!("evaluate result: {e}")))
     }
 
@@ -125,7 +170,7 @@ impl Harness {
             limit = limit.min(b + 2.0 * per);
         }
         let limit = Duration::from_secs_f64(limit.max(per)) + STARTUP_MARGIN;
-        let v = match self.call("sweep", json, limit).await {
+        let v = match self.job(args.base.device, "sweep", json, limit).await {
             Err(HarnessError::Harness(m)) if m.starts_with("unknown command") => return Err(HarnessError::Unsupported("sweep".into())),
             other => other?,
         };
@@ -218,12 +263,16 @@ pub fn default_harness_path_for(python: &Path) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("server/harness")
 }
 
-/// Options after `serve`: `--ray ADDRESS` when jobs go to a Ray cluster.
+/// Options after `serve`: `--ray ADDRESS` when jobs go to a Ray cluster, `--cpu-workers N`.
 fn serve_args(settings: &HarnessSettings) -> Vec<String> {
-    match settings.ray.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
-        Some(address) => vec!["--ray".into(), address.into()],
-        None => Vec::new(),
+    let mut out = Vec::new();
+    if let Some(address) = settings.ray.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+        out.extend(["--ray".to_string(), address.to_string()]);
     }
+    if let Some(n) = settings.cpu_workers.filter(|n| *n > 1) {
+        out.extend(["--cpu-workers".to_string(), n.to_string()]);
+    }
+    out
 }
 
 /// One harness per workspace root, shared by the CLI run or the language server's stage requests.
@@ -233,7 +282,7 @@ pub struct HarnessRegistry {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct HarnessSettingsKey(Option<PathBuf>, Option<String>, Option<PathBuf>, Option<String>, Option<String>, Option<String>);
+struct HarnessSettingsKey(Option<PathBuf>, Option<String>, Option<PathBuf>, Option<String>, Option<String>, Option<String>, Option<u32>);
 
 impl HarnessRegistry {
     pub fn get(&self, workspace: &Path, settings: &HarnessSettings) -> Result<Arc<Harness>, HarnessError> {
@@ -246,6 +295,7 @@ impl HarnessRegistry {
                 settings.module.clone(),
                 settings.token_env.clone(),
                 settings.ray.clone(),
+                settings.cpu_workers,
             ),
         );
         let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());

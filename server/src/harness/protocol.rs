@@ -528,6 +528,41 @@ pub struct Probe {
     pub properties: serde_json::Map<String, serde_json::Value>,
 }
 
+/// `ping`'s `pool` (harness addition): how many jobs the harness runs at once, per device kind (its
+/// lanes: one per device, `--cpu-workers` on the interpreter, Ray's slots), and which kind `auto` is.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct PoolInfo {
+    /// `local`, `ray` or `unavailable`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub backend: String,
+    /// The kind `auto` resolves to, once the harness knows it.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Lanes of that kind.
+    #[serde(default)]
+    pub size: Option<usize>,
+    #[serde(default)]
+    pub kinds: std::collections::BTreeMap<String, usize>,
+}
+
+impl PoolInfo {
+    /// From a `ping` result; a harness without `pool` (an older one) gives the default: one lane.
+    pub fn from_ping(ping: &serde_json::Value) -> PoolInfo {
+        ping.get("pool").and_then(|p| serde_json::from_value(p.clone()).ok()).unwrap_or_default()
+    }
+
+    /// The device kind a job on `device` runs on, and how many such jobs run at once (at least 1).
+    pub fn lanes(&self, device: DeviceKind) -> (String, usize) {
+        let kind = match device {
+            DeviceKind::Auto => self.kind.clone().unwrap_or_else(|| "auto".into()),
+            other => other.as_str().to_string(),
+        };
+        let count =
+            self.kinds.get(&kind).copied().or_else(|| self.size.filter(|_| self.kind.as_deref() == Some(kind.as_str()))).unwrap_or(1);
+        (kind, count.max(1))
+    }
+}
+
 /// One request line of `serve` (stdio) or one HTTP request body.
 #[derive(Debug, Clone, Serialize)]
 pub struct Request<'a> {
