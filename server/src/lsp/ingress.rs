@@ -47,6 +47,7 @@ fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
         closed: AtomicBool::new(false),
         result: tokio::sync::watch::channel(None).0,
         saved: std::sync::Mutex::new(None),
+        opening: super::session::next_opening(),
     });
     // Reopening without a close replaces the document; the old worker stops.
     if let Some(old) = lock(&s.docs).insert(td.uri, entry.clone()) {
@@ -55,6 +56,10 @@ fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
     }
     worker::spawn(s.clone(), entry.clone());
     entry.wake.notify_one();
+    // Its text now stands for the file in other documents' imports.
+    if let Some(path) = &entry.path {
+        s.wake_dependents(path);
+    }
 }
 
 fn did_change(s: &Arc<Session>, p: DidChangeTextDocumentParams) {
@@ -86,6 +91,10 @@ fn did_close(s: &Arc<Session>, p: DidCloseTextDocumentParams) {
     if let Some(entry) = removed {
         entry.closed.store(true, Ordering::SeqCst);
         entry.wake.notify_one();
+        // The file on disk stands for it again in other documents' imports.
+        if let Some(path) = &entry.path {
+            s.wake_dependents(path);
+        }
     }
     // Kept stage results were for that buffer's text; the evidence records stay on disk.
     s.stage_results.forget_uri(&p.text_document.uri);

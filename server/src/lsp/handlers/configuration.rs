@@ -87,13 +87,14 @@ pub fn relint_all(session: &Arc<Session>) {
     });
 }
 
-/// Watch the project files so edits to them re-lint (dynamic registration, when the client allows it).
+/// Watch the project files so edits to them re-lint, and Python files so a helper written on disk
+/// re-lints the open documents that import it (dynamic registration, when the client allows it).
 pub async fn register_watchers(session: &Arc<Session>) {
     if !session.caps().watched_files_dynamic {
         return;
     }
     let Some(client) = session.client() else { return };
-    let watchers = ["**/pyproject.toml", "**/xeforge.toml"]
+    let watchers = ["**/pyproject.toml", "**/xeforge.toml", "**/*.py"]
         .into_iter()
         .map(|g| FileSystemWatcher { glob_pattern: GlobPattern::String(g.into()), kind: Some(WatchKind::all()) })
         .collect();
@@ -110,9 +111,12 @@ pub async fn register_watchers(session: &Arc<Session>) {
 }
 
 pub fn watched_files_changed(session: &Arc<Session>, paths: impl Iterator<Item = tower_lsp::lsp_types::Url>) {
-    let relevant = paths
-        .filter_map(|u| uri_path(&u))
-        .any(|p| matches!(p.file_name().and_then(|n| n.to_str()), Some("pyproject.toml" | "xeforge.toml")));
+    let paths: Vec<PathBuf> = paths.filter_map(|u| uri_path(&u)).collect();
+    // A Python file written on disk may be a helper an open document imports.
+    for p in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "py")) {
+        session.wake_dependents(p);
+    }
+    let relevant = paths.iter().any(|p| matches!(p.file_name().and_then(|n| n.to_str()), Some("pyproject.toml" | "xeforge.toml")));
     if relevant {
         session.invalidate_project_config();
         relint_all(session);
