@@ -77,7 +77,7 @@ pub fn analyze_at(text: &str, place: Place<'_>, kb: &Knowledge, opts: &LintOptio
     if !looks_like_triton(text) {
         return Ok(empty(target));
     }
-    let mut model = place.modules.model_of_text(place.files, place.path, text).as_ref().clone();
+    let mut model = place.modules.model_of_text(place.files, place.path, text);
     let deps = package::see_through_imports(place.modules, place.files, place.path, &mut model);
     let mut analysis = lint_model(text, model, target, kb, opts);
     analysis.deps = deps;

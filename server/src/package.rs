@@ -9,7 +9,7 @@
 //! following re-exports (`__init__.py` doing `from .inner import mac_loop`). An import that names
 //! no file, or no `@triton.jit` function, adds nothing: the kernel is read as before.
 //!
-//! [`Modules`] keeps each imported file's model, rebuilt only when the file changes ([`Stamp`]);
+//! [`Modules`] keeps what each imported file exports, rebuilt only when the file changes ([`Stamp`]);
 //! [`Files`] says where texts come from: the disk for `xeforge check`, open documents first in the
 //! language server.
 
@@ -17,6 +17,7 @@ use crate::model::{self, FileModel, Imports, Kernel, ModuleImport};
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
@@ -78,25 +79,73 @@ pub fn deps_current(files: &dyn Files, deps: &Deps) -> bool {
     deps.iter().all(|(path, stamp)| files.stamp(path).as_ref() == Some(stamp))
 }
 
-struct Loaded {
-    stamp: Stamp,
-    /// Of the text the model was built from.
-    hash: u64,
-    model: Arc<FileModel>,
+/// What the files that import a file read of it: the names its imports bind, and its module-level
+/// `@triton.jit` functions. Small beside the model it is taken from, so a `check` run can keep one
+/// for every file it has seen.
+#[derive(Debug, Default)]
+pub struct Exports {
+    /// Only `modules`: Triton's own names lead to no other file.
+    imports: Imports,
+    functions: Vec<JitFunction>,
 }
 
-/// The models of files by absolute path, each built once per content: shared by the threads of a
-/// `check` run and by every analysis of a language-server session.
+#[derive(Debug)]
+struct JitFunction {
+    name: String,
+    /// Uses `tl.dot` itself or through a `@triton.jit` function of its file.
+    dot: bool,
+    /// The names it calls, itself or through functions of its file, that go through an import.
+    imported_calls: Vec<String>,
+}
+
+impl Exports {
+    pub fn of(model: &FileModel) -> Exports {
+        let functions = model
+            .kernels
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.qualified_name == k.name)
+            .map(|(i, k)| JitFunction {
+                name: k.name.clone(),
+                dot: k.has_dot(),
+                imported_calls: imported_calls(&model.kernels, i, &model.imports),
+            })
+            .collect();
+        Exports { imports: Imports { modules: model.imports.modules.clone(), ..Imports::default() }, functions }
+    }
+
+    fn functions<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a JitFunction> + 'a {
+        self.functions.iter().filter(move |f| f.name == name)
+    }
+}
+
+struct Loaded {
+    stamp: Stamp,
+    /// Of the text the exports were taken from.
+    hash: u64,
+    exports: Arc<Exports>,
+    /// The whole model, kept (by a `check` run) from when another file imported this one until
+    /// this file's own analysis takes it: then each file is parsed once.
+    model: Option<Arc<FileModel>>,
+}
+
+/// What other files export, by absolute path, each read and built once per content (its
+/// [`Stamp`]): shared by the threads of a `check` run and by every analysis of a language-server
+/// session.
 #[derive(Default)]
 pub struct Modules {
     /// One slot per file, locked while its model is built, so that two threads wanting the same
     /// file build it once.
     slots: Mutex<HashMap<PathBuf, Arc<Mutex<Option<Loaded>>>>>,
+    /// Keep an imported file's model for its own analysis ([`Modules::model_of_text`]).
+    keep_models: bool,
+    /// Models built so far (what "parsed once" is measured by).
+    builds: AtomicUsize,
 }
 
 impl std::fmt::Debug for Modules {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Modules").field("files", &lock(&self.slots).len()).finish()
+        f.debug_struct("Modules").field("files", &lock(&self.slots).len()).field("builds", &self.builds()).finish()
     }
 }
 
@@ -112,45 +161,66 @@ fn text_hash(text: &str) -> u64 {
 }
 
 impl Modules {
+    /// For the language server: keeps exports only (its documents are analysed from their trees).
     pub fn new() -> Modules {
         Modules::default()
+    }
+
+    /// For a `check` run, which analyses the files it imports too: an imported file's model waits
+    /// for its own analysis, so no file is parsed twice.
+    pub fn for_check() -> Modules {
+        Modules { keep_models: true, ..Modules::default() }
+    }
+
+    /// How many models were built.
+    pub fn builds(&self) -> usize {
+        self.builds.load(Ordering::Relaxed)
+    }
+
+    fn build(&self, text: &str) -> FileModel {
+        self.builds.fetch_add(1, Ordering::Relaxed);
+        model::build_module(text)
     }
 
     fn slot(&self, path: &Path) -> Arc<Mutex<Option<Loaded>>> {
         lock(&self.slots).entry(path.to_path_buf()).or_default().clone()
     }
 
-    /// The model of `path` as `files` has it now, with its stamp; None when there is no such file.
-    fn model(&self, files: &dyn Files, path: &Path) -> Option<(Stamp, Arc<FileModel>)> {
+    /// The exports of `path` as `files` has it now, with its stamp; None when there is no such file.
+    fn exports(&self, files: &dyn Files, path: &Path) -> Option<(Stamp, Arc<Exports>)> {
         let stamp = files.stamp(path)?;
         let slot = self.slot(path);
         let mut held = lock(&slot);
         if let Some(l) = held.as_ref().filter(|l| l.stamp == stamp) {
-            return Some((stamp, l.model.clone()));
+            return Some((stamp, l.exports.clone()));
         }
         let (stamp, text) = files.read(path)?;
-        let model = Arc::new(model::build_module(&text));
-        *held = Some(Loaded { stamp: stamp.clone(), hash: text_hash(&text), model: model.clone() });
-        Some((stamp, model))
+        let model = self.build(&text);
+        let exports = Arc::new(Exports::of(&model));
+        let model = self.keep_models.then(|| Arc::new(model));
+        *held = Some(Loaded { stamp: stamp.clone(), hash: text_hash(&text), exports: exports.clone(), model });
+        Some((stamp, exports))
     }
 
-    /// The model of `text`, which the caller read as the content of `path`: the cached one when it
-    /// was built from the same text (a file both checked and imported is parsed once). Kept for
-    /// imports only when nothing is cached for `path` yet, so a text that is not the file's (a
-    /// `--fix` round) never stands in for it.
-    pub fn model_of_text(&self, files: &dyn Files, path: &Path, text: &str) -> Arc<FileModel> {
+    /// The model of `text`, which the caller read as the content of `path`: the one built when
+    /// another file imported it, if from the same text. Its exports are kept for files that import
+    /// it later, only while nothing is cached for `path` yet, so that a text that is not the file's
+    /// (a `--fix` round) never stands in for it.
+    pub fn model_of_text(&self, files: &dyn Files, path: &Path, text: &str) -> FileModel {
         let path = absolute(path);
         let hash = text_hash(text);
         let slot = self.slot(&path);
         let mut held = lock(&slot);
-        if let Some(l) = held.as_ref().filter(|l| l.hash == hash) {
-            return l.model.clone();
+        if let Some(l) = held.as_mut().filter(|l| l.hash == hash)
+            && let Some(model) = l.model.take()
+        {
+            return Arc::try_unwrap(model).unwrap_or_else(|shared| shared.as_ref().clone());
         }
-        let model = Arc::new(model::build_module(text));
+        let model = self.build(text);
         if held.is_none()
             && let Some(stamp) = files.stamp(&path)
         {
-            *held = Some(Loaded { stamp, hash, model: model.clone() });
+            *held = Some(Loaded { stamp, hash, exports: Arc::new(Exports::of(&model)), model: None });
         }
         model
     }
@@ -223,12 +293,12 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn model(&mut self, path: &Path) -> Option<Arc<FileModel>> {
-        let (stamp, model) = self.modules.model(self.files, path)?;
+    fn exports(&mut self, path: &Path) -> Option<Arc<Exports>> {
+        let (stamp, exports) = self.modules.exports(self.files, path)?;
         if !self.deps.iter().any(|(p, _)| p == path) {
             self.deps.push((path.to_path_buf(), stamp));
         }
-        Some(model)
+        Some(exports)
     }
 
     fn exists(&self, path: &Path) -> bool {
@@ -244,16 +314,13 @@ impl Walk<'_> {
             if self.clean.contains(&f) || !seen.insert(f.clone()) {
                 continue;
             }
-            let Some(m) = self.model(&f.0) else { continue };
-            for (i, k) in m.kernels.iter().enumerate() {
-                if k.name != f.1 || k.qualified_name != f.1 {
-                    continue;
-                }
-                if k.has_dot() {
+            let Some(m) = self.exports(&f.0) else { continue };
+            for function in m.functions(&f.1) {
+                if function.dot {
                     return true;
                 }
-                for name in imported_calls(&m.kernels, i, &m.imports) {
-                    if let Some(next) = self.lookup(&f.0, &m.imports, &name, 0) {
+                for name in &function.imported_calls {
+                    if let Some(next) = self.lookup(&f.0, &m.imports, name, 0) {
                         stack.push(next);
                     }
                 }
@@ -302,8 +369,8 @@ impl Walk<'_> {
         let dir = if module.is_dir() {
             Some(module.to_path_buf())
         } else {
-            if let Some(m) = self.model(module) {
-                if m.kernels.iter().any(|k| k.name == name && k.qualified_name == name) {
+            if let Some(m) = self.exports(module) {
+                if m.functions(name).next().is_some() {
                     return Some(Named::Function((module.to_path_buf(), name.to_string())));
                 }
                 if let Some(imp) = m.imports.module_binding(name) {
@@ -409,12 +476,12 @@ mod tests {
         format!("@triton.jit\ndef kern(a, b, acc):\n    acc = {call}(a, b, acc)\n\n")
     }
 
-    /// (kernel name, dot_in_callees) of `path` after following its imports.
+    /// Whether `kern` of `rel` uses tl.dot through its imports, and the files that took.
     fn see(root: &Path, rel: &str) -> (bool, Deps) {
         let path = root.join(rel);
         let text = fs::read_to_string(&path).unwrap();
         let modules = Modules::new();
-        let mut m = modules.model_of_text(&Disk, &path, &text).as_ref().clone();
+        let mut m = modules.model_of_text(&Disk, &path, &text);
         let deps = see_through_imports(&modules, &Disk, &path, &mut m);
         let k = m.kernels.iter().find(|k| k.name == "kern").expect("kern");
         (k.dot_in_callees, deps)
@@ -510,21 +577,44 @@ mod tests {
         let r = t.path();
         write(r, "pkg/__init__.py", "");
         write(r, "pkg/helpers.py", &format!("{HEAD}{}", helper("inner", true)));
-        let modules = Modules::new();
-        let path = r.join("pkg/helpers.py");
-        let text = fs::read_to_string(&path).unwrap();
-        let seeded = modules.model_of_text(&Disk, &path, &text);
-        let (_, read) = modules.model(&Disk, &path).unwrap();
-        assert!(Arc::ptr_eq(&seeded, &read), "the checked text stands for the file it was read from");
-        // Another text for the same path (a --fix round) is built apart and not kept.
-        let other = modules.model_of_text(&Disk, &path, &text.replace("tl.dot(a, b, acc)", "acc"));
-        assert!(!Arc::ptr_eq(&seeded, &other));
-        assert!(Arc::ptr_eq(&seeded, &modules.model(&Disk, &path).unwrap().1));
-        // A change on disk (another length) is seen.
+        write(r, "pkg/k.py", &format!("{HEAD}from .helpers import inner\n\n{}", kernel("inner")));
+        let helpers = r.join("pkg/helpers.py");
+        let text = fs::read_to_string(&helpers).unwrap();
+        let check = |modules: &Modules, rel: &str| {
+            let path = r.join(rel);
+            let mut m = modules.model_of_text(&Disk, &path, &fs::read_to_string(&path).unwrap());
+            see_through_imports(modules, &Disk, &path, &mut m);
+            m
+        };
+
+        // Checked, then imported: the import reads what the check built.
+        let modules = Modules::for_check();
+        check(&modules, "pkg/helpers.py");
+        assert!(check(&modules, "pkg/k.py").kernels[0].dot_in_callees);
+        assert_eq!(modules.builds(), 2);
+
+        // Imported, then checked: the check takes the model the import built.
+        let modules = Modules::for_check();
+        check(&modules, "pkg/k.py");
+        assert_eq!(modules.builds(), 2);
+        let m = check(&modules, "pkg/helpers.py");
+        assert_eq!(modules.builds(), 2, "helpers.py parsed twice");
+        assert!(m.kernels[0].has_dot());
+
+        // A text that is not the file's (a --fix round) is built apart and does not stand for it.
+        let modules = Modules::for_check();
+        check(&modules, "pkg/helpers.py");
+        let fixed = modules.model_of_text(&Disk, &helpers, &text.replace("tl.dot(a, b, acc)", "acc"));
+        assert!(!fixed.kernels[0].has_dot());
+        assert!(check(&modules, "pkg/k.py").kernels[0].dot_in_callees);
+
+        // A change on disk is seen; an unchanged file is not built again.
+        let before = modules.builds();
+        check(&modules, "pkg/k.py");
+        assert_eq!(modules.builds(), before + 1, "only k.py itself");
         write(r, "pkg/helpers.py", &format!("{HEAD}{}", helper("inner", false)));
-        let (_, again) = modules.model(&Disk, &path).unwrap();
-        assert!(!Arc::ptr_eq(&seeded, &again));
-        assert!(!again.kernels[0].has_dot());
+        assert!(!check(&modules, "pkg/k.py").kernels[0].dot_in_callees);
+        assert_eq!(modules.builds(), before + 3);
     }
 
     #[test]

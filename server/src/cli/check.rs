@@ -118,7 +118,7 @@ impl Checker {
                 return Err(format!("unknown rule selector(s): {} (see `xeforge rules`)", unknown.join(", ")));
             }
         }
-        Ok(Checker { resolver: Arc::new(resolver), cli, kbs: Mutex::default(), reported: Mutex::default(), modules: Modules::new() })
+        Ok(Checker { resolver: Arc::new(resolver), cli, kbs: Mutex::default(), reported: Mutex::default(), modules: Modules::for_check() })
     }
 
     fn run(&self, args: &CheckArgs) -> u8 {
