@@ -84,6 +84,13 @@ pub fn analyze_at(text: &str, place: Place<'_>, kb: &Knowledge, opts: &LintOptio
     Ok(analysis)
 }
 
+/// [`analyze_at`] for one file read from disk, outside a `check` run (`verify`, `optimize`), so
+/// that they see what `check` sees.
+pub fn analyze_file(path: &Path, text: &str, kb: &Knowledge, opts: &LintOptions) -> Result<Analysis, AnalysisError> {
+    let modules = Modules::new();
+    analyze_at(text, Place { path, files: &package::Disk, modules: &modules }, kb, opts)
+}
+
 /// Same as [`analyze`] over a tree the caller keeps (the language server parses incrementally).
 pub fn analyze_with_tree(text: &str, tree: &Tree, kb: &Knowledge, opts: &LintOptions) -> Result<Analysis, AnalysisError> {
     analyze_reusing(text, tree, None, None, kb, opts).map(|(a, _)| a)

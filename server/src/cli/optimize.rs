@@ -50,7 +50,7 @@ pub fn run(args: OptimizeArgs) -> u8 {
     };
     let kb = env.runner.kb.clone();
     let opts = LintOptions { device: env.settings.device.clone(), toolchain: env.settings.toolchain.clone(), ..Default::default() };
-    let analysis = match crate::analysis::analyze(&original, &kb, &opts) {
+    let analysis = match crate::analysis::analyze_file(&args.file, &original, &kb, &opts) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("xeforge optimize: {e}");
