@@ -1,7 +1,7 @@
 //! The real `xeforge lsp` binary on a package whose kernels call `@triton.jit` helpers of another
 //! module (`tests/fixtures/check/crossfile`): the helper's `tl.dot` counts for the kernel, an open
 //! document of the helper wins over the file on disk, and the kernel's diagnostics follow every
-//! change of the helper (edited, closed, written on disk).
+//! change of the helper (edited, closed, written on disk), pushed or pulled.
 
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
@@ -100,13 +100,51 @@ fn an_imported_helper_counts_and_its_open_text_wins_over_the_disk() {
     // A request answers from what the files say now, as `xeforge check` would.
     fs::write(&helpers_path, &with_dot).unwrap();
     let pulled = c.request("textDocument/diagnostic", json!({"textDocument": {"uri": kernels}}));
-    let mut items: Vec<(u64, String)> = pulled["items"]
+    assert_eq!(pulled_findings(&pulled), expected(true));
+    assert_eq!(c.shutdown_and_exit(), Some(0));
+}
+
+/// (line, code) of a pulled report's items.
+fn pulled_findings(report: &Value) -> Vec<(u64, String)> {
+    let mut v: Vec<(u64, String)> = report["items"]
         .as_array()
         .unwrap()
         .iter()
         .map(|d| (d["range"]["start"]["line"].as_u64().unwrap(), d["code"].as_str().unwrap().to_string()))
         .collect();
-    items.sort();
-    assert_eq!(items, expected(true));
+    v.sort();
+    v
+}
+
+#[test]
+fn a_pull_client_is_asked_to_pull_again_and_gets_new_results_when_a_helper_changes() {
+    let t = tempfile::tempdir().unwrap();
+    let root = fs::canonicalize(t.path()).unwrap();
+    copy_fixture(&root);
+    let helpers_path = root.join("gemm/helpers.py");
+    let (kernels, helpers) = (uri(&root.join("gemm/kernels.py")), uri(&helpers_path));
+    let without_dot = fs::read_to_string(&helpers_path).unwrap().replace("acc = tl.dot(a, b, acc)", "acc = acc + a");
+
+    let mut caps = capabilities(&["utf-16"]);
+    caps["textDocument"]["diagnostic"] = json!({"dynamicRegistration": false});
+    caps["workspace"]["diagnostic"] = json!({"refreshSupport": true});
+    let mut c = Client::spawn();
+    c.initialize(caps, json!({}));
+    c.open(&kernels, &fs::read_to_string(root.join("gemm/kernels.py")).unwrap(), 1);
+    let first = c.request("textDocument/diagnostic", json!({"textDocument": {"uri": kernels}}));
+    assert_eq!(pulled_findings(&first), expected(true));
+    let refreshes = |c: &Client| c.server_requests().iter().filter(|m| *m == "workspace/diagnostic/refresh").count();
+    let before = refreshes(&c);
+
+    c.open(&helpers, &without_dot, 1);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while refreshes(&c) == before {
+        assert!(std::time::Instant::now() < deadline, "no workspace/diagnostic/refresh after the helper changed");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Same document version, other results: the earlier result id is not "unchanged".
+    let again = c.request("textDocument/diagnostic", json!({"textDocument": {"uri": kernels}, "previousResultId": first["resultId"]}));
+    assert_eq!(again["kind"], "full");
+    assert_eq!(pulled_findings(&again), expected(false));
     assert_eq!(c.shutdown_and_exit(), Some(0));
 }

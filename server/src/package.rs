@@ -29,7 +29,7 @@ const MAX_REEXPORTS: usize = 16;
 const PROJECT_MARKERS: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg", "xeforge.toml", ".git"];
 
 /// What a file's content is now: while the stamp is equal, so is the text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Stamp {
     Disk {
         len: u64,

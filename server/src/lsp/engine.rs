@@ -126,6 +126,17 @@ impl Computed {
         })
     }
 
+    /// Names these diagnostics for pull clients (`previousResultId`): the version, the settings
+    /// generation and, when imports were followed, the files read, which change results too.
+    pub fn result_id(&self) -> String {
+        if self.deps.is_empty() {
+            return format!("{}:{}", self.version, self.config_gen);
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&self.deps, &mut h);
+        format!("{}:{}:{:x}", self.version, self.config_gen, std::hash::Hasher::finish(&h))
+    }
+
     /// The `publishDiagnostics` notification body for this result.
     pub fn publish_json(&self) -> String {
         super::wire::publish_diagnostics(&self.uri, &self.diagnostics, &self.text, self.encoding, self.version, true)

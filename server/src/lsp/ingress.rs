@@ -58,7 +58,7 @@ fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
     entry.wake.notify_one();
     // Its text now stands for the file in other documents' imports.
     if let Some(path) = &entry.path {
-        s.wake_dependents(path);
+        super::handlers::configuration::relint_dependents(s, path);
     }
 }
 
@@ -93,7 +93,7 @@ fn did_close(s: &Arc<Session>, p: DidCloseTextDocumentParams) {
         entry.wake.notify_one();
         // The file on disk stands for it again in other documents' imports.
         if let Some(path) = &entry.path {
-            s.wake_dependents(path);
+            super::handlers::configuration::relint_dependents(s, path);
         }
     }
     // Kept stage results were for that buffer's text; the evidence records stay on disk.

@@ -215,15 +215,18 @@ impl Session {
     }
 
     /// The file at `path` changed (edited, opened, closed, written on disk): the open documents
-    /// whose last analysis read it through an import are analysed again.
-    pub fn wake_dependents(&self, path: &Path) {
+    /// whose last analysis read it through an import are analysed again. Whether there were any.
+    pub fn wake_dependents(&self, path: &Path) -> bool {
+        let mut any = false;
         for e in self.entries() {
             let reads = e.current().is_some_and(|c| c.deps.iter().any(|(p, _)| p == path));
             if reads && e.path.as_deref() != Some(path) {
                 e.force.store(true, Ordering::SeqCst);
                 e.wake.notify_one();
+                any = true;
             }
         }
+        any
     }
 
     /// The settings for a document: project file < initializationOptions < folder settings < overrides.

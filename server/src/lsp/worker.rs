@@ -79,7 +79,7 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
         if announced != Some(c.version) {
             announced = Some(c.version);
             if let Some(path) = &entry.path {
-                session.wake_dependents(path);
+                super::handlers::configuration::relint_dependents(&session, path);
             }
         }
         // The result this one replaced is freed after the publish, off the latency path.
