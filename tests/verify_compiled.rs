@@ -10,34 +10,8 @@ use openai_stub::{Reply, Stub};
 use serde_json::{Value, json};
 use std::process::Command;
 
-const KERNEL: &str = r#"import torch
-import triton
-import triton.language as tl
-
-
-@triton.autotune(
-    configs=[
-        triton.Config({"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64}, num_warps=8, num_stages=4),
-        triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}, num_warps=4, num_stages=3),
-    ],
-    key=["M", "N", "K"],
-)
-@triton.jit
-def mm_kernel(a, b, c, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    pid = tl.program_id(0)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    x = tl.load(a + tl.arange(0, BLOCK_M)[:, None] * K + tl.arange(0, BLOCK_K)[None, :])
-    y = tl.load(b + tl.arange(0, BLOCK_K)[:, None] * N + tl.arange(0, BLOCK_N)[None, :])
-    acc = tl.dot(x, y, acc)
-    tl.store(c + tl.arange(0, BLOCK_M)[:, None] * N + tl.arange(0, BLOCK_N)[None, :], acc)
-
-
-class Model(torch.nn.Module):
-    def forward(self, a, b):
-        c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=torch.float32)
-        mm_kernel[(1,)](a, b, c, a.shape[0], b.shape[1], a.shape[1])
-        return c
-"#;
+/// A GEMM with two autotune configs, the larger of which spills (in the scripts below).
+const KERNEL: &str = include_str!("fixtures/cover/mm_compiled.py");
 
 fn compiled(request: &Value) -> (u16, String) {
     assert_eq!(request["command"], "evaluate");

@@ -19,6 +19,7 @@ import { applyServerStatus, StatusState, statusView } from './statusModel';
 import { ASK_PROBLEM_REQUEST, askProblem } from './askProblem';
 import { STAGES_REQUEST } from './stages';
 import { RENDER_REPORT_COMMAND, RenderedReport, parseReport } from './report';
+import { VERIFY_COMPILED_COMMAND, verifyArgument } from './verify';
 
 export const CLIENT_ID = 'xeforge';
 export const DEVICES_REQUEST = 'xeforge/devices';
@@ -195,6 +196,13 @@ export class Controller implements vscode.Disposable {
     const client = this.running;
     if (!client) throw new Error('The xeforge server is not running.');
     return parseReport(await client.sendRequest(ExecuteCommandRequest.type, { command: RENDER_REPORT_COMMAND, arguments: [arg] }));
+  }
+
+  /** Asks the server to compile a document on its harness; progress and findings come from the server. */
+  async verifyCompiled(uri: string): Promise<void> {
+    const client = this.running;
+    if (!client) throw new Error('The xeforge server is not running.');
+    await client.sendRequest(ExecuteCommandRequest.type, { command: VERIFY_COMPILED_COMMAND, arguments: [verifyArgument(uri)] });
   }
 
   /** `xeforge/stages` for a document: its kernels and the stages offered for each. */

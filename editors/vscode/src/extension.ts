@@ -1,12 +1,13 @@
 // Entry point: activates on Python files, starts the server and registers the commands.
-// The server's own executeCommand ids (`xeforge.selectDevice`, `xeforge.runStage`) are
-// registered by vscode-languageclient; the palette commands here use other ids so the two
+// The server's own executeCommand ids (`xeforge.selectDevice`, `xeforge.runStage`,
+// `xeforge.verifyCompiled`) are registered by vscode-languageclient; the palette commands here use other ids so the two
 // never collide.
 import * as vscode from 'vscode';
 import { Controller } from './controller';
 import { devicePickItems, parseDevices } from './devices';
 import { type StagesReply, stagePicks } from './stages';
 import { reportArgument } from './report';
+import { VERIFY_PALETTE_COMMAND } from './verify';
 
 let controller: Controller | undefined;
 
@@ -76,6 +77,20 @@ async function pickStage(c: Controller): Promise<void> {
   await vscode.commands.executeCommand(chosen.command, ...chosen.arguments);
 }
 
+/** "XeForge: Verify Compiled Kernel": the server compiles the file and publishes what it found. */
+async function verifyCompiled(c: Controller): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'python') {
+    void vscode.window.showInformationMessage('XeForge: open a Python file with a Triton kernel to verify it.');
+    return;
+  }
+  try {
+    await c.verifyCompiled(editor.document.uri.toString());
+  } catch (e) {
+    void vscode.window.showErrorMessage(`XeForge: could not verify: ${errorText(e)}`);
+  }
+}
+
 /** The "Evidence report" lens (or the palette, for the workspace's runs): the page in a webview. */
 async function showReport(c: Controller, arg: unknown): Promise<void> {
   const what = reportArgument(arg, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
@@ -111,6 +126,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     vscode.commands.registerCommand('xeforge.pickDevice', () => pickDevice(c)),
     vscode.commands.registerCommand('xeforge.pickStage', () => pickStage(c)),
     vscode.commands.registerCommand('xeforge.showReport', (arg?: unknown) => showReport(c, arg)),
+    vscode.commands.registerCommand(VERIFY_PALETTE_COMMAND, () => verifyCompiled(c)),
   );
   await c.start();
 }

@@ -1,16 +1,18 @@
 //! `xeforge verify FILE`: the harness's verdict on a kernel file against itself — a self-check that
 //! the spec, the inputs and the kernels run — and what compiling said, as diagnostics on the config
-//! or launch of each compiled config (`cover::compiled`). The result is cached under
-//! `.xeforge/compiled/` by the file's text, the knowledge target and the harness device, so verifying
-//! an unchanged file again costs no harness run (`--refresh` runs it anyway).
+//! or launch of each compiled config (`cover::compiled`). The run and its cache (`.xeforge/compiled/`,
+//! by the file's text, the knowledge target and the harness device, so verifying an unchanged file
+//! again costs no harness run; `--refresh` runs it anyway) are `cover::verify`'s, which the language
+//! server's `xeforge.verifyCompiled` shares.
 
 use super::stage::HarnessArgs;
-use crate::cover::{compiled, evidence, settings};
-use crate::harness::{DeviceKind, EvaluateArgs, Evaluation, Harness, HarnessSettings, Verdict};
+use crate::cover::verify::{self, Verified, VerifyRequest};
+use crate::cover::{compiled, settings};
+use crate::harness::{DeviceKind, Harness, HarnessSettings, Verdict};
 use crate::knowledge::Knowledge;
 use crate::lint::LintOptions;
 use crate::output::FileResult;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
@@ -27,12 +29,6 @@ pub struct VerifyArgs {
     /// Run the harness even when an unchanged file's result is cached.
     #[arg(long)]
     pub refresh: bool,
-}
-
-/// Where a verification of this text for this target and harness device is kept.
-fn cache_path(workspace: &Path, text: &str, target: (&str, &str), device: &str) -> PathBuf {
-    let key = evidence::sha256(&format!("{}\n{}\n{}\n{text}", target.0, target.1, device));
-    workspace.join(".xeforge/compiled").join(format!("{}.json", &key[..32]))
 }
 
 pub fn run(args: VerifyArgs) -> u8 {
@@ -73,23 +69,6 @@ pub fn run(args: VerifyArgs) -> u8 {
             return 2;
         }
     };
-    // A file without a spec or `class Model` is verified through the problem the stages infer.
-    let given = args.harness.spec.clone().map(|p| std::path::absolute(&p).unwrap_or(p));
-    let spec = match crate::cover::problem::spec_for(&file, &text, None, given, &workspace) {
-        Ok((spec, _)) => spec,
-        Err(missing) => {
-            eprintln!("xeforge verify: {missing}");
-            return 2;
-        }
-    };
-    let mut ev = EvaluateArgs::new(file.clone(), file.clone());
-    ev.spec = spec;
-    ev.device = DeviceKind::parse(&args.harness.device).unwrap_or_default();
-    ev.family = args.harness.family.clone();
-    ev.seeds = args.harness.seeds.max(3);
-    ev.timeout = args.harness.timeout;
-    // Timing a file against itself says nothing; skip it.
-    ev.no_timing = true;
     let kb = match Knowledge::embedded_with(&s.knowledge.iter().cloned().collect::<Vec<_>>()) {
         Ok(kb) => kb,
         Err(e) => {
@@ -110,30 +89,23 @@ pub fn run(args: VerifyArgs) -> u8 {
         }
     };
     let target = (analysis.device.as_str(), analysis.toolchain.as_str());
-    let cache = cache_path(&workspace, &text, target, &args.harness.device);
-    let cached: Option<Evaluation> =
-        if args.refresh { None } else { std::fs::read_to_string(&cache).ok().and_then(|t| serde_json::from_str(&t).ok()) };
-    let from_cache = cached.is_some();
-    let e = match cached {
-        Some(e) => e,
-        None => match evaluate(&harness, &ev) {
-            Ok(e) => e,
-            Err(e) => {
-                eprintln!("xeforge verify: {e}");
-                return 2;
-            }
-        },
+    let mut req = VerifyRequest::new(file.clone(), text.clone(), workspace.clone(), (target.0.into(), target.1.into()));
+    req.spec = args.harness.spec.clone();
+    req.device = DeviceKind::parse(&args.harness.device).unwrap_or_default();
+    req.family = args.harness.family.clone();
+    req.seeds = args.harness.seeds;
+    req.timeout = args.harness.timeout;
+    req.refresh = args.refresh;
+    let (e, from_cache) = match run_verify(&harness, &req) {
+        Ok(v) => (v.evaluation, v.cached),
+        Err(e) => {
+            eprintln!("xeforge verify: {e}");
+            return 2;
+        }
     };
-    if !from_cache && e.verdict != Verdict::Error {
-        let _ = std::fs::create_dir_all(cache.parent().unwrap_or(Path::new(".")));
-        let _ = std::fs::write(&cache, serde_json::to_string(&e).unwrap_or_default());
-    }
-    let c = match &e.compile {
-        Some(report) => compiled::diagnostics(&analysis.model, report, &e.device, &kb, target),
-        None => compiled::Compiled { diagnostics: Vec::new(), note: Some("the harness did not reach compiling".into()) },
-    };
-    let findings =
-        compiled::merge(analysis.diagnostics.into_iter().filter(|d| matches!(d.code, "XF201" | "XF202")).collect(), c.diagnostics);
+    let c = compiled::of_evaluation(&analysis.model, &e, &kb, target);
+    let statics = analysis.diagnostics.into_iter().filter(|d| matches!(d.code, "XF201" | "XF202")).collect();
+    let findings = crate::lint::compiled::with_compiled(statics, c.diagnostics, &analysis.model, &text, &opts);
     let result = FileResult::new(file.clone(), args.file.display().to_string(), text, findings);
     if args.format == "json" {
         let mut rows = Vec::new();
@@ -179,12 +151,11 @@ pub fn run(args: VerifyArgs) -> u8 {
     }
 }
 
-fn evaluate(harness: &Harness, ev: &EvaluateArgs) -> Result<Evaluation, String> {
+fn run_verify(harness: &Harness, req: &VerifyRequest) -> Result<Verified, String> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
-        let r = harness.evaluate(ev).await;
+        let r = verify::verify(harness, req).await;
         harness.shutdown().await;
         r
     })
-    .map_err(|e| e.to_string())
 }

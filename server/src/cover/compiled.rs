@@ -5,17 +5,17 @@
 //!
 //! The numbers are those of the device that ran (its profile found by name in the knowledge base);
 //! a compiled finding replaces a static one of the same rule on the same config, whose estimate it
-//! settles, and says what the static rule had said.
+//! settles, and says what the static rule had said (`lint::compiled`).
 
-use crate::harness::DeviceInfo;
 use crate::harness::protocol::{CompileReport, ConfigMetadata};
+use crate::harness::{DeviceInfo, Evaluation};
 use crate::knowledge::{Device, Knowledge, Severity};
 use crate::lint::registry::{RuleId, XF201, XF202};
-use crate::lint::{Diagnostic, Related};
+use crate::lint::{Diagnostic, Origin, Related};
 use crate::model::{Binding, FileModel, Kernel, Value};
 use crate::text::TextRange;
 
-/// What compiling said, for one file: findings, and the static findings they replace.
+/// What compiling said, for one file: findings, or why there are none.
 #[derive(Debug, Default)]
 pub struct Compiled {
     pub diagnostics: Vec<Diagnostic>,
@@ -23,17 +23,34 @@ pub struct Compiled {
     pub note: Option<String>,
 }
 
-/// Findings for every compiled config of the file's kernels.
-pub fn diagnostics(model: &FileModel, report: &CompileReport, ran: &DeviceInfo, kb: &Knowledge, target: (&str, &str)) -> Compiled {
+/// What the harness's result says about compiling: the findings, or why there are none.
+pub fn of_evaluation(model: &FileModel, e: &Evaluation, kb: &Knowledge, target: (&str, &str)) -> Compiled {
+    match &e.compile {
+        Some(report) => diagnostics(model, report, &e.device, kb, target),
+        None => Compiled { diagnostics: Vec::new(), note: missing(e) },
+    }
+}
+
+/// Why the harness's result has no compiled facts to give, when it has none.
+pub fn missing(e: &Evaluation) -> Option<String> {
+    match &e.compile {
+        Some(report) => missing_in(report, &e.device),
+        None => Some("the harness did not reach compiling".into()),
+    }
+}
+
+fn missing_in(report: &CompileReport, ran: &DeviceInfo) -> Option<String> {
     if report.metadata_available == Some(false) || (ran.is_cpu() && report.configs.is_empty()) {
         let why = report.note.clone().unwrap_or_else(|| "the Triton interpreter compiles nothing".into());
-        return Compiled {
-            diagnostics: Vec::new(),
-            note: Some(format!("no compile metadata on this device ({} {}): {why}", ran.kind, ran.name)),
-        };
+        return Some(format!("no compile metadata on this device ({} {}): {why}", ran.kind, ran.name));
     }
-    if report.configs.is_empty() {
-        return Compiled { diagnostics: Vec::new(), note: Some("the harness reported no compiled config".into()) };
+    report.configs.is_empty().then(|| "the harness reported no compiled config".into())
+}
+
+/// Findings for every compiled config of the file's kernels.
+pub fn diagnostics(model: &FileModel, report: &CompileReport, ran: &DeviceInfo, kb: &Knowledge, target: (&str, &str)) -> Compiled {
+    if let Some(note) = missing_in(report, ran) {
+        return Compiled { diagnostics: Vec::new(), note: Some(note) };
     }
     let device = kb.device_named(&ran.name);
     let mut out = Vec::new();
@@ -51,6 +68,7 @@ pub fn diagnostics(model: &FileModel, report: &CompileReport, ran: &DeviceInfo, 
             toolchain: target.1.to_string(),
             related: related.clone(),
             fix: None,
+            origin: Origin::Compiled,
         };
         let on = device.map(|d| d.name.as_str()).unwrap_or(ran.name.as_str());
         let label = describe(meta);
@@ -168,30 +186,6 @@ fn locate(model: &FileModel, kernel: &Kernel, meta: &ConfigMetadata) -> (TextRan
     (kernel.name_range, Vec::new())
 }
 
-fn overlaps(a: TextRange, b: TextRange) -> bool {
-    // An empty range counts as its first byte.
-    a.start < b.end.max(b.start + 1) && b.start < a.end.max(a.start + 1)
-}
-
-/// The static findings with the compiled ones: a compiled finding replaces a static finding of the
-/// same rule and kernel about the same config or launch (the static finding sits on it, or names it
-/// among its related places, as a `tl.dot` finding names the config that binds its tiles), and quotes it.
-pub fn merge(static_findings: Vec<Diagnostic>, compiled: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    let mut compiled = compiled;
-    let mut out = Vec::new();
-    for s in static_findings {
-        let settled = compiled.iter_mut().find(|c| {
-            c.code == s.code && c.kernel == s.kernel && (overlaps(c.range, s.range) || s.related.iter().any(|r| overlaps(c.range, r.range)))
-        });
-        match settled {
-            Some(c) => c.message.push_str(&format!(" (the static estimate said: \"{}\"; the compiled fact wins)", s.message)),
-            None => out.push(s),
-        }
-    }
-    out.extend(compiled);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,42 +247,5 @@ def mm(a, b, c, M, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
         let c = diagnostics(&model, &report, &cpu, kb, ("arc-pro-b70", "xpu-3.7"));
         assert!(c.diagnostics.is_empty());
         assert!(c.note.unwrap().starts_with("no compile metadata on this device (cpu x86_64)"));
-    }
-
-    #[test]
-    fn a_compiled_fact_replaces_the_static_estimate_of_the_same_rule_and_quotes_it() {
-        let range = TextRange::new(10, 20);
-        let d = |code: &'static str, message: &str| Diagnostic {
-            code,
-            name: "n",
-            severity: Severity::Warning,
-            message: message.into(),
-            range,
-            kernel: None,
-            device: String::new(),
-            toolchain: String::new(),
-            related: Vec::new(),
-            fix: None,
-        };
-        let merged =
-            merge(vec![d("XF202", "accumulator needs 192 registers"), d("XF101", "other")], vec![d("XF202", "compiled: 0 B spilled")]);
-        assert_eq!(merged.len(), 2);
-        assert!(merged.iter().any(|m| m.code == "XF101"));
-        let c = merged.iter().find(|m| m.code == "XF202").unwrap();
-        assert!(
-            c.message.starts_with("compiled: 0 B spilled")
-                && c.message.contains("accumulator needs 192 registers")
-                && c.message.contains("compiled fact wins")
-        );
-        // A static finding on the `tl.dot` names the config among its related places: settled too.
-        let mut on_dot = d("XF202", "estimated from the dot");
-        on_dot.range = TextRange::new(100, 110);
-        on_dot.related = vec![Related { range, message: "set by config 1 of 2".into() }];
-        let settled = merge(vec![on_dot.clone()], vec![d("XF202", "compiled: 0 B spilled")]);
-        assert_eq!(settled.len(), 1);
-        assert!(settled[0].message.contains("estimated from the dot"));
-        // Another kernel's finding is not settled by it.
-        on_dot.kernel = Some("other".into());
-        assert_eq!(merge(vec![on_dot], vec![d("XF202", "compiled: 0 B spilled")]).len(), 2);
     }
 }

@@ -1,5 +1,6 @@
-//! The language server's stage provider: which stages to offer on each kernel, and running one with
-//! the real [`StageRunner`] configured from the editor and project settings.
+//! The language server's stage provider: which stages to offer on each kernel, running one with the
+//! real [`StageRunner`] configured from the editor and project settings, and compiling a document on
+//! the same harness for `xeforge.verifyCompiled` (`cover::verify`, as `xeforge verify` does).
 //!
 //! Offered per kernel: `autotune` always, plus every stage the analysis selects for that kernel — a
 //! finding whose rule belongs to the stage, or whose rule names it as its `fix_stage` — in dependency
@@ -8,21 +9,28 @@
 //! `llm.url/model/apiKeyEnv/timeout/maxTokens`, `device`, `toolchain`).
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
+use super::compiled;
 use super::problem::Incomplete;
 use super::run::{Progress, StageError, StageRequest, StageRunner};
-use super::settings;
+use super::settings::{self, StageSettings};
+use super::verify::{self, VerifyRequest};
 use crate::config::Settings;
-use crate::harness::{DeviceKind, HarnessRegistry, HarnessSettings};
+use crate::harness::protocol::CompileReport;
+use crate::harness::{DeviceInfo, DeviceKind, Harness, HarnessRegistry, HarnessSettings, Verdict};
 use crate::knowledge::Knowledge;
+use crate::lint::Diagnostic;
 use crate::llm::LlmClient;
+use crate::lsp::compiled::{CompiledFacts, VerifyOutcome, VerifyRun};
 use crate::lsp::stage::{
     ProgressFn, StageAction, StageActionProvider, StageContext, StageFailure, StageFuture, StageInfo, StageQuestion, StageResult, StageRun,
+    VerifyFuture,
 };
+use crate::model::FileModel;
 
 /// The stage every kernel is offered, whatever the analysis found.
 const ALWAYS: &str = "autotune";
@@ -145,6 +153,17 @@ impl StageActionProvider for CoverStageProvider {
             })
         })
     }
+
+    fn verify_compiled(&self, run: VerifyRun, progress: ProgressFn, cancel: CancellationToken) -> VerifyFuture {
+        let harnesses = self.harnesses.clone();
+        Box::pin(async move {
+            // Dropping the verification drops its harness request, which ends a local run.
+            tokio::select! {
+                r = verify(run, harnesses, progress) => r,
+                _ = cancel.cancelled() => Err("cancelled".into()),
+            }
+        })
+    }
 }
 
 /// A stage error as the server reports it: a missing problem size becomes a question for the editor.
@@ -183,6 +202,23 @@ fn prepare(run: &StageRun, path: PathBuf, harnesses: &HarnessRegistry, kb: Arc<K
     if let Some(v) = ed.llm.max_tokens {
         st.llm.max_reply_tokens = Some(v);
     }
+    let harness = harness_for(ed, &st, &workspace, harnesses)?;
+    let llm = if st.llm.is_configured() { Some(Arc::new(LlmClient::new(st.llm.clone()).map_err(|e| e.to_string())?)) } else { None };
+
+    let mut req = StageRequest::new(&run.command.stage, path, run.text.clone());
+    req.workspace = workspace;
+    req.kernel = Some(run.command.kernel.clone());
+    req.device = harness_device(ed)?;
+    req.target_device = ed.device.clone().unwrap_or(st.device);
+    req.target_toolchain = ed.toolchain.clone().unwrap_or(st.toolchain);
+    if let Some(t) = ed.harness.timeout {
+        req.timeout = t.as_secs().max(1);
+    }
+    Ok(Prepared { runner: StageRunner { kb, harness, llm }, request: req })
+}
+
+/// The harness the editor's settings (over the workspace's) name, shared by every run of the workspace.
+fn harness_for(ed: &Settings, st: &StageSettings, workspace: &Path, harnesses: &HarnessRegistry) -> Result<Arc<Harness>, String> {
     let hs = HarnessSettings {
         python: ed.harness.python.clone().or(st.harness.python.clone()),
         url: ed.harness.url.clone().or(st.harness.url.clone()),
@@ -191,18 +227,61 @@ fn prepare(run: &StageRun, path: PathBuf, harnesses: &HarnessRegistry, kb: Arc<K
         scrub_env: vec![st.llm.api_key_env.clone()],
         ..st.harness.clone()
     };
-    let harness = harnesses.get(&workspace, &hs).map_err(|e| e.to_string())?;
-    let llm = if st.llm.is_configured() { Some(Arc::new(LlmClient::new(st.llm.clone()).map_err(|e| e.to_string())?)) } else { None };
+    harnesses.get(workspace, &hs).map_err(|e| e.to_string())
+}
 
-    let mut req = StageRequest::new(&run.command.stage, path, run.text.clone());
-    req.workspace = workspace;
-    req.kernel = Some(run.command.kernel.clone());
+fn harness_device(ed: &Settings) -> Result<DeviceKind, String> {
     let device = ed.harness.device.as_deref().unwrap_or("auto");
-    req.device = DeviceKind::parse(device).ok_or_else(|| format!("harness.device `{device}`: expected auto, xpu, cuda or cpu"))?;
-    req.target_device = ed.device.clone().unwrap_or(st.device);
-    req.target_toolchain = ed.toolchain.clone().unwrap_or(st.toolchain);
-    if let Some(t) = ed.harness.timeout {
+    DeviceKind::parse(device).ok_or_else(|| format!("harness.device `{device}`: expected auto, xpu, cuda or cpu"))
+}
+
+/// `xeforge verify` for the editor: the same request (`cover::verify`, its cache included) on the
+/// document's text, and what compiling said as facts the server places on each later version.
+async fn verify(run: VerifyRun, harnesses: Arc<HarnessRegistry>, mut progress: ProgressFn) -> Result<VerifyOutcome, String> {
+    let workspace = settings::workspace_root(&run.path);
+    let st = settings::load(&workspace).map_err(|e| e.to_string())?;
+    let harness = harness_for(&run.settings, &st, &workspace, &harnesses)?;
+    let mut req = VerifyRequest::new(run.path.clone(), run.text.clone(), workspace, run.target.clone());
+    req.device = harness_device(&run.settings)?;
+    if let Some(t) = run.settings.harness.timeout {
         req.timeout = t.as_secs().max(1);
     }
-    Ok(Prepared { runner: StageRunner { kb, harness, llm }, request: req })
+    req.refresh = run.refresh;
+    progress(format!("verifying on {} ({})", harness.describe(), req.device.as_str()), None);
+    let v = verify::verify(&harness, &req).await?;
+    let e = v.evaluation;
+    if e.verdict == Verdict::Error {
+        return Err(e.failure_text(600));
+    }
+    let cached = if v.cached { " (cached: the text is unchanged)" } else { "" };
+    let mut summary = format!("{} on {} {}{cached}", e.verdict, e.device.kind, e.device.name);
+    if !e.verdict.is_correct()
+        && let Some(m) = &e.message
+    {
+        summary.push_str(&format!(": {m}"));
+    }
+    let note = compiled::missing(&e);
+    let report = e.compile.filter(|_| note.is_none());
+    let kernels = report.iter().flat_map(|r| r.configs.iter().filter_map(|c| c.kernel.clone())).collect::<BTreeSet<_>>();
+    let facts = report.map(|report| {
+        Arc::new(ReportFacts { report, ran: e.device.clone(), kb: run.kb.clone(), target: run.target.clone() }) as Arc<dyn CompiledFacts>
+    });
+    Ok(VerifyOutcome { facts, kernels: kernels.into_iter().collect(), summary, note })
+}
+
+/// One compile report, placed on any model by `cover::compiled` (the config or launch that agrees
+/// with each compiled config).
+struct ReportFacts {
+    report: CompileReport,
+    ran: DeviceInfo,
+    kb: Arc<Knowledge>,
+    target: (String, String),
+}
+
+impl CompiledFacts for ReportFacts {
+    fn findings(&self, model: &FileModel, kernel: &str) -> Vec<Diagnostic> {
+        let mut found = compiled::diagnostics(model, &self.report, &self.ran, &self.kb, (&self.target.0, &self.target.1)).diagnostics;
+        found.retain(|d| d.kernel.as_deref() == Some(kernel));
+        found
+    }
 }

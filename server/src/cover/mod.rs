@@ -6,7 +6,10 @@
 //! - [`autotune`]: the deterministic autotune generator (config space + decorator rewrite).
 //! - [`prompt`]: prompts for LLM stages (the client is [`crate::llm`]).
 //! - [`run`]: the loop, acceptance policy and re-verification; [`evidence`]: the JSON record and summary line.
-//! - [`lsp_provider`]: the language server's stage actions and runs (`xeforge.runStage`).
+//! - [`lsp_provider`]: the language server's stage actions and runs (`xeforge.runStage`), and its
+//!   compiled verification (`xeforge.verifyCompiled`).
+//! - [`compiled`]: compile metadata as findings; [`verify`]: one compiled verification of a text on
+//!   the harness, cached, for `xeforge verify` and the language server.
 //! - [`problem`]: the problem a stage verifies when there is no spec: entry, inputs and sizes inferred
 //!   from the code (wrapper, call sites, `# xeforge: dims`), written as a spec with provenance.
 //! - [`settings`]: `[tool.xeforge.llm]` / `[tool.xeforge.harness]` and the workspace root; [`spec`]: `xeforge spec`.
@@ -40,5 +43,6 @@ pub mod run;
 pub mod settings;
 pub mod spec;
 mod tune;
+pub mod verify;
 
 pub use run::{OutcomeStatus, Progress, StageError, StageOutcome, StageRequest, StageRunner};

@@ -133,6 +133,7 @@ mod tests {
                 message: String::new(),
                 edits: vec![Edit { range: TextRange::new(start, end), content: content.to_string() }],
             }),
+            origin: Default::default(),
         }
     }
 

@@ -251,6 +251,7 @@ impl<'a> Ctx<'a> {
             toolchain: self.toolchain().id.clone(),
             related: Vec::new(),
             fix: None,
+            origin: super::diagnostic::Origin::Static,
         }
     }
 

@@ -35,6 +35,22 @@ pub struct Related {
     pub message: String,
 }
 
+/// Where a finding comes from: the static analysis of the text, or what compiling it on the harness
+/// reported (`cover::compiled`). Editors show the two under different sources.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    #[default]
+    Static,
+    Compiled,
+}
+
+impl Origin {
+    pub fn is_static(&self) -> bool {
+        *self == Origin::Static
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnostic {
     pub code: &'static str,
@@ -48,4 +64,6 @@ pub struct Diagnostic {
     pub toolchain: String,
     pub related: Vec<Related>,
     pub fix: Option<Fix>,
+    #[serde(skip_serializing_if = "Origin::is_static")]
+    pub origin: Origin,
 }

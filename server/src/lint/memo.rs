@@ -116,7 +116,8 @@ impl Zones {
 
 impl MapRanges for Diagnostic {
     fn map_ranges(&mut self, f: &mut dyn FnMut(&mut TextRange)) {
-        let Diagnostic { code: _, name: _, severity: _, message: _, range, kernel: _, device: _, toolchain: _, related, fix } = self;
+        let Diagnostic { code: _, name: _, severity: _, message: _, range, kernel: _, device: _, toolchain: _, related, fix, origin: _ } =
+            self;
         f(range);
         for r in related {
             f(&mut r.range);

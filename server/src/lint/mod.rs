@@ -6,6 +6,7 @@
 //! suppression comments applied.
 
 mod api;
+pub mod compiled;
 mod context;
 mod diagnostic;
 mod dtypes;

@@ -7,9 +7,15 @@ use tower_lsp::lsp_types::{self as lsp, CodeDescription, DiagnosticRelatedInform
 
 use super::encoding::{Encoding, range_to_lsp};
 use crate::knowledge::Severity;
-use crate::lint::{Applicability, Diagnostic};
+use crate::lint::{Applicability, Diagnostic, Origin};
 
-pub const SOURCE: &str = "xeforge";
+/// The `source` editors show beside a diagnostic: compiled facts apart from the static analysis.
+pub fn source(origin: Origin) -> &'static str {
+    match origin {
+        Origin::Static => "xeforge",
+        Origin::Compiled => "xeforge (compiled)",
+    }
+}
 
 /// The documentation page of a rule; the same address SARIF's `helpUri` carries.
 pub fn rule_url(code: &str) -> String {
@@ -67,7 +73,7 @@ pub fn diagnostic(d: &Diagnostic, uri: &Url, rope: &Rope, enc: Encoding, version
         severity: Some(severity(d.severity)),
         code: Some(NumberOrString::String(d.code.to_string())),
         code_description: Url::parse(&rule_url(d.code)).ok().map(|href| CodeDescription { href }),
-        source: Some(SOURCE.to_string()),
+        source: Some(source(d.origin).to_string()),
         message: d.message.clone(),
         related_information: if related.is_empty() { None } else { Some(related) },
         tags: None,

@@ -31,7 +31,13 @@ pub struct Computed {
     pub model: FileModel,
     /// What the next version's build reuses (the flat copy of `tree`, the kernels); `None` once slim.
     reuse: Mutex<Option<Reuse>>,
+    /// The static findings with the compiled facts that hold for this text (`lsp::compiled`).
     pub diagnostics: Vec<Diagnostic>,
+    /// The document's compiled facts this result was built with; a result of an older `generation` is
+    /// analysed again.
+    pub compiled: super::compiled::Snapshot,
+    /// The target the analysis resolved (device, toolchain); empty when it could not run.
+    pub target: (String, String),
     /// `diagnostics` in LSP form, converted on first use (publishing writes JSON directly).
     lsp: OnceLock<Vec<lsp::Diagnostic>>,
     pub uri: Url,
@@ -59,18 +65,20 @@ pub struct Inputs<'a> {
     pub prev: Option<Arc<Computed>>,
     /// The document's file and where the files it imports are read: helpers' `tl.dot` counts.
     pub place: Option<Place<'a>>,
+    pub compiled: super::compiled::Snapshot,
 }
 
 pub fn compute(inp: Inputs<'_>) -> Computed {
     let text = inp.rope.to_string();
     let held = inp.prev.as_deref().map(|p| (p.reuse.lock().unwrap_or_else(|e| e.into_inner()), p.text.as_str()));
     let prev = held.as_ref().and_then(|(reuse, text)| Some((reuse.as_ref()?, *text)));
-    let (model, reuse, diagnostics, deps, error) =
+    let (model, reuse, statics, target, deps, error) =
         match crate::analysis::analyze_reusing(&text, &inp.tree, prev, inp.place, &inp.kb, &inp.options) {
-            Ok((a, reuse)) => (a.model, reuse, a.diagnostics, a.deps, None),
-            Err(e) => (FileModel::default(), None, Vec::new(), Vec::new(), Some(e.to_string())),
+            Ok((a, reuse)) => (a.model, reuse, a.diagnostics, (a.device, a.toolchain), a.deps, None),
+            Err(e) => (FileModel::default(), None, Vec::new(), Default::default(), Vec::new(), Some(e.to_string())),
         };
     drop(held);
+    let diagnostics = super::compiled::apply(&inp.compiled, &model, &text, (&target.0, &target.1), &inp.options, statics);
     Computed {
         version: inp.version,
         config_gen: inp.config_gen,
@@ -81,6 +89,8 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
         model,
         reuse: Mutex::new(reuse),
         diagnostics,
+        compiled: inp.compiled,
+        target,
         lsp: OnceLock::new(),
         uri: inp.uri.clone(),
         encoding: inp.encoding,
@@ -126,15 +136,17 @@ impl Computed {
         })
     }
 
-    /// Names these diagnostics for pull clients (`previousResultId`): the version, the settings
-    /// generation and, when imports were followed, the files read, which change results too.
+    /// Names these diagnostics for pull clients (`previousResultId`): the version, the settings and
+    /// compiled-facts generations and, when imports were followed, the files read, which change
+    /// results too.
     pub fn result_id(&self) -> String {
+        let id = format!("{}:{}:{}", self.version, self.config_gen, self.compiled.generation);
         if self.deps.is_empty() {
-            return format!("{}:{}", self.version, self.config_gen);
+            return id;
         }
         let mut h = std::collections::hash_map::DefaultHasher::new();
         std::hash::Hash::hash(&self.deps, &mut h);
-        format!("{}:{}:{:x}", self.version, self.config_gen, std::hash::Hasher::finish(&h))
+        format!("{id}:{:x}", std::hash::Hasher::finish(&h))
     }
 
     /// The `publishDiagnostics` notification body for this result.
@@ -164,6 +176,7 @@ pub fn reverified(c: &Computed, place: Option<Place<'_>>, cancelled: &dyn Fn() -
         options: c.options.clone(),
         prev: None,
         place,
+        compiled: c.compiled.clone(),
     }))
 }
 
@@ -184,6 +197,7 @@ mod tests {
             options: LintOptions::default(),
             prev: None,
             place: None,
+            compiled: Default::default(),
         })
     }
 

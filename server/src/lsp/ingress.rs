@@ -48,6 +48,7 @@ fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
         result: tokio::sync::watch::channel(None).0,
         saved: std::sync::Mutex::new(None),
         opening: super::session::next_opening(),
+        compiled: Default::default(),
     });
     // Reopening without a close replaces the document; the old worker stops.
     if let Some(old) = lock(&s.docs).insert(td.uri, entry.clone()) {

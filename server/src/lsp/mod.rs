@@ -6,7 +6,10 @@
 //! - `session`: shared state and settings; `server`: capabilities and routing; `handlers/*`: features.
 //! - `stage` + `run_stage`: the hook through which CoVeR stages become actions, lenses and a command;
 //!   `stage_rebase` + `stage_result`: moving a finished result onto the edited document, or keeping it.
+//! - `compiled`: what compiling a document on the harness said (`xeforge.verifyCompiled`), kept per
+//!   kernel text and merged into every analysed version; `progress`: `$/progress` of long commands.
 
+pub mod compiled;
 pub mod convert;
 pub mod documents;
 pub mod edit;
@@ -15,6 +18,7 @@ pub mod engine;
 pub mod handlers;
 pub mod heap;
 mod ingress;
+pub mod progress;
 pub mod server;
 pub mod session;
 pub mod stage;

@@ -12,6 +12,7 @@ use tower_lsp::jsonrpc::{Error, Result};
 use tower_lsp::lsp_types::*;
 use tower_lsp::{Client, LanguageServer};
 
+use super::compiled::command::VERIFY_COMPILED_COMMAND;
 use super::encoding::Encoding;
 use super::handlers::{self, code_actions, code_lens, completion, configuration, diagnostics, hover, inlay_hints, signature_help};
 use super::session::{Caps, Session, uri_path};
@@ -132,6 +133,7 @@ impl LanguageServer for Backend {
             commands.push(APPLY_RESULT_COMMAND.to_string());
             commands.push(DISCARD_RESULT_COMMAND.to_string());
             commands.push(RENDER_REPORT_COMMAND.to_string());
+            commands.push(VERIFY_COMPILED_COMMAND.to_string());
         }
         let code_action_provider = if caps.code_action_literals {
             CodeActionProviderCapability::Options(CodeActionOptions {
@@ -305,6 +307,7 @@ impl LanguageServer for Backend {
             APPLY_RESULT_COMMAND => super::stage::result::command_apply(&self.session, &p.arguments).await,
             DISCARD_RESULT_COMMAND => super::stage::result::command_discard(&self.session, &p.arguments),
             RENDER_REPORT_COMMAND => super::stage::report::command_render(&p.arguments),
+            VERIFY_COMPILED_COMMAND => super::compiled::command::start(&self.session, &p.arguments).await,
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
     }

@@ -95,6 +95,8 @@ pub struct DocEntry {
     pub saved: Mutex<Option<Arc<Computed>>>,
     /// Which opening of a document this is ([`next_opening`]), unique in the process.
     pub opening: u64,
+    /// What compiling this document's kernels on the harness said (`xeforge.verifyCompiled`).
+    pub compiled: super::compiled::Store,
 }
 
 /// A number for a new opening of a document, never given before.
@@ -302,6 +304,15 @@ impl Session {
             if let Ok(h) = tokio::runtime::Handle::try_current() {
                 h.spawn(async move { c.log_message(typ, msg).await });
             }
+        }
+    }
+
+    /// Show a message to the user (`window/showMessage`), without waiting for the client.
+    pub fn show(&self, typ: MessageType, message: String) {
+        if let Some(c) = self.client().cloned()
+            && let Ok(h) = tokio::runtime::Handle::try_current()
+        {
+            h.spawn(async move { c.show_message(typ, message).await });
         }
     }
 

@@ -9,7 +9,7 @@
 use serde::Serialize;
 use tower_lsp::lsp_types::{Position, Range, Url};
 
-use super::convert::{self, SOURCE};
+use super::convert;
 use super::encoding::Encoding;
 use crate::lint::Diagnostic;
 use crate::text::{LineIndex, TextRange, clamp_to_char_boundary};
@@ -139,7 +139,7 @@ fn wire_diagnostic<'a>(d: &'a Diagnostic, uri: &'a str, pos: &Positions, version
         code: d.code,
         // What `Url` would print; the rule address is plain ASCII, so parsing is only the check.
         code_description: Url::parse(&href).ok().map(|u| CodeDescription { href: u.into() }),
-        source: SOURCE,
+        source: convert::source(d.origin),
         message: &d.message,
         related_information: d
             .related
@@ -190,7 +190,7 @@ pub fn notification<N: tower_lsp::lsp_types::notification::Notification>(params:
 mod tests {
     use super::*;
     use crate::knowledge::Knowledge;
-    use crate::lint::LintOptions;
+    use crate::lint::{LintOptions, Origin};
     use ropey::Rope;
     use tower_lsp::lsp_types::{PublishDiagnosticsParams, notification::Notification as _, notification::PublishDiagnostics};
 
@@ -222,12 +222,21 @@ mod tests {
                 let text = format!("# é🚀{eol}{}", src.replace('\n', eol));
                 let rope = Rope::from_str(&text);
                 let opts = LintOptions { device: device.into(), ..LintOptions::default() };
-                let a = crate::analysis::analyze(&text, kb, &opts).expect("known device");
-                seen += a.diagnostics.len();
+                let mut diags = crate::analysis::analyze(&text, kb, &opts).expect("known device").diagnostics;
+                seen += diags.len();
+                // Every other one as a compiled fact, so both sources go through both paths.
+                for d in diags.iter_mut().step_by(2) {
+                    d.origin = Origin::Compiled;
+                }
                 for enc in [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32] {
-                    let ours: serde_json::Value =
-                        serde_json::from_str(&publish_diagnostics(&uri, &a.diagnostics, &text, enc, 7, true)).unwrap();
-                    assert_eq!(ours, via_lsp_types(&uri, &a.diagnostics, &rope, enc, 7), "{}", path.display());
+                    let ours: serde_json::Value = serde_json::from_str(&publish_diagnostics(&uri, &diags, &text, enc, 7, true)).unwrap();
+                    assert_eq!(ours, via_lsp_types(&uri, &diags, &rope, enc, 7), "{}", path.display());
+                }
+                if let [first, second, ..] = diags.as_slice() {
+                    let json = publish_diagnostics(&uri, &[first.clone(), second.clone()], &text, Encoding::Utf16, 7, true);
+                    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+                    assert_eq!(v["params"]["diagnostics"][0]["source"], "xeforge (compiled)");
+                    assert_eq!(v["params"]["diagnostics"][1]["source"], "xeforge");
                 }
             }
         }

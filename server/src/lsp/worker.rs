@@ -168,6 +168,7 @@ pub fn compute(session: &Session, entry: &DocEntry, cancellable: bool) -> Option
 fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> (Option<Arc<Computed>>, Option<Arc<Computed>>) {
     let snap = lock(&entry.doc).snapshot();
     let config_gen = session.config_gen.load(Ordering::SeqCst);
+    let compiled = entry.compiled.snapshot();
     // The stored result: the answer when still valid, else the previous version to reuse from.
     let prev = entry.current();
     let files = EditorFiles(session);
@@ -175,6 +176,7 @@ fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> 
         && c.version == snap.version
         && c.config_gen == config_gen
         && deps_current(&files, &c.deps)
+        && c.compiled.generation == compiled.generation
     {
         // A handler answers from what `xeforge check` would see.
         let c = if cancellable { c.clone() } else { verified(session, entry, c.clone(), &|| false) };
@@ -209,10 +211,14 @@ fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> 
         encoding: session.encoding(),
         kb,
         options,
+        compiled,
     }));
+    // Compiled facts of kernels this version changed are dropped, never shown again.
+    entry.compiled.prune(c.version, &c.text, &c.model);
     let mut replaced = None;
     entry.result.send_if_modified(|cur| {
-        let newer = cur.as_ref().is_none_or(|old| (old.version, old.config_gen) < (c.version, c.config_gen));
+        let key = |r: &Computed| (r.version, r.config_gen, r.compiled.generation);
+        let newer = cur.as_ref().is_none_or(|old| key(old) < key(&c));
         if newer {
             replaced = cur.replace(c.clone());
         }

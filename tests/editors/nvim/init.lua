@@ -74,8 +74,8 @@ local function run()
   end, 20)
   local cmds = vim.api.nvim_buf_get_commands(buf, {})
   check(
-    cmds.XeForgeStage and cmds.XeForgeDevice and cmds.XeForgeRestart,
-    'buffer-local :XeForgeStage/:XeForgeDevice/:XeForgeRestart'
+    cmds.XeForgeStage and cmds.XeForgeDevice and cmds.XeForgeVerify and cmds.XeForgeRestart,
+    'buffer-local :XeForgeStage/:XeForgeDevice/:XeForgeVerify/:XeForgeRestart'
   )
 
   -- 2. Diagnostics arrive: XF104 on grf_mode='large' (xpu-3.7 spells it '256').
@@ -323,7 +323,25 @@ local function run()
     table.concat(vim.api.nvim_buf_get_lines(wbuf, 0, -1, false), '\n')
   )
 
-  -- 8. :XeForgeReport writes the project's evidence report and opens it (vim.ui.open, captured).
+  -- 8. :XeForgeVerify compiles the (unsaved, tuned) buffer on the harness; on the CPU interpreter
+  --    the server says there is no compile metadata, in a window/showMessage (captured on its way).
+  local shown = {}
+  local show = vim.lsp.handlers['window/showMessage']
+  vim.lsp.handlers['window/showMessage'] = function(err, params, ctx, config)
+    table.insert(shown, params and params.message or '')
+    return show(err, params, ctx, config)
+  end
+  vim.cmd('XeForgeVerify')
+  local said = vim.wait(60000, function()
+    return vim.iter(shown):any(function(m)
+      return m:find('scale_wrapper.py: correct on cpu', 1, true) ~= nil
+        and m:find('no compile metadata on this device (cpu', 1, true) ~= nil
+    end)
+  end, 100)
+  vim.lsp.handlers['window/showMessage'] = show
+  check(said, ':XeForgeVerify: the server says the interpreter has no compile metadata', table.concat(shown, ' | '))
+
+  -- 9. :XeForgeReport writes the project's evidence report and opens it (vim.ui.open, captured).
   local opened
   vim.ui.open = function(path)
     opened = path

@@ -1,4 +1,4 @@
--- Buffer-local commands: :XeForgeDevice, :XeForgeStage, :XeForgeReport, :XeForgeRestart.
+-- Buffer-local commands: :XeForgeDevice, :XeForgeStage, :XeForgeVerify, :XeForgeReport, :XeForgeRestart.
 -- Device and stage lists come from the server (requests `xeforge/devices` and `xeforge/stages`,
 -- whose stages carry their ready `xeforge.runStage` command), so the commands offer exactly what
 -- the server can do.
@@ -206,6 +206,27 @@ function M.ask_problem(_, params)
   return { answer = answer }
 end
 
+local VERIFY_COMPILED = 'xeforge.verifyCompiled'
+
+--- Asks the server to compile the buffer's file on its harness (`xeforge.verifyCompiled`, also behind
+--- the "Re-verify on the harness" code action). The progress ($/progress), the outcome
+--- (window/showMessage) and the compiled diagnostics (source "xeforge (compiled)") come from the server.
+--- The URI alone: the server verifies the version it has when the command arrives.
+---@param bufnr integer
+function M.verify(bufnr)
+  local client = client_for(bufnr)
+  if not client then
+    return notify('the server is not attached to this buffer', vim.log.levels.ERROR)
+  end
+  local command =
+    { title = 'Verify compiled kernel', command = VERIFY_COMPILED, arguments = { { uri = vim.uri_from_bufnr(bufnr) } } }
+  client:exec_cmd(command, { bufnr = bufnr }, function(err)
+    if err then
+      notify('could not verify: ' .. err.message, vim.log.levels.ERROR)
+    end
+  end)
+end
+
 -- Restarts are serialised: a request during a restart is remembered and runs after it.
 local restarting, pending = false, false
 
@@ -309,6 +330,9 @@ function M.attach(bufnr)
   cmd('XeForgeStage', function(a)
     M.stage(bufnr, a.args)
   end, { nargs = '?', desc = 'xeforge: run an optimisation stage on the kernel at the cursor' })
+  cmd('XeForgeVerify', function()
+    M.verify(bufnr)
+  end, { desc = 'xeforge: compile the file on the harness and show what compiling said' })
   cmd('XeForgeReport', function()
     local dir = M.runs_dir(bufnr)
     if not dir then

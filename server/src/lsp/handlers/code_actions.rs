@@ -1,5 +1,6 @@
 //! Code actions: the fix of each diagnostic under the cursor (preferred when safe), "ignore XFnnn for
-//! this line", `source.fixAll.xeforge`, and the stage actions of a [`StageActionProvider`].
+//! this line", "Re-verify on the harness" over compiled facts and the estimates they settle (XF201,
+//! XF202), `source.fixAll.xeforge`, and the stage actions of a [`StageActionProvider`].
 //! Every edit is a `TextDocumentEdit` stamped with the version it was computed for.
 
 use std::cell::OnceCell;
@@ -8,11 +9,12 @@ use serde_json::json;
 use tower_lsp::lsp_types::{CodeAction, CodeActionKind, CodeActionOrCommand, Command, Range, TextEdit, Url};
 use tree_sitter::Tree;
 
+use super::super::compiled::command::{VERIFY_COMPILED_COMMAND, VerifyCommand};
 use super::super::encoding::{range_from_lsp, range_to_lsp};
 use super::super::engine::Computed;
 use super::super::stage::{RUN_STAGE_COMMAND, StageActionProvider, StageCommand, StageContext};
 use crate::config::Settings;
-use crate::lint::{Applicability, Diagnostic};
+use crate::lint::{Applicability, Diagnostic, Origin};
 use crate::lsp::edit::{minimal_replacement, versioned_edit};
 use crate::text::TextRange;
 
@@ -47,10 +49,15 @@ pub fn code_actions(c: &Computed, req: &Request<'_>) -> Vec<CodeActionOrCommand>
     let tree = OnceCell::new();
     let mut out = Vec::new();
     if wanted(req.only, CodeActionKind::QUICKFIX.as_str()) {
+        // The compiled facts under the cursor, and the static estimates they would settle.
+        let mut verify_on = Vec::new();
         for (d, lsp_diag) in c.diagnostics.iter().zip(c.lsp()) {
             let hit = d.range.intersects(at) || d.range.contains(at.start) || d.range.end == at.start || at.contains_range(d.range);
             if !hit {
                 continue;
+            }
+            if d.origin == Origin::Compiled || matches!(d.code, "XF201" | "XF202") {
+                verify_on.push((d.origin, lsp_diag.clone()));
             }
             if let Some(fix) = &d.fix {
                 let edits = fix
@@ -78,6 +85,9 @@ pub fn code_actions(c: &Computed, req: &Request<'_>) -> Vec<CodeActionOrCommand>
                 }));
             }
         }
+        if req.stage.is_some() && !verify_on.is_empty() {
+            out.push(CodeActionOrCommand::CodeAction(reverify_action(req.uri, c.version, verify_on)));
+        }
     }
     if wanted(req.only, FIX_ALL_KIND)
         && let Some(a) = fix_all(c, req.uri)
@@ -90,6 +100,27 @@ pub fn code_actions(c: &Computed, req: &Request<'_>) -> Vec<CodeActionOrCommand>
         out.extend(stage_actions(c, req, p, at).into_iter().map(CodeActionOrCommand::CodeAction));
     }
     out
+}
+
+/// "Re-verify on the harness" (`xeforge.verifyCompiled`), one for all the diagnostics under the
+/// cursor it concerns. Over a compiled fact it asks the harness again rather than read the cache:
+/// the user doubts a fact the cache would only repeat.
+fn reverify_action(uri: &Url, version: i32, on: Vec<(Origin, tower_lsp::lsp_types::Diagnostic)>) -> CodeAction {
+    let refresh = on.iter().any(|(o, _)| *o == Origin::Compiled);
+    let arg = VerifyCommand { uri: uri.to_string(), version: Some(version), refresh };
+    let title = "Re-verify on the harness".to_string();
+    CodeAction {
+        title: title.clone(),
+        kind: Some(CodeActionKind::QUICKFIX),
+        diagnostics: Some(on.into_iter().map(|(_, d)| d).collect()),
+        command: Some(Command {
+            title,
+            command: VERIFY_COMPILED_COMMAND.to_string(),
+            arguments: Some(vec![serde_json::to_value(arg).unwrap_or_else(|_| json!({}))]),
+        }),
+        is_preferred: Some(false),
+        ..CodeAction::default()
+    }
 }
 
 /// All safe fixes of the document as one minimal edit; `None` when there is nothing safe to fix.

@@ -3,7 +3,8 @@
 //! command whose result comes back as a versioned `workspace/applyEdit`.
 //!
 //! The server owns the protocol side (progress tokens, cancellation, the version re-check before the
-//! edit); a provider only lists actions and runs one stage on a text.
+//! edit); a provider only lists actions and runs one stage on a text. The same provider compiles a
+//! text on the harness for `xeforge.verifyCompiled` (`lsp::compiled`).
 
 pub mod ask;
 pub mod rebase;
@@ -19,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
 use crate::lint::Diagnostic;
+use crate::lsp::compiled::{VerifyOutcome, VerifyRun};
 use crate::model::FileModel;
 use crate::text::TextRange;
 
@@ -123,6 +125,8 @@ pub type ProgressFn = Box<dyn FnMut(String, Option<u32>) + Send>;
 
 pub type StageFuture = Pin<Box<dyn Future<Output = Result<StageResult, StageFailure>> + Send>>;
 
+pub type VerifyFuture = Pin<Box<dyn Future<Output = Result<VerifyOutcome, String>> + Send>>;
+
 /// Why a run ended without a result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StageFailure {
@@ -187,6 +191,9 @@ pub trait StageActionProvider: Send + Sync {
     }
     /// Run one stage. Called from a detached task; must stop soon after `cancel` fires.
     fn run(&self, run: StageRun, progress: ProgressFn, cancel: CancellationToken) -> StageFuture;
+    /// Compile the text on the harness, as `xeforge verify` does, and hand back what compiling said
+    /// (`xeforge.verifyCompiled`). Called from a detached task; must stop soon after `cancel` fires.
+    fn verify_compiled(&self, run: VerifyRun, progress: ProgressFn, cancel: CancellationToken) -> VerifyFuture;
 }
 
 #[cfg(test)]

@@ -117,7 +117,7 @@ pub async fn deliver(s: &Arc<Session>, f: Finished) -> String {
         };
         match send(s, &f.uri, version, &rope, &edits, &summary).await {
             Sent::Applied => {
-                show(s, MessageType::INFO, with_record(&summary, f.result.record.as_ref()));
+                s.show(MessageType::INFO, with_record(&summary, f.result.record.as_ref()));
                 return summary;
             }
             Sent::Refused(_) if snapshot(s, &f.uri).is_some_and(|(_, v, _)| v != version) => continue,
@@ -189,7 +189,7 @@ fn offer(s: &Arc<Session>, f: &Finished, why: Conflict) -> String {
             match answer.ok().flatten().map(|a| a.title) {
                 Some(t) if t == APPLY_ANYWAY => {
                     if let Err(e) = apply_pending(&s, p.id).await {
-                        show(&s, MessageType::WARNING, format!("xeforge: {e}"));
+                        s.show(MessageType::WARNING, format!("xeforge: {e}"));
                     }
                 }
                 Some(t) if t == DISCARD => {
@@ -229,7 +229,7 @@ pub async fn apply_pending(s: &Arc<Session>, id: u64) -> std::result::Result<Str
         Sent::Applied | Sent::NoClient => {
             s.stage_results.remove(id);
             refresh_lenses(s);
-            show(s, MessageType::INFO, with_record(&p.summary, p.record.as_ref()));
+            s.show(MessageType::INFO, with_record(&p.summary, p.record.as_ref()));
             Ok(p.summary.clone())
         }
         Sent::Refused(why) => Err(format!("{} result not applied: {why}", p.stage)),
@@ -252,7 +252,7 @@ pub async fn command_apply(s: &Arc<Session>, args: &[Value]) -> Result<Option<Va
     match apply_pending(s, id).await {
         Ok(summary) => Ok(Some(json!({"applied": true, "summary": summary}))),
         Err(e) => {
-            show(s, MessageType::WARNING, format!("xeforge: {e}"));
+            s.show(MessageType::WARNING, format!("xeforge: {e}"));
             Ok(Some(json!({"applied": false, "reason": e})))
         }
     }
@@ -298,12 +298,6 @@ fn refresh_lenses(s: &Arc<Session>) {
         tokio::spawn(async move {
             let _ = c.code_lens_refresh().await;
         });
-    }
-}
-
-fn show(s: &Session, typ: MessageType, message: String) {
-    if let Some(c) = s.client().cloned() {
-        tokio::spawn(async move { c.show_message(typ, message).await });
     }
 }
 

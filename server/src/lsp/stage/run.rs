@@ -4,23 +4,17 @@
 //! the version it was computed for (see `stage_result`: rebased onto later edits, or kept and offered).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tower_lsp::jsonrpc::{Error, Result};
-use tower_lsp::lsp_types::notification::Progress;
-use tower_lsp::lsp_types::request::WorkDoneProgressCreate;
-use tower_lsp::lsp_types::{
-    MessageType, NumberOrString, ProgressParams, ProgressParamsValue, Url, WorkDoneProgress, WorkDoneProgressBegin,
-    WorkDoneProgressCancelParams, WorkDoneProgressCreateParams, WorkDoneProgressEnd, WorkDoneProgressReport,
-};
+use tower_lsp::lsp_types::{MessageType, NumberOrString, Url, WorkDoneProgressCancelParams};
 
+use crate::lsp::progress::WorkProgress;
 use crate::lsp::session::{Session, lock};
 use crate::lsp::stage::ask;
 use crate::lsp::stage::result::{Finished, deliver};
 use crate::lsp::stage::{StageCommand, StageFailure, StageRun};
-use crate::lsp::transport::{client_request, spawn_notification};
 
 /// Start a run; answers `null` at once (the edit arrives later through applyEdit).
 pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
@@ -47,49 +41,18 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
         text: text.clone(),
         settings: session.settings_for(entry.path.as_deref()),
     };
-    let token = format!("xeforge-stage-{}-{}", cmd.stage, uuid_like());
+    let token = crate::lsp::progress::token(&format!("stage-{}", cmd.stage));
     let cancel = CancellationToken::new();
     lock(&session.jobs).insert(token.clone(), cancel.clone());
     let s = session.clone();
     tokio::spawn(async move {
-        let ptoken = NumberOrString::String(token.clone());
-        let progress_on = s.caps().work_done_progress
-            && match s.client() {
-                Some(c) => client_request::<WorkDoneProgressCreate>(
-                    c,
-                    WorkDoneProgressCreateParams { token: ptoken.clone() },
-                    Duration::from_secs(10),
-                )
-                .await
-                .is_ok(),
-                None => false,
-            };
-        let send = {
-            let s = s.clone();
-            let ptoken = ptoken.clone();
-            move |value: WorkDoneProgress| {
-                if progress_on && let Some(c) = s.client() {
-                    spawn_notification::<Progress>(
-                        c,
-                        ProgressParams { token: ptoken.clone(), value: ProgressParamsValue::WorkDone(value) },
-                    );
-                }
-            }
-        };
-        send(WorkDoneProgress::Begin(WorkDoneProgressBegin {
-            title: format!("xeforge: {} on {}", cmd.stage, cmd.kernel),
-            cancellable: Some(true),
-            message: None,
-            percentage: Some(0),
-        }));
+        let progress = WorkProgress::begin(&s, &token, format!("xeforge: {} on {}", cmd.stage, cmd.kernel)).await;
         let (mut run, mut text) = (run, text);
         let mut asked = 0;
         let outcome = loop {
-            let report = send.clone();
-            let progress = Box::new(move |message: String, percentage: Option<u32>| {
-                report(WorkDoneProgress::Report(WorkDoneProgressReport { cancellable: Some(true), message: Some(message), percentage }));
-            });
-            match provider.run(run.clone(), progress, cancel.clone()).await {
+            let report = progress.clone();
+            let on_progress = Box::new(move |message: String, percentage: Option<u32>| report.report(message, percentage));
+            match provider.run(run.clone(), on_progress, cancel.clone()).await {
                 // Sizes nothing in the code gives: ask once (again only if the answer still lacks some),
                 // write the answer where the command line reads it, and go on with the new text.
                 Err(StageFailure::NeedsInput { message, question }) if asked < 2 && !cancel.is_cancelled() => {
@@ -120,7 +83,7 @@ pub fn start(session: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> {
                 Some(_) => format!("{} cancelled", cmd.stage),
             },
         };
-        send(WorkDoneProgress::End(WorkDoneProgressEnd { message: Some(message.clone()) }));
+        progress.end(message.clone());
         s.log(MessageType::INFO, format!("xeforge: {message}"));
     });
     Ok(None)
@@ -135,10 +98,4 @@ pub fn cancel(session: &Session, p: WorkDoneProgressCancelParams) {
     if let Some(t) = lock(&session.jobs).get(&key) {
         t.cancel();
     }
-}
-
-fn uuid_like() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(1);
-    format!("{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
