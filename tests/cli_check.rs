@@ -432,3 +432,71 @@ fn output_order_is_path_then_position() {
     assert_eq!(seen, sorted);
     assert_eq!(seen.len(), 6);
 }
+
+// ---------------------------------------------------------------- helpers imported from other files
+
+/// `crossfile/`: a package whose kernels call `@triton.jit` helpers of other modules (README.md).
+fn crossfile() -> PathBuf {
+    fixtures().join("crossfile")
+}
+
+/// (file relative to `root`, line, code) → count, from the `# expect: XF...` comments of every
+/// `.py` file under `root` (or of `only`).
+fn expected_under(root: &Path, only: Option<&str>) -> std::collections::BTreeMap<(String, u64, String), usize> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            if p.extension().is_none_or(|x| x != "py") || only.is_some_and(|o| o != rel) {
+                continue;
+            }
+            for (i, line) in fs::read_to_string(&p).unwrap().lines().enumerate() {
+                let Some(at) = line.find("# expect:") else { continue };
+                for code in line[at + "# expect:".len()..].split(',').map(str::trim).filter(|c| !c.is_empty()) {
+                    *out.entry((rel.clone(), i as u64 + 1, code.to_string())).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn found(o: &Output) -> std::collections::BTreeMap<(String, u64, String), usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for d in json(o) {
+        let key =
+            (d["filename"].as_str().unwrap().to_string(), d["location"]["row"].as_u64().unwrap(), d["code"].as_str().unwrap().to_string());
+        *out.entry(key).or_insert(0) += 1;
+    }
+    out
+}
+
+#[test]
+fn tl_dot_is_seen_through_helpers_imported_from_other_files() {
+    let root = crossfile();
+    let o = check(&root, &["--format", "json"]);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    assert_eq!(found(&o), expected_under(&root, None));
+    // One file named alone still reads the helpers it imports.
+    let o = check(&root, &["gemm/kernels.py", "--format", "json"]);
+    assert_eq!(found(&o), expected_under(&root, Some("gemm/kernels.py")));
+}
+
+#[test]
+fn without_the_helpers_module_the_kernels_read_as_before() {
+    // The same kernels where `gemm.helpers` cannot be found: every 32-warp launch under
+    // grf_mode='256' is XF102 (the default sub-group), and XF502 is silent (no tl.dot known).
+    let t = tempfile::tempdir().unwrap();
+    for f in ["xeforge.toml", "gemm/__init__.py", "gemm/kernels.py"] {
+        write(t.path(), f, &fs::read_to_string(crossfile().join(f)).unwrap());
+    }
+    let d = json(&check(t.path(), &["--format", "json"]));
+    let lines: Vec<(u64, &str)> = d.iter().map(|d| (d["location"]["row"].as_u64().unwrap(), d["code"].as_str().unwrap())).collect();
+    assert_eq!(lines, [(62, "XF102"), (63, "XF102"), (65, "XF102"), (67, "XF102")]);
+}

@@ -14,6 +14,7 @@ pub mod lsp;
 pub mod model;
 pub mod net;
 pub mod output;
+pub mod package;
 pub mod report;
 pub mod syntax;
 pub mod text;

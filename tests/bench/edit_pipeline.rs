@@ -72,7 +72,7 @@ fn reuse_over_files(list: &str) {
     for path in std::fs::read_to_string(list).expect("readable file list").lines() {
         let Ok(mut text) = std::fs::read_to_string(path.trim()) else { continue };
         files += 1;
-        let (_, mut prev) = analysis::analyze_reusing(&text, &syntax::parse(&text), None, kb, &opts).unwrap();
+        let (_, mut prev) = analysis::analyze_reusing(&text, &syntax::parse(&text), None, None, kb, &opts).unwrap();
         for i in 0..8usize {
             let cut = text.len() * (i * 3 % 8 + 1) / 9;
             let Some(cut) = (cut..text.len()).find(|c| text.is_char_boundary(*c)) else { continue };
@@ -84,7 +84,7 @@ fn reuse_over_files(list: &str) {
                 _ => next = next.replacen("(", "", 1),
             }
             let tree = syntax::parse(&next);
-            let (a, r) = analysis::analyze_reusing(&next, &tree, prev.as_ref().map(|p| (p, text.as_str())), kb, &opts).unwrap();
+            let (a, r) = analysis::analyze_reusing(&next, &tree, prev.as_ref().map(|p| (p, text.as_str())), None, kb, &opts).unwrap();
             let fresh = analysis::analyze(&next, kb, &opts).unwrap();
             assert_eq!(a.model, fresh.model, "{path}: model after edit {i}");
             assert_eq!(a.diagnostics, fresh.diagnostics, "{path}: findings after edit {i}");
@@ -143,7 +143,7 @@ fn main() {
     for (kind, ch) in [("typing", "x"), ("breaking", "(")] {
         let mut text = base.clone();
         let mut tree: Tree = syntax::parse(&text);
-        let (_, mut reuse) = analysis::analyze_reusing(&text, &tree, None, kb, &opts).unwrap();
+        let (_, mut reuse) = analysis::analyze_reusing(&text, &tree, None, None, kb, &opts).unwrap();
         let (mut parse, mut build, mut publish, mut total) = (vec![], vec![], vec![], vec![]);
         let (mut diags, mut carried) = (0, 0);
         let (mut rules_fresh, mut rules_memo, mut model_fresh, mut model_reusing) = (vec![], vec![], vec![], vec![]);
@@ -153,7 +153,7 @@ fn main() {
             tree.edit(&e);
             let new_tree = syntax::parse_incremental(&next, &tree);
             let t1 = Instant::now();
-            let (a, r) = analysis::analyze_reusing(&next, &new_tree, reuse.as_ref().map(|r| (r, text.as_str())), kb, &opts).unwrap();
+            let (a, r) = analysis::analyze_reusing(&next, &new_tree, reuse.as_ref().map(|r| (r, text.as_str())), None, kb, &opts).unwrap();
             let t2 = Instant::now();
             let json = wire::publish_diagnostics(&uri, &a.diagnostics, &next, Encoding::Utf16, v as i32, true);
             let t3 = Instant::now();

@@ -8,6 +8,7 @@ use crate::fix;
 use crate::knowledge::{Knowledge, Severity};
 use crate::lint::Diagnostic;
 use crate::output::{self, Counts, FileResult, Format};
+use crate::package::{Disk, Modules};
 use crate::workspace::{self, io_reason};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -93,6 +94,8 @@ struct Checker {
     kbs: Mutex<HashMap<Option<PathBuf>, Result<Arc<Knowledge>, String>>>,
     /// Errors that would repeat for every file (a broken config, an unknown device): printed once.
     reported: Mutex<BTreeSet<String>>,
+    /// Models of the files checked or imported, each parsed once per run.
+    modules: Modules,
 }
 
 impl Checker {
@@ -115,7 +118,7 @@ impl Checker {
                 return Err(format!("unknown rule selector(s): {} (see `xeforge rules`)", unknown.join(", ")));
             }
         }
-        Ok(Checker { resolver: Arc::new(resolver), cli, kbs: Mutex::default(), reported: Mutex::default() })
+        Ok(Checker { resolver: Arc::new(resolver), cli, kbs: Mutex::default(), reported: Mutex::default(), modules: Modules::for_check() })
     }
 
     fn run(&self, args: &CheckArgs) -> u8 {
@@ -253,7 +256,8 @@ impl Checker {
             Err(e) => return self.once(e),
         };
         let opts = settings.lint_options(path);
-        let analyse = |t: &str| analysis::analyze(t, &kb, &opts);
+        let place = analysis::Place { path, files: &Disk, modules: &self.modules };
+        let analyse = |t: &str| analysis::analyze_at(t, place, &kb, &opts);
         let mut analysis = match analyse(&text) {
             Ok(a) => a,
             Err(e) => return self.once(e.to_string()),

@@ -156,7 +156,7 @@ async fn optimize_file(
             return (2, report);
         }
     };
-    let order = match stages_for(env, &original, args) {
+    let order = match stages_for(env, file, &original, args) {
         Ok(o) => o,
         Err(e) => {
             report.err(format!("xeforge optimize: {}{e}", if dir { format!("{name}: ") } else { String::new() }));
@@ -232,10 +232,11 @@ async fn optimize_file(
 
 /// The stages the analysis selects for `text` (a stage is selected by a finding of one of its rules,
 /// or of a rule whose fix is that stage), or `--stages`; in dependency order.
-fn stages_for(env: &Env, text: &str, args: &OptimizeArgs) -> Result<Vec<String>, String> {
+fn stages_for(env: &Env, file: &Path, text: &str, args: &OptimizeArgs) -> Result<Vec<String>, String> {
     let kb = &env.runner.kb;
     let opts = LintOptions { device: env.settings.device.clone(), toolchain: env.settings.toolchain.clone(), ..Default::default() };
-    let analysis = crate::analysis::analyze(text, kb, &opts).map_err(|e| e.to_string())?;
+    // Read as `check` reads it: `tl.dot` in helpers imported from other files of the package counts.
+    let analysis = crate::analysis::analyze_file(file, text, kb, &opts).map_err(|e| e.to_string())?;
     let mut selected: BTreeSet<String> = BTreeSet::new();
     for d in &analysis.diagnostics {
         for s in &kb.stages {

@@ -82,7 +82,7 @@ pub fn run(args: VerifyArgs) -> u8 {
         toolchain: args.toolchain.clone().unwrap_or(s.toolchain.clone()),
         ..Default::default()
     };
-    let analysis = match crate::analysis::analyze(&text, &kb, &opts) {
+    let analysis = match crate::analysis::analyze_file(&file, &text, &kb, &opts) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("xeforge verify: {e}");

@@ -318,7 +318,8 @@ impl StageRunner {
             allow_fusion: stage.allow_fusion,
         };
         let lint = LintOptions { device: target.device.id.clone(), toolchain: target.toolchain.id.clone(), ..Default::default() };
-        let findings = crate::analysis::analyze(&req.text, &self.kb, &lint)?.diagnostics;
+        // As `check` reads the file: `tl.dot` in helpers imported from the package's other files counts.
+        let findings = crate::analysis::analyze_file(&req.path, &req.text, &self.kb, &lint)?.diagnostics;
         let ctx = Ctx {
             req: &req,
             stage: &stage,

@@ -234,7 +234,7 @@ mod tests {
         let kb = Knowledge::embedded();
         let (mut carried, mut checked) = (0, 0);
         for (path, mut text, opts) in fixtures() {
-            let (_, mut prev) = analysis::analyze_reusing(&text, &crate::syntax::parse(&text), None, kb, &opts).unwrap();
+            let (_, mut prev) = analysis::analyze_reusing(&text, &crate::syntax::parse(&text), None, None, kb, &opts).unwrap();
             for i in 0..14 {
                 let cut = text.len() * (i * 5 % 14 + 1) / 15;
                 let Some(cut) = (cut..text.len()).find(|c| text.is_char_boundary(*c)) else { continue };
@@ -268,7 +268,7 @@ mod tests {
                     _ => next = next.replacen("(", "", usize::from(i == 5)),
                 }
                 let tree = crate::syntax::parse(&next);
-                let (a, r) = analysis::analyze_reusing(&next, &tree, prev.as_ref().map(|p| (p, text.as_str())), kb, &opts).unwrap();
+                let (a, r) = analysis::analyze_reusing(&next, &tree, prev.as_ref().map(|p| (p, text.as_str())), None, kb, &opts).unwrap();
                 let fresh = analysis::analyze(&next, kb, &opts).unwrap();
                 assert_eq!(a.diagnostics, fresh.diagnostics, "{} after edit {i} at {cut}", path.display());
                 carried += r.as_ref().map_or(0, |r| r.findings_reused());
@@ -298,6 +298,7 @@ mod tests {
             text,
             &crate::syntax::parse(text),
             prev.1.as_ref().map(|r| (r, prev.0.as_str())),
+            None,
             kb,
             &LintOptions::default(),
         )

@@ -165,7 +165,9 @@ pub fn hardcoded_program_count(ctx: &Ctx, out: &mut Vec<Diagnostic>) {
         if !k.is_persistent {
             continue;
         }
-        for (_, launch) in ctx.launches_of(ki) {
+        // A warmup's grid is a placeholder the call requires; the program count is the compiled
+        // kernel's launch, elsewhere (Intel's fused-softmax tutorial sizes it from the device).
+        for (_, launch) in ctx.launches_of(ki).filter(|(_, l)| !l.warmup) {
             let literal = launch.grid.as_ref().is_some_and(|g| !g.is_empty() && g.iter().all(|e| matches!(e, Expr::Const(Value::Int(_)))));
             if !launch.grid_uses_device_count && !literal {
                 continue;

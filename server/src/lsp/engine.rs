@@ -9,10 +9,11 @@ use tree_sitter::Tree;
 
 use super::convert;
 use super::encoding::Encoding;
-use crate::analysis::Reuse;
+use crate::analysis::{Place, Reuse};
 use crate::knowledge::Knowledge;
 use crate::lint::{Diagnostic, LintOptions};
 use crate::model::FileModel;
+use crate::package::Deps;
 
 /// One version of a document, analysed. Everything a handler needs, immutable and shareable.
 #[derive(Debug)]
@@ -45,6 +46,9 @@ pub struct Computed {
     pub options: LintOptions,
     /// Why there are no diagnostics when the analysis could not run (unknown device, ...).
     pub error: Option<String>,
+    /// The other files the analysis read through imports, with their stamps then: the result is
+    /// out of date once one of them changes.
+    pub deps: Deps,
 }
 
 pub struct Inputs<'a> {
@@ -59,6 +63,8 @@ pub struct Inputs<'a> {
     pub options: LintOptions,
     /// The previous result of this document, if any: its unchanged statements are reused.
     pub prev: Option<Arc<Computed>>,
+    /// The document's file and where the files it imports are read: helpers' `tl.dot` counts.
+    pub place: Option<Place<'a>>,
     pub compiled: super::compiled::Snapshot,
 }
 
@@ -66,10 +72,11 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
     let text = inp.rope.to_string();
     let held = inp.prev.as_deref().map(|p| (p.reuse.lock().unwrap_or_else(|e| e.into_inner()), p.text.as_str()));
     let prev = held.as_ref().and_then(|(reuse, text)| Some((reuse.as_ref()?, *text)));
-    let (model, reuse, statics, target, error) = match crate::analysis::analyze_reusing(&text, &inp.tree, prev, &inp.kb, &inp.options) {
-        Ok((a, reuse)) => (a.model, reuse, a.diagnostics, (a.device, a.toolchain), None),
-        Err(e) => (FileModel::default(), None, Vec::new(), Default::default(), Some(e.to_string())),
-    };
+    let (model, reuse, statics, target, deps, error) =
+        match crate::analysis::analyze_reusing(&text, &inp.tree, prev, inp.place, &inp.kb, &inp.options) {
+            Ok((a, reuse)) => (a.model, reuse, a.diagnostics, (a.device, a.toolchain), a.deps, None),
+            Err(e) => (FileModel::default(), None, Vec::new(), Default::default(), Vec::new(), Some(e.to_string())),
+        };
     drop(held);
     let diagnostics = super::compiled::apply(&inp.compiled, &model, &text, (&target.0, &target.1), &inp.options, statics);
     Computed {
@@ -90,6 +97,7 @@ pub fn compute(inp: Inputs<'_>) -> Computed {
         kb: inp.kb,
         options: inp.options,
         error,
+        deps,
     }
 }
 
@@ -128,6 +136,19 @@ impl Computed {
         })
     }
 
+    /// Names these diagnostics for pull clients (`previousResultId`): the version, the settings and
+    /// compiled-facts generations and, when imports were followed, the files read, which change
+    /// results too.
+    pub fn result_id(&self) -> String {
+        let id = format!("{}:{}:{}", self.version, self.config_gen, self.compiled.generation);
+        if self.deps.is_empty() {
+            return id;
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&self.deps, &mut h);
+        format!("{id}:{:x}", std::hash::Hasher::finish(&h))
+    }
+
     /// The `publishDiagnostics` notification body for this result.
     pub fn publish_json(&self) -> String {
         super::wire::publish_diagnostics(&self.uri, &self.diagnostics, &self.text, self.encoding, self.version, true)
@@ -136,7 +157,7 @@ impl Computed {
 
 /// `c` again from a fresh parse of its text, when its tree turns out not to be that parse; None
 /// when it is (or when `cancelled` stops the parse). The result reuses nothing from `c`.
-pub fn reverified(c: &Computed, cancelled: &dyn Fn() -> bool) -> Option<Computed> {
+pub fn reverified(c: &Computed, place: Option<Place<'_>>, cancelled: &dyn Fn() -> bool) -> Option<Computed> {
     // A slim result was confirmed before it let its tree go.
     let tree = c.tree()?;
     let fresh = super::documents::parse_rope(&c.rope, None, cancelled)?;
@@ -154,6 +175,7 @@ pub fn reverified(c: &Computed, cancelled: &dyn Fn() -> bool) -> Option<Computed
         kb: c.kb.clone(),
         options: c.options.clone(),
         prev: None,
+        place,
         compiled: c.compiled.clone(),
     }))
 }
@@ -174,6 +196,7 @@ mod tests {
             kb: Arc::new(Knowledge::embedded().clone()),
             options: LintOptions::default(),
             prev: None,
+            place: None,
             compiled: Default::default(),
         })
     }
@@ -184,11 +207,11 @@ mod tests {
         let text = std::fs::read_to_string(dir.join("XF104_xpu37_fix.py")).unwrap();
         // The right tree: nothing to redo.
         let right = computed(&text, crate::syntax::parse(&text));
-        assert!(reverified(&right, &|| false).is_none());
+        assert!(reverified(&right, None, &|| false).is_none());
         // A tree of the text with a syntax error in it stands in for a diverging incremental parse.
         let broken = text.replacen("def ", "def (", 1);
         let wrong = computed(&text, crate::syntax::parse(&broken));
-        let fixed = reverified(&wrong, &|| false).expect("the tree differs from a fresh parse");
+        let fixed = reverified(&wrong, None, &|| false).expect("the tree differs from a fresh parse");
         assert_eq!(fixed.version, 3);
         assert!(fixed.tree_trusted());
         let check = crate::analysis::analyze(&text, Knowledge::embedded(), &LintOptions::default()).unwrap();

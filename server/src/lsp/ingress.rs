@@ -47,6 +47,7 @@ fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
         closed: AtomicBool::new(false),
         result: tokio::sync::watch::channel(None).0,
         saved: std::sync::Mutex::new(None),
+        opening: super::session::next_opening(),
         compiled: Default::default(),
     });
     // Reopening without a close replaces the document; the old worker stops.
@@ -56,6 +57,10 @@ fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
     }
     worker::spawn(s.clone(), entry.clone());
     entry.wake.notify_one();
+    // Its text now stands for the file in other documents' imports.
+    if let Some(path) = &entry.path {
+        super::handlers::configuration::relint_dependents(s, path);
+    }
 }
 
 fn did_change(s: &Arc<Session>, p: DidChangeTextDocumentParams) {
@@ -87,6 +92,10 @@ fn did_close(s: &Arc<Session>, p: DidCloseTextDocumentParams) {
     if let Some(entry) = removed {
         entry.closed.store(true, Ordering::SeqCst);
         entry.wake.notify_one();
+        // The file on disk stands for it again in other documents' imports.
+        if let Some(path) = &entry.path {
+            super::handlers::configuration::relint_dependents(s, path);
+        }
     }
     // Kept stage results were for that buffer's text; the evidence records stay on disk.
     s.stage_results.forget_uri(&p.text_document.uri);

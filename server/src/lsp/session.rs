@@ -17,6 +17,7 @@ use super::engine::Computed;
 use super::stage::StageActionProvider;
 use crate::config::{ConfigResolver, EditorSettings, LintRun, Settings};
 use crate::knowledge::Knowledge;
+use crate::package::{Disk, Files, Modules, Stamp};
 
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -92,8 +93,16 @@ pub struct DocEntry {
     pub result: tokio::sync::watch::Sender<Option<Arc<Computed>>>,
     /// The result published last (push) — in onSave mode, the one filtered while the text is dirty.
     pub saved: Mutex<Option<Arc<Computed>>>,
+    /// Which opening of a document this is ([`next_opening`]), unique in the process.
+    pub opening: u64,
     /// What compiling this document's kernels on the harness said (`xeforge.verifyCompiled`).
     pub compiled: super::compiled::Store,
+}
+
+/// A number for a new opening of a document, never given before.
+pub fn next_opening() -> u64 {
+    static OPENINGS: AtomicU64 = AtomicU64::new(0);
+    OPENINGS.fetch_add(1, Ordering::SeqCst)
 }
 
 impl DocEntry {
@@ -125,6 +134,8 @@ pub struct Session {
     pub stage_results: super::stage::result::PendingResults,
     /// The latest evidence record of each (document, kernel), for the "Evidence report" lens.
     pub evidence: super::stage::report::Evidence,
+    /// Models of the files open documents import from (helpers' `tl.dot`), kept while unchanged.
+    pub modules: Modules,
 }
 
 impl Session {
@@ -147,6 +158,7 @@ impl Session {
             jobs: Mutex::new(HashMap::new()),
             stage_results: Default::default(),
             evidence: Default::default(),
+            modules: Modules::new(),
         })
     }
 
@@ -197,6 +209,26 @@ impl Session {
     }
     pub fn entries(&self) -> Vec<Arc<DocEntry>> {
         lock(&self.docs).values().cloned().collect()
+    }
+
+    /// The open document of the file at `path`, if any.
+    fn open_at(&self, path: &Path) -> Option<Arc<DocEntry>> {
+        lock(&self.docs).values().find(|e| e.path.as_deref() == Some(path)).cloned()
+    }
+
+    /// The file at `path` changed (edited, opened, closed, written on disk): the open documents
+    /// whose last analysis read it through an import are analysed again. Whether there were any.
+    pub fn wake_dependents(&self, path: &Path) -> bool {
+        let mut any = false;
+        for e in self.entries() {
+            let reads = e.current().is_some_and(|c| c.deps.iter().any(|(p, _)| p == path));
+            if reads && e.path.as_deref() != Some(path) {
+                e.force.store(true, Ordering::SeqCst);
+                e.wake.notify_one();
+                any = true;
+            }
+        }
+        any
     }
 
     /// The settings for a document: project file < initializationOptions < folder settings < overrides.
@@ -312,6 +344,38 @@ impl Session {
                 self.report_once(format!("xeforge: invalid editor settings ignored: {e}"));
                 Settings::default()
             }
+        }
+    }
+}
+
+/// Files as the editor has them: an open document's text wins over the file on disk.
+pub struct EditorFiles<'a>(pub &'a Session);
+
+impl EditorFiles<'_> {
+    fn open_stamp(entry: &DocEntry, version: i32) -> Stamp {
+        // Versions restart when a file is opened again: the opening tells the two texts apart.
+        Stamp::Open { id: entry.opening, version }
+    }
+}
+
+impl Files for EditorFiles<'_> {
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
+        match self.0.open_at(path) {
+            Some(e) => {
+                let version = lock(&e.doc).version();
+                Some(Self::open_stamp(&e, version))
+            }
+            None => Disk.stamp(path),
+        }
+    }
+
+    fn read(&self, path: &Path) -> Option<(Stamp, String)> {
+        match self.0.open_at(path) {
+            Some(e) => {
+                let doc = lock(&e.doc);
+                Some((Self::open_stamp(&e, doc.version()), doc.text()))
+            }
+            None => Disk.read(path),
         }
     }
 }

@@ -16,8 +16,10 @@ use tower_lsp::lsp_types::{MessageType, PublishDiagnosticsParams, notification::
 use super::convert;
 use super::documents::parse_snapshot;
 use super::engine::{self, Computed, Inputs};
-use super::session::{DocEntry, Session, lock};
+use super::session::{DocEntry, EditorFiles, Session, lock};
+use crate::analysis::Place;
 use crate::config::LintRun;
+use crate::package::deps_current;
 
 pub fn spawn(session: Arc<Session>, entry: Arc<DocEntry>) {
     if let Ok(h) = tokio::runtime::Handle::try_current() {
@@ -26,6 +28,7 @@ pub fn spawn(session: Arc<Session>, entry: Arc<DocEntry>) {
 }
 
 async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
+    let mut announced: Option<i32> = None;
     loop {
         entry.wake.notified().await;
         if entry.closed.load(Ordering::SeqCst) {
@@ -70,6 +73,15 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
             session.report_once(format!("xeforge: {err}"));
         }
         push_if_current(&session, &entry, &c);
+        // Documents that import this one read its text: each version is news to them once (a
+        // result redone for the same text is not, or two files importing each other would wake
+        // each other forever).
+        if announced != Some(c.version) {
+            announced = Some(c.version);
+            if let Some(path) = &entry.path {
+                super::handlers::configuration::relint_dependents(&session, path);
+            }
+        }
         // The result this one replaced is freed after the publish, off the latency path.
         if let Some(old) = replaced {
             tokio::task::spawn_blocking(move || drop(old));
@@ -159,9 +171,11 @@ fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> 
     let compiled = entry.compiled.snapshot();
     // The stored result: the answer when still valid, else the previous version to reuse from.
     let prev = entry.current();
+    let files = EditorFiles(session);
     if let Some(c) = &prev
         && c.version == snap.version
         && c.config_gen == config_gen
+        && deps_current(&files, &c.deps)
         && c.compiled.generation == compiled.generation
     {
         // A handler answers from what `xeforge check` would see.
@@ -184,7 +198,9 @@ fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> 
     let settings = session.settings_for(entry.path.as_deref());
     let kb = session.knowledge_for(&settings);
     let options = settings.lint_options(entry.path.as_deref().unwrap_or(Path::new("")));
+    let place = place(session, entry, &files);
     let c = Arc::new(engine::compute(Inputs {
+        place,
         prev,
         uri: &entry.uri,
         version: snap.version,
@@ -212,6 +228,11 @@ fn compute_replacing(session: &Session, entry: &DocEntry, cancellable: bool) -> 
     (Some(c), replaced)
 }
 
+/// Where the document's imports are read from: open documents first, then the disk.
+fn place<'a>(session: &'a Session, entry: &'a DocEntry, files: &'a EditorFiles<'a>) -> Option<Place<'a>> {
+    entry.path.as_deref().map(|path| Place { path, files, modules: &session.modules })
+}
+
 /// `c` once a fresh parse has confirmed its tree, or the result rebuilt from that parse (stored in
 /// `c`'s place, its tree installed in the document). `c` itself when cancelled.
 fn verified(session: &Session, entry: &DocEntry, c: Arc<Computed>, cancelled: &dyn Fn() -> bool) -> Arc<Computed> {
@@ -219,7 +240,8 @@ fn verified(session: &Session, entry: &DocEntry, c: Arc<Computed>, cancelled: &d
         return c;
     }
     let snap = lock(&entry.doc).snapshot();
-    let Some(fixed) = engine::reverified(&c, cancelled) else {
+    let files = EditorFiles(session);
+    let Some(fixed) = engine::reverified(&c, place(session, entry, &files), cancelled) else {
         if !cancelled() {
             c.mark_trusted();
         }

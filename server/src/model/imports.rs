@@ -1,11 +1,12 @@
 //! Import alias resolution: which local names mean `triton`, `triton.language`, libdevice, or a
-//! specific Triton object (`from triton import jit, autotune, Config, heuristics`).
+//! specific Triton object (`from triton import jit, autotune, Config, heuristics`); every other
+//! import is recorded as written (`Imports::modules`) for `package` to follow into other files.
 //!
 //! Imports anywhere in the file count (function-local `import triton.language as tl` is common,
 //! corpus edge case 7). Names bound by non-Triton imports are remembered so that the default
 //! spellings (`triton`, `tl`) are not assumed for them.
 
-use super::types::Imports;
+use super::types::{Imports, ModuleImport};
 use crate::syntax::flat::Node;
 use crate::syntax::flat::{named_children, node_text};
 use std::collections::HashSet;
@@ -68,6 +69,18 @@ fn bind(imports: &mut Imports, shadowed: &mut HashSet<String>, local: &str, path
     }
 }
 
+fn is_triton_path(path: &str) -> bool {
+    path == "triton" || path.starts_with("triton.")
+}
+
+/// Records a non-Triton import binding (the last binding of a name wins when resolved).
+fn bind_module(imports: &mut Imports, local: &str, level: usize, module: &str, name: Option<&str>) {
+    if level == 0 && is_triton_path(module) {
+        return;
+    }
+    imports.modules.push(ModuleImport { local: local.to_string(), level, module: module.to_string(), name: name.map(str::to_string) });
+}
+
 /// Adds what one `import ...` / `from ... import ...` statement binds.
 pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut HashSet<String>) {
     match stmt.kind() {
@@ -80,12 +93,15 @@ pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut Has
                         let path = dotted(text, name);
                         let head = path.split('.').next().unwrap_or("");
                         bind(imports, shadowed, head, head);
+                        bind_module(imports, head, 0, head, None);
                     }
                     "aliased_import" => {
                         let (Some(n), Some(alias)) = (name.field("name"), name.field("alias")) else {
                             continue;
                         };
-                        bind(imports, shadowed, node_text(text, alias), &dotted(text, n));
+                        let path = dotted(text, n);
+                        bind(imports, shadowed, node_text(text, alias), &path);
+                        bind_module(imports, node_text(text, alias), 0, &path, None);
                     }
                     _ => {}
                 }
@@ -95,6 +111,14 @@ pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut Has
             let Some(module) = stmt.field("module_name") else { return };
             let relative = module.kind() == "relative_import";
             let module_path = dotted(text, module);
+            // `..a.b` is a relative_import node: its dots, then the dotted name.
+            let (level, from) = if relative {
+                let dots = module_path.chars().take_while(|c| *c == '.').count();
+                let rest = named_children(module).find(|n| n.kind() == "dotted_name").map(|n| dotted(text, n)).unwrap_or_default();
+                (dots, rest)
+            } else {
+                (0, module_path.clone())
+            };
             let mut cursor = stmt.walk();
             for name in stmt.children_by_field_name("name", &mut cursor) {
                 let (object, local) = match name.kind() {
@@ -110,6 +134,7 @@ pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut Has
                     }
                     _ => continue,
                 };
+                bind_module(imports, &local, level, &from, Some(&object));
                 if relative {
                     shadowed.insert(local);
                 } else {

@@ -102,22 +102,44 @@ pub fn build<'t>(cx: &Cx<'t>, decorated: Node<'t>) -> Option<(Kernel, KernelSite
     Some((kernel, KernelSite { scope }))
 }
 
-/// The plain names called anywhere in `body` (`helper(...)`), each once, in order of first call.
+/// The names called anywhere in `body`, each once, in order of first call: plain names
+/// (`helper(...)`) and dotted names whose first part a non-Triton import binds (`h.helper(...)`).
 fn called_names(cx: &Cx<'_>, body: Node<'_>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
         if n.kind() == "call"
-            && let Some(f) = n.field("function").filter(|f| f.kind() == "identifier")
+            && let Some(f) = n.field("function")
+            && let Some(name) = callee_name(cx, f)
+            && !out.contains(&name)
         {
-            let name = cx.text_of(f);
-            if !out.iter().any(|x| x == name) {
-                out.push(name.to_string());
-            }
+            out.push(name);
         }
         stack.extend(named_children(n));
     }
     out
+}
+
+/// `f` as a plain or dotted name worth following: an identifier, or an attribute chain of
+/// identifiers rooted at a module import (`tl.load` and `x.to` are not).
+fn callee_name(cx: &Cx<'_>, f: Node<'_>) -> Option<String> {
+    if f.kind() == "identifier" {
+        return Some(cx.text_of(f).to_string());
+    }
+    let mut parts = Vec::new();
+    let mut cur = f;
+    while cur.kind() == "attribute" {
+        parts.push(cx.text_of(cur.field("attribute")?));
+        cur = cur.field("object")?;
+    }
+    if cur.kind() != "identifier" || parts.is_empty() {
+        return None;
+    }
+    let root = cx.text_of(cur);
+    cx.imports.module_binding(root)?;
+    parts.push(root);
+    parts.reverse();
+    Some(parts.join("."))
 }
 
 /// Dotted path of enclosing classes/functions, and the innermost enclosing scope node.

@@ -255,6 +255,7 @@ impl<'a, 't> Resolver<'a, 't> {
             positional_args: Vec::new(),
             via_fn: self.is_fn_of_kernel(target),
             via_tuner: self.is_tuned(target),
+            warmup,
         };
         let params = &self.kernels[kernel].params;
         let mut positional_known = true;

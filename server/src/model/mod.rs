@@ -49,6 +49,26 @@ pub fn build_text(text: &str) -> FileModel {
     build(text, &tree)
 }
 
+/// The model of a file that another file imports from: [`build_text`] when it may hold kernels,
+/// else its imports alone (an `__init__.py` that re-exports a helper names neither word).
+pub fn build_module(text: &str) -> FileModel {
+    if may_have_kernels(text) {
+        return build_text(text);
+    }
+    let mut model = FileModel::default();
+    if !text.contains("import") {
+        return model;
+    }
+    let tree = syntax::parse(text);
+    let flat = FlatTree::reusing(&tree, text, None);
+    let found = collect::collect(text, &flat);
+    let mut shadowed = HashSet::new();
+    for stmt in &found.imports {
+        imports::collect(text, *stmt, &mut model.imports, &mut shadowed);
+    }
+    model
+}
+
 /// Builds the model of `text` from its tree (which must have been parsed from `text`).
 pub fn build(text: &str, tree: &Tree) -> FileModel {
     build_reusing(text, tree, None).0

@@ -95,6 +95,7 @@ impl MapRanges for Launch {
             positional_args,
             via_fn: _,
             via_tuner: _,
+            warmup: _,
         } = self;
         f(range);
         f(target_range);

@@ -253,10 +253,12 @@ pub struct Kernel {
     pub is_persistent: bool,
     /// The decorator chain did not parse cleanly (ERROR nodes inside the kernel).
     pub has_syntax_errors: bool,
-    /// Plain names this kernel calls (`_attn_fwd_inner(...)`): the `@triton.jit` helpers among them
-    /// are inlined into it by the compiler.
+    /// Names this kernel calls (`_attn_fwd_inner(...)`): the `@triton.jit` helpers among them are
+    /// inlined into it by the compiler. Plain names, and dotted ones rooted at a name a non-Triton
+    /// import binds (`h.inner(...)` after `import pkg.helpers as h`), which may name another file's helper.
     pub calls: Vec<String>,
-    /// A `@triton.jit` helper it calls, directly or through others, uses `tl.dot` (set per build).
+    /// A `@triton.jit` helper it calls, directly or through others, uses `tl.dot`: set per build for
+    /// the helpers of the file, and by `package` for those imported from other files.
     pub dot_in_callees: bool,
 }
 
@@ -290,35 +292,31 @@ impl Kernel {
 /// plain name, the innermost definition not resolved: any kernel of that name) uses `tl.dot` itself.
 pub fn dot_in_callees(kernels: &[std::sync::Arc<Kernel>]) -> Vec<bool> {
     let own: Vec<bool> = kernels.iter().map(|k| k.ops.iter().any(|o| matches!(o.kind, TlOpKind::Dot { .. }))).collect();
+    (0..kernels.len()).map(|start| callees(kernels, start).into_iter().any(|c| own[c])).collect()
+}
+
+/// The kernels of the file that kernel `start` calls, directly or through others, by plain name
+/// (any kernel of that name; `start` itself only when the calls come back to it).
+pub fn callees(kernels: &[std::sync::Arc<Kernel>], start: usize) -> Vec<usize> {
     let mut by_name: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
     for (i, k) in kernels.iter().enumerate() {
         by_name.entry(k.name.as_str()).or_default().push(i);
     }
-    (0..kernels.len())
-        .map(|start| {
-            let mut seen = vec![false; kernels.len()];
-            seen[start] = true;
-            let mut stack: Vec<usize> = Vec::new();
-            let push = |k: usize, stack: &mut Vec<usize>, seen: &mut Vec<bool>| {
-                for name in &kernels[k].calls {
-                    for &c in by_name.get(name.as_str()).into_iter().flatten() {
-                        if !seen[c] {
-                            seen[c] = true;
-                            stack.push(c);
-                        }
-                    }
+    let mut seen = vec![false; kernels.len()];
+    let mut out = Vec::new();
+    let mut stack = vec![start];
+    while let Some(k) = stack.pop() {
+        for name in kernels.get(k).map(|k| k.calls.as_slice()).unwrap_or_default() {
+            for &c in by_name.get(name.as_str()).into_iter().flatten() {
+                if !seen[c] {
+                    seen[c] = true;
+                    out.push(c);
+                    stack.push(c);
                 }
-            };
-            push(start, &mut stack, &mut seen);
-            while let Some(c) = stack.pop() {
-                if own[c] {
-                    return true;
-                }
-                push(c, &mut stack, &mut seen);
             }
-            false
-        })
-        .collect()
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -348,6 +346,9 @@ pub struct Launch {
     /// Launched through a functional autotune's result (`fwd = triton.autotune(...)(k)`, then
     /// `fwd[grid](...)`); with a functional autotune, launching `k` itself skips the autotuner.
     pub via_tuner: bool,
+    /// `k.warmup(..., grid=...)`: compiled with these options, not run; the grid is a placeholder
+    /// the call requires, not a program count (the compiled kernel is launched elsewhere).
+    pub warmup: bool,
 }
 
 impl Launch {
@@ -382,6 +383,29 @@ pub struct Imports {
     pub names: Vec<(String, String)>,
     /// Local names bound to a libdevice module.
     pub libdevice: Vec<String>,
+    /// Names bound by every other import, in document order: what a kernel's call of another
+    /// file's `@triton.jit` helper goes through (`package` resolves them to files).
+    pub modules: Vec<ModuleImport>,
+}
+
+/// One name a non-Triton import binds: `import a.b` (local `a`, module `a`), `import a.b as h`
+/// (local `h`, module `a.b`), `from ..a import f as g` (local `g`, level 2, module `a`, name `f`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModuleImport {
+    pub local: String,
+    /// Leading dots of a relative import (0: absolute).
+    pub level: usize,
+    /// The dotted module path after the dots; empty for `from . import x`.
+    pub module: String,
+    /// The name imported from the module (`from m import name`); None for `import m`.
+    pub name: Option<String>,
+}
+
+impl Imports {
+    /// The import that binds `local` last in the file, if a non-Triton one does.
+    pub fn module_binding(&self, local: &str) -> Option<&ModuleImport> {
+        self.modules.iter().rev().find(|m| m.local == local)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]

@@ -72,9 +72,24 @@ pub fn relint_all(session: &Arc<Session>) {
         e.force.store(true, Ordering::SeqCst);
         e.wake.notify_one();
     }
+    refresh_client(session);
+}
+
+/// The file at `path` changed: re-lint the open documents that read it through an import, and
+/// tell pull-mode clients and hint/lens consumers to ask again when there are any.
+pub fn relint_dependents(session: &Arc<Session>, path: &std::path::Path) {
+    if session.wake_dependents(path) {
+        refresh_client(session);
+    }
+}
+
+/// Ask the client to pull diagnostics, inlay hints and code lenses again (where it supports that).
+fn refresh_client(session: &Arc<Session>) {
     let caps = session.caps();
     let Some(client) = session.client().cloned() else { return };
-    tokio::spawn(async move {
+    // Also called from text sync, which need not run inside the runtime.
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+    runtime.spawn(async move {
         if caps.pull_diagnostics && caps.diagnostic_refresh {
             let _ = client_request::<WorkspaceDiagnosticRefresh>(&client, (), CLIENT_TIMEOUT).await;
         }
@@ -87,13 +102,14 @@ pub fn relint_all(session: &Arc<Session>) {
     });
 }
 
-/// Watch the project files so edits to them re-lint (dynamic registration, when the client allows it).
+/// Watch the project files so edits to them re-lint, and Python files so a helper written on disk
+/// re-lints the open documents that import it (dynamic registration, when the client allows it).
 pub async fn register_watchers(session: &Arc<Session>) {
     if !session.caps().watched_files_dynamic {
         return;
     }
     let Some(client) = session.client() else { return };
-    let watchers = ["**/pyproject.toml", "**/xeforge.toml"]
+    let watchers = ["**/pyproject.toml", "**/xeforge.toml", "**/*.py"]
         .into_iter()
         .map(|g| FileSystemWatcher { glob_pattern: GlobPattern::String(g.into()), kind: Some(WatchKind::all()) })
         .collect();
@@ -110,9 +126,12 @@ pub async fn register_watchers(session: &Arc<Session>) {
 }
 
 pub fn watched_files_changed(session: &Arc<Session>, paths: impl Iterator<Item = tower_lsp::lsp_types::Url>) {
-    let relevant = paths
-        .filter_map(|u| uri_path(&u))
-        .any(|p| matches!(p.file_name().and_then(|n| n.to_str()), Some("pyproject.toml" | "xeforge.toml")));
+    let paths: Vec<PathBuf> = paths.filter_map(|u| uri_path(&u)).collect();
+    // A Python file written on disk may be a helper an open document imports.
+    for p in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "py")) {
+        relint_dependents(session, p);
+    }
+    let relevant = paths.iter().any(|p| matches!(p.file_name().and_then(|n| n.to_str()), Some("pyproject.toml" | "xeforge.toml")));
     if relevant {
         session.invalidate_project_config();
         relint_all(session);

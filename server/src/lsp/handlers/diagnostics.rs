@@ -28,7 +28,7 @@ pub async fn pull(session: &Arc<Session>, p: DocumentDiagnosticParams) -> Result
         let Some(c) = super::current(session, &uri).await else {
             return Err(Error::content_modified());
         };
-        (c.lsp().to_vec(), format!("{}:{}:{}", c.version, c.config_gen, c.compiled.generation))
+        (c.lsp().to_vec(), c.result_id())
     };
     if p.previous_result_id.as_deref() == Some(result_id.as_str()) {
         return Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
