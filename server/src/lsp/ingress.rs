@@ -25,6 +25,13 @@ impl Ingress for Arc<Session> {
             _ => {}
         }
     }
+
+    fn extra_capabilities(&self) -> serde_json::Map<String, Value> {
+        // LSP 3.18's inline completion (`lsp::inline`), which lsp-types 0.94 has no field for.
+        let mut m = serde_json::Map::new();
+        m.insert("inlineCompletionProvider".into(), Value::Bool(true));
+        m
+    }
 }
 
 fn with<P: DeserializeOwned>(s: &Arc<Session>, params: Option<&Value>, f: fn(&Arc<Session>, P)) {

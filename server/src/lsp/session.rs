@@ -125,6 +125,12 @@ pub struct Session {
     pub stage_results: super::stage::result::PendingResults,
     /// The latest evidence record of each (document, kernel), for the "Evidence report" lens.
     pub evidence: super::stage::report::Evidence,
+    /// The stage records on disk, for inline suggestions (`lsp::inline`).
+    pub records: super::inline::records::Records,
+    /// `workspace/diagnostic` advertised (initializationOptions `diagnostics.workspace`).
+    pub workspace_diagnostics: AtomicBool,
+    /// What `workspace/diagnostic` last computed for each file on disk.
+    pub workspace_reports: super::handlers::workspace_diagnostics::Reports,
 }
 
 impl Session {
@@ -147,6 +153,9 @@ impl Session {
             jobs: Mutex::new(HashMap::new()),
             stage_results: Default::default(),
             evidence: Default::default(),
+            records: Default::default(),
+            workspace_diagnostics: AtomicBool::new(false),
+            workspace_reports: Default::default(),
         })
     }
 
