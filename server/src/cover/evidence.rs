@@ -3,8 +3,8 @@
 
 use super::guard::Rejection;
 use crate::harness::{DeviceInfo, Evaluation, Verdict};
-use serde::{Deserialize, Serialize};
 use crate::text::TextRange;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -341,7 +341,8 @@ mod tests {
         out
     }
 
-    const BEFORE: &str = "import triton\n\n@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n    pass\n\n\ndef run(x):\n    k[(1,)](x, BLOCK=64)\n";
+    const BEFORE: &str =
+        "import triton\n\n@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n    pass\n\n\ndef run(x):\n    k[(1,)](x, BLOCK=64)\n";
     const AFTER: &str = "import triton\n\n@triton.autotune(configs=[\n    triton.Config({'BLOCK': 64}),\n], key=[])\n@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n    pass\n\n\ndef run(x):\n    k[(1,)](x)\n";
 
     #[test]

@@ -96,7 +96,10 @@ pub async fn command(s: &Arc<Session>, args: &[Value]) -> Result<Option<Value>> 
                 Ok(r) if r.applied => {}
                 Ok(r) => s.show(
                     MessageType::WARNING,
-                    format!("xeforge: the rest of the suggestion was not applied: {}", r.failure_reason.unwrap_or_else(|| "refused".into())),
+                    format!(
+                        "xeforge: the rest of the suggestion was not applied: {}",
+                        r.failure_reason.unwrap_or_else(|| "refused".into())
+                    ),
                 ),
                 Err(e) => s.log(MessageType::WARNING, format!("xeforge: the rest of the suggestion was not applied: {e}")),
             }

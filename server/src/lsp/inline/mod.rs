@@ -195,7 +195,12 @@ pub fn minimize(text: &str, edits: &[Edit]) -> Option<Vec<Edit>> {
         end_of_last = e.range.end;
         let diff = similar::TextDiff::from_lines(old, e.content.as_str());
         let offsets = |slices: &[&str]| -> Vec<usize> {
-            std::iter::once(0).chain(slices.iter().scan(0, |n, s| { *n += s.len(); Some(*n) })).collect()
+            std::iter::once(0)
+                .chain(slices.iter().scan(0, |n, s| {
+                    *n += s.len();
+                    Some(*n)
+                }))
+                .collect()
         };
         let (old_at, new_at) = (offsets(diff.old_slices()), offsets(diff.new_slices()));
         for op in diff.ops() {
@@ -243,7 +248,12 @@ fn item(c: &Computed, uri: &Url, at: usize, s: &Suggestion) -> Option<InlineComp
             arguments: Some(vec![serde_json::to_value(args).unwrap_or(Value::Null)]),
         }
     });
-    Some(InlineCompletionItem { insert_text: insert, filter_text: None, range: Some(range_to_lsp(&c.rope, item_range, c.encoding)), command })
+    Some(InlineCompletionItem {
+        insert_text: insert,
+        filter_text: None,
+        range: Some(range_to_lsp(&c.rope, item_range, c.encoding)),
+        command,
+    })
 }
 
 /// Cut minimal `edits` of `text` into the one-line item (range, text) and the rest, as edits of the
