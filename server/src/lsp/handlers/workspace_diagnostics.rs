@@ -150,7 +150,9 @@ fn analyse(s: &Session, path: &Path) -> Option<Vec<lsp::Diagnostic>> {
     let a = match crate::analysis::analyze(&text, &kb, &settings.lint_options(path)) {
         Ok(a) => a,
         Err(e) => {
-            s.report_once(format!("xeforge: {}: {e}", path.display()));
+            // Said once per cause (an unknown device in a folder's config), not once per file.
+            s.log(tower_lsp::lsp_types::MessageType::WARNING, format!("xeforge: {}: {e}", path.display()));
+            s.report_once(format!("xeforge: workspace diagnostics: {e}"));
             return None;
         }
     };
