@@ -92,10 +92,14 @@ fn two_folders_each_checked_for_their_own_device_and_files_outside_for_theirs() 
     let root = tempfile::tempdir().unwrap();
     let (a, b, out, bare) = (root.path().join("a"), root.path().join("b"), root.path().join("outside"), root.path().join("bare"));
     let text = fixture();
-    write(&a.join("pyproject.toml"), "[tool.xeforge]\ndevice = \"arc-pro-b70\"\ntoolchain = \"xpu-3.7\"\nexclude = [\"vendor\"]\n");
+    write(
+        &a.join("pyproject.toml"),
+        "[tool.xeforge]\ndevice = \"arc-pro-b70\"\ntoolchain = \"xpu-3.7\"\nexclude = [\"vendor\"]\nper-file-ignores = { \"tests/*\" = [\"XF101\"] }\n",
+    );
     write(&b.join("pyproject.toml"), "[tool.xeforge]\ndevice = \"max-1550\"\ntoolchain = \"xpu-3.7\"\n");
     write(&out.join("pyproject.toml"), "[tool.xeforge]\ndevice = \"h100\"\ntoolchain = \"xpu-3.7\"\n");
     write(&a.join("kern.py"), &text);
+    write(&a.join("tests/kern.py"), &text);
     write(&b.join("sub/kern.py"), &text);
     write(&out.join("kern.py"), &text);
     write(&bare.join("kern.py"), &text);
@@ -115,7 +119,9 @@ fn two_folders_each_checked_for_their_own_device_and_files_outside_for_theirs() 
     c.open(&uri(&bare.join("kern.py")), &text, 1);
     let report = pull(&mut c, &[]);
     let names: Vec<&String> = report.keys().collect();
-    assert_eq!(report.len(), 4, "{names:?}");
+    assert_eq!(report.len(), 5, "{names:?}");
+    let rt = &report[&uri(&a.join("tests/kern.py"))];
+    assert!(!findings(rt).is_empty() && findings(rt).iter().all(|f| f.0 != "XF101"), "per-file-ignores: {rt}");
     let (ra, rb) = (&report[&uri(&a.join("kern.py"))], &report[&uri(&b.join("sub/kern.py"))]);
     let (ro, rbare) = (&report[&uri(&out.join("kern.py"))], &report[&uri(&bare.join("kern.py"))]);
     assert!(xf501(ra).contains("Intel Arc Pro B70"), "{}", xf501(ra));
@@ -124,7 +130,13 @@ fn two_folders_each_checked_for_their_own_device_and_files_outside_for_theirs() 
     assert_eq!(ro["version"], 3, "an open document reports its version");
     assert!(ra["version"].is_null(), "a file on disk has none");
     // Each file has exactly what `xeforge check` finds in its place: its folder's config, or none.
-    for (path, r) in [(a.join("kern.py"), ra), (b.join("sub/kern.py"), rb), (out.join("kern.py"), ro), (bare.join("kern.py"), rbare)] {
+    for (path, r) in [
+        (a.join("kern.py"), ra),
+        (a.join("tests/kern.py"), rt),
+        (b.join("sub/kern.py"), rb),
+        (out.join("kern.py"), ro),
+        (bare.join("kern.py"), rbare),
+    ] {
         assert_eq!(findings(r), check(&path), "{}", path.display());
     }
 
