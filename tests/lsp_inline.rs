@@ -239,3 +239,45 @@ fn malformed_requests_and_commands_are_refused_without_harm() {
     assert!(c.is_running());
     assert_eq!(c.shutdown_and_exit(), Some(0));
 }
+
+#[test]
+fn an_answer_is_for_the_version_the_client_asked_about_or_none() {
+    // A large file, so an edit sent right after the request lands while it is being answered.
+    let base = fixture("rules/XF101_launch_and_config_fix.py");
+    let filler: String = (0..1500).map(|i| format!("def helper_{i}(x):\n    return x + {i}\n\n\n")).collect();
+    let text = format!("{filler}{base}").replace("BLOCK=256, num_warps=0)", "BLOCK=256, num_warps=6)");
+    let mut c = Client::spawn();
+    c.initialize(capabilities(&["utf-16"]), json!({"device": "arc-pro-b70", "toolchain": "xpu-3.7"}));
+    c.open(FIX_URI, &text, 1);
+    let _ = c.diagnostics_for_version(FIX_URI, 1);
+    let at = after(&text, "BLOCK=256, num_warps=");
+    let value_range = |v: &str| {
+        let end = json!({"line": at["line"], "character": at["character"].as_u64().unwrap() + v.len() as u64});
+        json!({"start": at, "end": end})
+    };
+    // num_warps=6 is fixed to 8, num_warps=12 to 16: an answer tells which version it was made for.
+    let (mut current, mut answered, mut refused) = (text.clone(), 0, 0);
+    for version in 2..42 {
+        let id = c.request_async(
+            "textDocument/inlineCompletion",
+            json!({"textDocument": {"uri": FIX_URI}, "position": at, "context": {"triggerKind": 2}}),
+        );
+        let asked_on = current.clone();
+        let (value, next) = if asked_on.contains("num_warps=6)") { ("6", "12") } else { ("12", "6") };
+        c.change(FIX_URI, version, json!([{"range": value_range(value), "text": next}]));
+        current = replaced(&current, &value_range(value), next);
+        let r = c.response(id);
+        if let Some(e) = r.get("error") {
+            assert_eq!(e["code"], -32801, "only ContentModified: {r}");
+            refused += 1;
+            continue;
+        }
+        answered += 1;
+        let want = if value == "6" { "num_warps=8)" } else { "num_warps=16)" };
+        let first = r["result"]["items"].get(0).cloned().unwrap_or(Value::Null);
+        let accepted = replaced(&asked_on, &first["range"], first["insertText"].as_str().unwrap_or("?"));
+        assert!(accepted.contains(want), "asked at num_warps={value}, answered {first}");
+    }
+    eprintln!("{answered} answered, {refused} refused as modified");
+    assert_eq!(c.shutdown_and_exit(), Some(0));
+}

@@ -31,6 +31,10 @@
 //! 11. **Capabilities lsp-types 0.94 lacks.** Its `ServerCapabilities` has no field for LSP 3.18's
 //!     `inlineCompletionProvider`; the `initialize` result gets the ingress's
 //!     [`Ingress::extra_capabilities`] merged into its `capabilities` on the way out.
+//! 12. **The version a request was sent for.** A request's future is first polled after later
+//!     notifications may have been applied, so a handler cannot tell which version the client had.
+//!     [`Ingress::stamp_request`] sees each request in `call`, in wire order, and may add that to its
+//!     params (`lsp::inline` answers only for it).
 
 use std::any::Any;
 use std::future::Future;
@@ -52,6 +56,10 @@ pub trait Ingress: Send + Sync + 'static {
     /// Server capabilities to add to the `initialize` result (item 11), read once it is answered.
     fn extra_capabilities(&self) -> serde_json::Map<String, Value> {
         serde_json::Map::new()
+    }
+    /// New params for a request as it arrives (item 12), or `None` to leave it as it is.
+    fn stamp_request(&self, _method: &str, _params: Option<&Value>) -> Option<Value> {
+        None
     }
 }
 
@@ -122,6 +130,20 @@ where
         } else if id.is_none() && method != "exit" {
             tracing::warn!("dropping {method}: the server is not initialized yet");
         }
+        let req = match (&id, self.initialized.load(Ordering::SeqCst)) {
+            (Some(_), true) => match self.ingress.stamp_request(&method, req.params()) {
+                Some(params) => {
+                    let (method, id, _) = req.into_parts();
+                    let b = Request::build(method).params(params);
+                    match id {
+                        Some(id) => b.id(id).finish(),
+                        None => b.finish(),
+                    }
+                }
+                None => req,
+            },
+            _ => req,
+        };
         let on_success = (method == "initialize").then(|| self.initialized.clone());
         let ingress = (method == "initialize").then(|| self.ingress.clone());
         CatchPanic { inner: Some(self.inner.call(req)), ready: None, id, method, on_success, ingress }

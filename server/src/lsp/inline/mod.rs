@@ -12,7 +12,8 @@
 //! adds a decorator and rewrites the launch) becomes the part on the cursor's line as the item, and
 //! the rest as the item's command, [`accept::ACCEPT_INLINE_COMMAND`], which the editor runs after
 //! inserting: it applies the rest only to the text the insertion leaves, identified by its hash.
-//! Every item is computed on one analysed version and is not offered once the document moved on.
+//! Every item is computed on the version the client had when it asked (stamped by the transport) and
+//! is not offered once the document moved on.
 
 pub mod accept;
 pub mod records;
@@ -36,6 +37,8 @@ use crate::text::TextRange;
 use accept::{ACCEPT_INLINE_COMMAND, AcceptArgs, RestEdit};
 
 pub const METHOD: &str = "textDocument/inlineCompletion";
+/// Where the transport puts the version the document had when the request arrived (its item 12).
+pub const VERSION_STAMP: &str = "$xeforgeVersion";
 
 /// `InlineCompletionParams` (LSP 3.18): a text document position and the trigger's context.
 #[derive(Debug, Clone, Deserialize)]
@@ -46,6 +49,9 @@ pub struct InlineCompletionParams {
     /// Read leniently: the proposed protocol numbered the trigger kinds from 0, the final spec from 1.
     #[serde(default)]
     pub context: Option<InlineCompletionContext>,
+    /// Set by the transport (a client's own value is replaced); `None` for a document not open.
+    #[serde(default, rename = "$xeforgeVersion")]
+    pub asked_at: Option<i32>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -88,6 +94,10 @@ pub async fn inline_completion(session: &Arc<Session>, p: InlineCompletionParams
     let uri = p.text_document.uri;
     let Some(entry) = session.entry(&uri) else { return Ok(InlineCompletionList::default()) };
     let Some(c) = super::handlers::current_for_typing(session, &uri).await else { return Ok(InlineCompletionList::default()) };
+    // Asked about a version that is gone already: what it would get is another version's.
+    if p.asked_at.is_some_and(|v| v != c.version) {
+        return Err(Error::content_modified());
+    }
     let s = session.clone();
     let path = entry.path.clone();
     let computed = c.clone();
@@ -99,8 +109,8 @@ pub async fn inline_completion(session: &Arc<Session>, p: InlineCompletionParams
             Vec::new()
         }
     };
-    // Never a suggestion computed for another version: the client would place it on text it was not
-    // made for. Content modified tells it to ask again.
+    // Never a suggestion for another version than the one asked about: the client would place it on
+    // text it was not made for. Content modified tells it to ask again.
     if entry.latest.load(Ordering::SeqCst) != c.version || entry.closed.load(Ordering::SeqCst) {
         return Err(Error::content_modified());
     }
