@@ -3,6 +3,7 @@
 //! kernel that `xeforge stage` verified (a scripted HTTP harness, no GPU), the verified result from its
 //! evidence record while the kernel's text is the one verified, gone once the kernel is edited. An
 //! accepted item's command (`xeforge.acceptInline`) completes the change only on the text the item left.
+//! An answer is always for the version the request was sent at, however quickly edits follow it.
 
 #[path = "common/lsp_client.rs"]
 mod lsp_client;
