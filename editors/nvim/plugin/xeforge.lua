@@ -16,6 +16,7 @@ vim.api.nvim_create_autocmd('LspAttach', {
     local client = vim.lsp.get_client_by_id(args.data.client_id)
     if client and client.name == 'xeforge' then
       require('xeforge.commands').attach(args.buf)
+      require('xeforge').attach_inline(client, args.buf)
     end
   end,
 })

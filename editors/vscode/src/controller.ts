@@ -253,6 +253,10 @@ export class Controller implements vscode.Disposable {
       },
     };
     const client = new LanguageClient(CLIENT_ID, 'XeForge', serverOptions, clientOptions);
+    // Inline suggestions (a finding's fix, a verified stage result as ghost text, accepted with Tab)
+    // are LSP 3.18 `textDocument/inlineCompletion`, among the proposed features of
+    // vscode-languageclient 9; the item's command (`xeforge.acceptInline`) is the server's.
+    client.registerProposedFeatures();
     client.onDidChangeState((e) => {
       if (this.client !== client) return;
       if (e.newState === State.Running) this.setState({ ...this.state, phase: 'running' });

@@ -8,6 +8,8 @@ export interface XeforgeSettings {
   device?: string;
   toolchain?: string;
   lint: { run: LintRun };
+  /** `workspace`: the server advertises `workspace/diagnostic` and the client pulls every Triton file. */
+  diagnostics: { workspace: boolean };
   llm: { url?: string; model?: string; apiKeyEnv?: string };
   harness: { python?: string; url?: string; tokenEnv?: string };
   trace: { server: 'off' | 'messages' | 'verbose' };
@@ -38,6 +40,7 @@ export function readSettings(get: SettingGetter): XeforgeSettings {
     device: text(get, 'device'),
     toolchain: text(get, 'toolchain'),
     lint: { run: oneOf(get('lint.run'), ['onType', 'onSave'] as const, 'onType') },
+    diagnostics: { workspace: get('diagnostics.workspace') === true },
     llm: compact({
       url: text(get, 'llm.url'),
       model: text(get, 'llm.model'),
@@ -48,5 +51,8 @@ export function readSettings(get: SettingGetter): XeforgeSettings {
   });
 }
 
-/** Settings whose change needs a new server process rather than a didChangeConfiguration. */
-export const RESTART_KEYS = ['xeforge.server.path'] as const;
+/**
+ * Settings whose change needs a new server process rather than a didChangeConfiguration: the
+ * binary, and workspace diagnostics, a capability the server states once, at `initialize`.
+ */
+export const RESTART_KEYS = ['xeforge.server.path', 'xeforge.diagnostics.workspace'] as const;

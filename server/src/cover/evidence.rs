@@ -3,7 +3,8 @@
 
 use super::guard::Rejection;
 use crate::harness::{DeviceInfo, Evaluation, Verdict};
-use serde::Serialize;
+use crate::text::TextRange;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -199,9 +200,192 @@ pub fn summary_line(stage: &str, e: Option<&Evaluation>, outcome: &str, rounds: 
     }
 }
 
+/// What the editor reads back from a record on disk (`lsp::inline`): the fields that say which kernel
+/// text a run started from and what it verified. Lenient, as older records lack newer fields.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct StoredRecord {
+    pub stage: String,
+    pub file: String,
+    pub kernel: String,
+    pub started_unix: u64,
+    pub kernel_sha256_before: String,
+    pub kernel_sha256_after: Option<String>,
+    pub outcome: String,
+    pub summary: String,
+    pub diff: Option<String>,
+}
+
+impl StoredRecord {
+    pub fn read(path: &Path) -> Option<StoredRecord> {
+        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    }
+}
+
+/// The hash a record keeps of a kernel's text (`kernel_sha256_before`/`_after`): the kernel's outline
+/// range, decorators included, as [`super::run`] hashes it.
+pub fn kernel_sha256(text: &str, kernel: &str) -> Option<String> {
+    let outline = super::outline::Outline::build(text);
+    let f = outline.kernel(kernel)?;
+    Some(sha256(super::outline::slice(text, f.range)))
+}
+
+/// One hunk of a [`unified_diff`]: the old lines (context and removed) and the new ones (context and
+/// added), with the old text's 1-based start line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Hunk {
+    old_line: usize,
+    old: String,
+    new: String,
+}
+
+fn parse_hunks(diff: &str) -> Option<Vec<Hunk>> {
+    let mut hunks: Vec<Hunk> = Vec::new();
+    // Which side the last line went to, for a `\ No newline at end of file` after it.
+    let mut last: Option<char> = None;
+    for line in diff.split_inclusive('\n') {
+        let body = line.strip_suffix('\n').unwrap_or(line);
+        if let Some(h) = body.strip_prefix("@@ -") {
+            let start = h.split([',', ' ']).next()?.parse::<usize>().ok()?;
+            hunks.push(Hunk { old_line: start, old: String::new(), new: String::new() });
+            last = None;
+            continue;
+        }
+        let Some(h) = hunks.last_mut() else {
+            // The `---`/`+++` header before the first hunk.
+            continue;
+        };
+        let (tag, rest) = body.split_at(body.chars().next().map_or(0, char::len_utf8));
+        match tag {
+            " " | "-" | "+" => {
+                let content = format!("{rest}\n");
+                if tag != "+" {
+                    h.old.push_str(&content);
+                }
+                if tag != "-" {
+                    h.new.push_str(&content);
+                }
+                last = tag.chars().next();
+            }
+            "\\" => match last? {
+                ' ' => {
+                    h.old.pop();
+                    h.new.pop();
+                }
+                '-' => {
+                    h.old.pop();
+                }
+                _ => {
+                    h.new.pop();
+                }
+            },
+            _ => return None,
+        }
+    }
+    Some(hunks)
+}
+
+/// The edits that make `text` what a record's `diff` made of the text it was computed for: each hunk's
+/// old lines found in `text` — where the hunk says (moved by the hunks before it) or, when the text
+/// was edited above, at their only place — replaced by its new lines. `None` when a hunk's old lines are
+/// not there or not unambiguously there: the verified change does not fit this text.
+pub fn apply_diff(text: &str, diff: &str) -> Option<Vec<crate::lint::Edit>> {
+    let hunks = parse_hunks(diff)?;
+    let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let mut edits: Vec<crate::lint::Edit> = Vec::new();
+    // Lines the text moved by against the record's text, as seen at the previous hunk.
+    let mut drift: isize = 0;
+    let mut end_of_last = 0;
+    for h in hunks {
+        if h.old.is_empty() {
+            // An insertion into an empty file: only that file.
+            if !text.is_empty() || !edits.is_empty() {
+                return None;
+            }
+            edits.push(crate::lint::Edit { range: TextRange::empty(0), content: h.new });
+            continue;
+        }
+        let expected = (h.old_line as isize - 1 + drift).max(0) as usize;
+        let at_line = |line: usize| line_starts.get(line).copied().filter(|&s| text[s..].starts_with(&h.old));
+        let start = match at_line(expected) {
+            Some(s) => s,
+            None => {
+                let mut found = text.match_indices(h.old.as_str()).map(|(i, _)| i).filter(|&i| i == 0 || text.as_bytes()[i - 1] == b'\n');
+                let first = found.next()?;
+                if found.next().is_some() {
+                    return None;
+                }
+                first
+            }
+        };
+        if start < end_of_last {
+            return None;
+        }
+        let line = line_starts.partition_point(|&s| s < start);
+        drift = line as isize - (h.old_line as isize - 1);
+        end_of_last = start + h.old.len();
+        edits.push(crate::lint::Edit { range: TextRange::new(start, end_of_last), content: h.new });
+    }
+    Some(edits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn apply(text: &str, edits: &[crate::lint::Edit]) -> String {
+        let mut out = text.to_string();
+        for e in edits.iter().rev() {
+            out.replace_range(e.range.start..e.range.end, &e.content);
+        }
+        out
+    }
+
+    const BEFORE: &str =
+        "import triton\n\n@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n    pass\n\n\ndef run(x):\n    k[(1,)](x, BLOCK=64)\n";
+    const AFTER: &str = "import triton\n\n@triton.autotune(configs=[\n    triton.Config({'BLOCK': 64}),\n], key=[])\n@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n    pass\n\n\ndef run(x):\n    k[(1,)](x)\n";
+
+    #[test]
+    fn a_records_diff_rebuilds_the_verified_text_from_the_text_it_was_computed_for() {
+        for (before, after) in [
+            (BEFORE, AFTER),
+            (AFTER, BEFORE),
+            // No newline at the end, on either side or both; CRLF lines.
+            (BEFORE.trim_end(), AFTER),
+            (BEFORE, AFTER.trim_end()),
+            (BEFORE.trim_end(), AFTER.trim_end()),
+            (&*BEFORE.replace('\n', "\r\n"), &*AFTER.replace('\n', "\r\n")),
+            ("", "x = 1\n"),
+        ] {
+            let diff = unified_diff("k.py", before, after);
+            let edits = apply_diff(before, &diff).unwrap_or_else(|| panic!("{diff}"));
+            assert_eq!(apply(before, &edits), after, "{diff}");
+        }
+    }
+
+    #[test]
+    fn the_diff_follows_edits_elsewhere_and_refuses_a_text_it_does_not_fit() {
+        let diff = unified_diff("k.py", BEFORE, AFTER);
+        // Lines added above the kernel and below the launch: the hunks are found where they moved.
+        let moved = format!("# a comment\n# another\n{BEFORE}\nprint('done')\n");
+        let edits = apply_diff(&moved, &diff).expect("the hunks are still there");
+        assert_eq!(apply(&moved, &edits), format!("# a comment\n# another\n{AFTER}\nprint('done')\n"));
+        // The launch the stage changed was edited: the verified change no longer fits.
+        assert_eq!(apply_diff(&BEFORE.replace("BLOCK=64", "BLOCK=128"), &diff), None);
+        // The hunk's lines twice, neither where the diff says: ambiguous, refused.
+        let twice = format!("\n\n\n\n\n\n\n\n\n\n\n\n{BEFORE}\n{BEFORE}");
+        assert_eq!(apply_diff(&twice, &diff), None);
+        assert_eq!(apply_diff(BEFORE, "@@ -1 +1 @@\n?what\n"), None, "not a diff line");
+    }
+
+    #[test]
+    fn kernel_hash_is_the_outline_range_of_the_named_kernel() {
+        let h = kernel_sha256(BEFORE, "k").expect("k is a kernel");
+        let start = BEFORE.find("@triton.jit").unwrap();
+        let end = BEFORE.find("\n\n\ndef run").unwrap();
+        assert_eq!(h, sha256(&BEFORE[start..end]));
+        assert_eq!(kernel_sha256(BEFORE, "run"), None, "not a kernel");
+    }
 
     #[test]
     fn timestamps_are_utc_calendar_dates() {

@@ -25,6 +25,25 @@ impl Ingress for Arc<Session> {
             _ => {}
         }
     }
+
+    fn stamp_request(&self, method: &str, params: Option<&Value>) -> Option<Value> {
+        if method != super::inline::METHOD {
+            return None;
+        }
+        // The version the client had when it asked: text sync before this request is applied, none after.
+        let uri: tower_lsp::lsp_types::Url = serde_json::from_value(params?.get("textDocument")?.get("uri")?.clone()).ok()?;
+        let version = self.entry(&uri)?.latest.load(Ordering::SeqCst);
+        let mut p = params?.clone();
+        p.as_object_mut()?.insert(super::inline::VERSION_STAMP.into(), Value::from(version));
+        Some(p)
+    }
+
+    fn extra_capabilities(&self) -> serde_json::Map<String, Value> {
+        // LSP 3.18's inline completion (`lsp::inline`), which lsp-types 0.94 has no field for.
+        let mut m = serde_json::Map::new();
+        m.insert("inlineCompletionProvider".into(), Value::Bool(true));
+        m
+    }
 }
 
 fn with<P: DeserializeOwned>(s: &Arc<Session>, params: Option<&Value>, f: fn(&Arc<Session>, P)) {

@@ -8,6 +8,8 @@
 //!   `stage_rebase` + `stage_result`: moving a finished result onto the edited document, or keeping it.
 //! - `compiled`: what compiling a document on the harness said (`xeforge.verifyCompiled`), kept per
 //!   kernel text and merged into every analysed version; `progress`: `$/progress` of long commands.
+//! - `inline`: LSP 3.18 inline suggestions (a finding's fix, a verified stage result) and the command
+//!   that completes one after the editor inserted it.
 
 pub mod compiled;
 pub mod convert;
@@ -18,6 +20,7 @@ pub mod engine;
 pub mod handlers;
 pub mod heap;
 mod ingress;
+pub mod inline;
 pub mod progress;
 pub mod server;
 pub mod session;
@@ -60,6 +63,7 @@ where
         .custom_method("xeforge/devices", Backend::devices)
         .custom_method("xeforge/debugDocument", Backend::debug_document)
         .custom_method("xeforge/stages", Backend::stages)
+        .custom_method(inline::METHOD, Backend::inline_completion)
         .custom_method("window/workDoneProgress/cancel", |b: &Backend, p| {
             stage::run::cancel(&b.session, p);
             std::future::ready(())

@@ -14,7 +14,11 @@ use tower_lsp::{Client, LanguageServer};
 
 use super::compiled::command::VERIFY_COMPILED_COMMAND;
 use super::encoding::Encoding;
-use super::handlers::{self, code_actions, code_lens, completion, configuration, diagnostics, hover, inlay_hints, signature_help};
+use super::handlers::{
+    self, code_actions, code_lens, completion, configuration, diagnostics, hover, inlay_hints, signature_help, workspace_diagnostics,
+};
+use super::inline::accept::ACCEPT_INLINE_COMMAND;
+use super::inline::{InlineCompletionList, InlineCompletionParams};
 use super::session::{Caps, Session, uri_path};
 use super::stage::RUN_STAGE_COMMAND;
 use super::stage::report::RENDER_REPORT_COMMAND;
@@ -56,6 +60,11 @@ impl Backend {
         Ok(handlers::stages::stages(&c, &p, &settings, provider.as_ref()))
     }
 
+    /// `textDocument/inlineCompletion` (LSP 3.18; see `lsp::inline`).
+    pub async fn inline_completion(&self, p: InlineCompletionParams) -> Result<InlineCompletionList> {
+        super::inline::inline_completion(&self.session, p).await
+    }
+
     /// `xeforge/debugDocument` (tests only; enabled by initializationOptions `{"debug": true}`): the
     /// server's text, version and the diagnostics it would publish for that version.
     pub async fn debug_document(&self, p: DebugDocumentParams) -> Result<DebugDocument> {
@@ -91,6 +100,15 @@ pub struct DebugDocument {
 struct InitExtras {
     debug: bool,
     lint: InitLint,
+    diagnostics: InitDiagnostics,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct InitDiagnostics {
+    /// Advertise `workspace/diagnostic`: the client then pulls every Triton file of the workspace
+    /// (VS Code's `xeforge.diagnostics.workspace`).
+    workspace: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -111,6 +129,7 @@ impl LanguageServer for Backend {
         if let Some(opts) = &params.initialization_options {
             let extras: InitExtras = serde_json::from_value(opts.clone()).unwrap_or_default();
             s.debug.store(extras.debug, Ordering::SeqCst);
+            s.workspace_diagnostics.store(extras.diagnostics.workspace, Ordering::SeqCst);
             let init = s.parse_editor_settings(opts);
             s.update_editor(|e| {
                 e.init = init;
@@ -127,7 +146,7 @@ impl LanguageServer for Backend {
         }
         *super::session::lock(&self.folders) = folders;
 
-        let mut commands = vec![SELECT_DEVICE_COMMAND.to_string()];
+        let mut commands = vec![SELECT_DEVICE_COMMAND.to_string(), ACCEPT_INLINE_COMMAND.to_string()];
         if s.stage_provider().is_some() {
             commands.push(RUN_STAGE_COMMAND.to_string());
             commands.push(APPLY_RESULT_COMMAND.to_string());
@@ -174,7 +193,7 @@ impl LanguageServer for Backend {
                 DiagnosticServerCapabilities::Options(DiagnosticOptions {
                     identifier: Some("xeforge".into()),
                     inter_file_dependencies: false,
-                    workspace_diagnostics: false,
+                    workspace_diagnostics: s.workspace_diagnostics.load(Ordering::SeqCst),
                     work_done_progress_options: WorkDoneProgressOptions::default(),
                 })
             }),
@@ -239,6 +258,10 @@ impl LanguageServer for Backend {
 
     async fn diagnostic(&self, p: DocumentDiagnosticParams) -> Result<DocumentDiagnosticReportResult> {
         diagnostics::pull(&self.session, p).await
+    }
+
+    async fn workspace_diagnostic(&self, p: WorkspaceDiagnosticParams) -> Result<WorkspaceDiagnosticReportResult> {
+        workspace_diagnostics::pull(&self.session, self.folders(), p).await
     }
 
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
@@ -308,6 +331,7 @@ impl LanguageServer for Backend {
             DISCARD_RESULT_COMMAND => super::stage::result::command_discard(&self.session, &p.arguments),
             RENDER_REPORT_COMMAND => super::stage::report::command_render(&p.arguments),
             VERIFY_COMPILED_COMMAND => super::compiled::command::start(&self.session, &p.arguments).await,
+            ACCEPT_INLINE_COMMAND => super::inline::accept::command(&self.session, &p.arguments).await,
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
     }

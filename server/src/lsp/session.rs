@@ -136,6 +136,12 @@ pub struct Session {
     pub evidence: super::stage::report::Evidence,
     /// Models of the files open documents import from (helpers' `tl.dot`), kept while unchanged.
     pub modules: Modules,
+    /// The stage records on disk, for inline suggestions (`lsp::inline`).
+    pub records: super::inline::records::Records,
+    /// `workspace/diagnostic` advertised (initializationOptions `diagnostics.workspace`).
+    pub workspace_diagnostics: AtomicBool,
+    /// What `workspace/diagnostic` last computed for each file on disk.
+    pub workspace_reports: super::handlers::workspace_diagnostics::Reports,
 }
 
 impl Session {
@@ -159,6 +165,9 @@ impl Session {
             stage_results: Default::default(),
             evidence: Default::default(),
             modules: Modules::new(),
+            records: Default::default(),
+            workspace_diagnostics: AtomicBool::new(false),
+            workspace_reports: Default::default(),
         })
     }
 

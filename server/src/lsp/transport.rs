@@ -28,6 +28,13 @@
 //! 10. **Before `initialize`.** The ordered ingress would apply text sync sent before the server was
 //!     initialized (and publish diagnostics for it); LSP says such notifications are dropped. The
 //!     ingress applies nothing until an `initialize` request has succeeded.
+//! 11. **Capabilities lsp-types 0.94 lacks.** Its `ServerCapabilities` has no field for LSP 3.18's
+//!     `inlineCompletionProvider`; the `initialize` result gets the ingress's
+//!     [`Ingress::extra_capabilities`] merged into its `capabilities` on the way out.
+//! 12. **The version a request was sent for.** A request's future is first polled after later
+//!     notifications may have been applied, so a handler cannot tell which version the client had.
+//!     [`Ingress::stamp_request`] sees each request in `call`, in wire order, and may add that to its
+//!     params (`lsp::inline` answers only for it).
 
 use std::any::Any;
 use std::future::Future;
@@ -46,6 +53,14 @@ use tower_lsp::{Client, ExitedError};
 /// What the ingress hands text-sync notifications to. Must be cheap: it runs on the read loop.
 pub trait Ingress: Send + Sync + 'static {
     fn notification(&self, method: &str, params: Option<&Value>);
+    /// Server capabilities to add to the `initialize` result (item 11), read once it is answered.
+    fn extra_capabilities(&self) -> serde_json::Map<String, Value> {
+        serde_json::Map::new()
+    }
+    /// New params for a request as it arrives (item 12), or `None` to leave it as it is.
+    fn stamp_request(&self, _method: &str, _params: Option<&Value>) -> Option<Value> {
+        None
+    }
 }
 
 pub struct OrderedIngress<S> {
@@ -97,7 +112,14 @@ where
         if let (Some(id), true) = (&id, method.starts_with("$/")) {
             // Item 9: no `$/` request is implemented; 0.20 would not answer at all.
             let err = Error { code: ErrorCode::MethodNotFound, message: format!("method not found: {method}").into(), data: None };
-            return CatchPanic { inner: None, ready: Some(Response::from_error(id.clone(), err)), id: None, method, on_success: None };
+            return CatchPanic {
+                inner: None,
+                ready: Some(Response::from_error(id.clone(), err)),
+                id: None,
+                method,
+                on_success: None,
+                ingress: None,
+            };
         }
         if id.is_none() && self.initialized.load(Ordering::SeqCst) {
             let ingress = &self.ingress;
@@ -108,8 +130,23 @@ where
         } else if id.is_none() && method != "exit" {
             tracing::warn!("dropping {method}: the server is not initialized yet");
         }
+        let req = match (&id, self.initialized.load(Ordering::SeqCst)) {
+            (Some(_), true) => match self.ingress.stamp_request(&method, req.params()) {
+                Some(params) => {
+                    let (method, id, _) = req.into_parts();
+                    let b = Request::build(method).params(params);
+                    match id {
+                        Some(id) => b.id(id).finish(),
+                        None => b.finish(),
+                    }
+                }
+                None => req,
+            },
+            _ => req,
+        };
         let on_success = (method == "initialize").then(|| self.initialized.clone());
-        CatchPanic { inner: Some(self.inner.call(req)), ready: None, id, method, on_success }
+        let ingress = (method == "initialize").then(|| self.ingress.clone());
+        CatchPanic { inner: Some(self.inner.call(req)), ready: None, id, method, on_success, ingress }
     }
 }
 
@@ -136,6 +173,8 @@ pub struct CatchPanic<F> {
     id: Option<Id>,
     method: String,
     on_success: Option<Arc<AtomicBool>>,
+    /// For `initialize`: whose extra capabilities to add to the result (item 11).
+    ingress: Option<Arc<dyn Ingress>>,
 }
 
 impl<F> Future for CatchPanic<F>
@@ -154,6 +193,10 @@ where
                 {
                     flag.store(true, Ordering::SeqCst);
                 }
+                let resp = match this.ingress.take() {
+                    Some(ingress) => with_capabilities(resp, ingress.extra_capabilities()),
+                    None => resp,
+                };
                 Poll::Ready(Ok(Some(resp)))
             }
             Ok(p) => p,
@@ -171,6 +214,21 @@ where
             }
         }
     }
+}
+
+/// The `initialize` response with `extra` merged into its `capabilities` (item 11).
+fn with_capabilities(resp: Response, extra: serde_json::Map<String, Value>) -> Response {
+    if extra.is_empty() {
+        return resp;
+    }
+    let (id, body) = resp.into_parts();
+    let body = body.map(|mut v| {
+        if let Some(caps) = v.get_mut("capabilities").and_then(Value::as_object_mut) {
+            caps.extend(extra);
+        }
+        v
+    });
+    Response::from_parts(id, body)
 }
 
 pub fn panic_message(p: &Box<dyn Any + Send>) -> String {

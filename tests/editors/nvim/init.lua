@@ -57,6 +57,52 @@ local function finish()
   vim.cmd('qall!')
 end
 
+-- 4b. Inline suggestion at the launch: XF101's fix (6 -> 8) as one item. With
+-- vim.lsp.inline_completion (Neovim 0.12+) through the plugin's accept key; without it (0.11) the
+-- plugin sets nothing up, and the server's item, asked for through Neovim's LSP client, is applied
+-- the way 0.12 applies one.
+local function inline_fix(client, buf, r, c)
+  local on_line = function()
+    return (vim.api.nvim_buf_get_lines(buf, r, r + 1, false)[1] or ''):find('num_warps=8', 1, true) ~= nil
+  end
+  local xeforge = require('xeforge')
+  if xeforge.has_inline() then
+    check(vim.lsp.inline_completion.is_enabled({ bufnr = buf }), 'inline completion enabled for the buffer')
+    vim.api.nvim_win_set_cursor(0, { r + 1, c })
+    vim.cmd('startinsert')
+    local ns = vim.api.nvim_create_namespace('nvim.lsp.inline_completion')
+    local shown = vim.wait(10000, function()
+      return #vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, {}) > 0
+    end, 50)
+    check(shown, 'the fix shows as ghost text at the launch')
+    vim.api.nvim_feedkeys(vim.keycode('<Tab>'), 'x', false)
+    vim.cmd('stopinsert')
+    check(vim.wait(5000, on_line, 50), 'one <Tab> accepts it: num_warps=8')
+    return
+  end
+  log(('     Neovim %s has no vim.lsp.inline_completion: the raw request instead'):format(tostring(vim.version())))
+  local map = vim.fn.maparg('<Tab>', 'i', false, true)
+  check(map.buffer ~= 1, 'the plugin maps no accept key without vim.lsp.inline_completion')
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    position = { line = r, character = c },
+    context = { triggerKind = 1 },
+  }
+  local res = client:request_sync('textDocument/inlineCompletion', params, 10000, buf)
+  local item = res and res.result and res.result.items and res.result.items[1]
+  if not check(item ~= nil, 'the server offers the fix at the launch', vim.inspect(res)) then
+    return
+  end
+  local range = item.range
+  check(
+    item.insertText == '8' and range.start.line == r and range['end'].line == r,
+    'the item is the quick fix on the launch line',
+    vim.inspect(item)
+  )
+  vim.api.nvim_buf_set_text(buf, r, range.start.character, r, range['end'].character, { item.insertText })
+  check(on_line(), 'applied as Neovim 0.12 applies an item: num_warps=8')
+end
+
 local function run()
   local buf = vim.api.nvim_get_current_buf()
 
@@ -129,6 +175,7 @@ local function run()
       'XF101 appears for num_warps=6',
       table.concat(codes(buf), ' ')
     )
+    inline_fix(client, buf, r, c)
     vim.api.nvim_buf_set_text(buf, r, c - 1, r, c, { '4' })
     check(
       vim.wait(10000, function()
@@ -270,6 +317,11 @@ local function run()
     'checkhealth reports torch and triton'
   )
   check(report:find('ERROR', 1, true) == nil, 'checkhealth has no error', report)
+  check(
+    report:find('xeforge: inline suggestions', 1, true) ~= nil,
+    'checkhealth says whether inline suggestions work',
+    report
+  )
   for line in vim.gsplit(report, '\n') do
     if line:match('^%s*- ') then
       log('     health' .. line)

@@ -199,10 +199,26 @@ local function check_harness(exe, version, cfg)
   end
 end
 
+local function check_inline()
+  health.start('xeforge: inline suggestions')
+  if (require('xeforge').options.inline or {}).enable == false then
+    health.info('off (inline.enable = false)')
+  elseif require('xeforge').has_inline() then
+    health.ok('vim.lsp.inline_completion is available: fixes and verified stage results show as ghost text')
+  else
+    health.info(
+      ('Neovim %s has no vim.lsp.inline_completion (0.12+): no ghost text; quick fixes and code lenses still work'):format(
+        tostring(vim.version())
+      )
+    )
+  end
+end
+
 function M.check()
   local cfg = config()
   local exe, version = check_binary(cfg)
   check_harness(exe, version, cfg)
+  check_inline()
 end
 
 return M

@@ -11,6 +11,7 @@ local M = {}
 ---@field llm? { url?: string, model?: string, apiKeyEnv?: string }
 ---@field harness? { python?: string, url?: string, tokenEnv?: string }
 ---@field enable? boolean        call vim.lsp.enable (default true)
+---@field inline? { enable?: boolean, accept?: string|false }  inline suggestions (Neovim 0.12+)
 
 --- Settings in the shape the server reads (camelCase, nested), without unset values.
 ---@param opts xeforge.Options
@@ -97,6 +98,40 @@ function M.setup(opts)
   if opts.enable ~= false then
     vim.lsp.enable('xeforge')
   end
+end
+
+--- Whether this Neovim has LSP inline completion (`vim.lsp.inline_completion`, Neovim 0.12+).
+---@return boolean
+function M.has_inline()
+  local ic = vim.lsp.inline_completion
+  return type(ic) == 'table' and type(ic.enable) == 'function' and type(ic.get) == 'function'
+end
+
+--- Inline suggestions for a buffer the server attached to: a finding's fix or a verified stage
+--- result, as ghost text at the config list or launch under the cursor, accepted with one key
+--- (`inline.accept`, default <Tab>; a plain <Tab> when nothing is shown). Where Neovim lacks
+--- `vim.lsp.inline_completion` nothing is set up (:checkhealth xeforge says so).
+---@param client vim.lsp.Client
+---@param bufnr integer
+---@return boolean enabled
+function M.attach_inline(client, bufnr)
+  local opts = M.options.inline or {}
+  if opts.enable == false or not M.has_inline() then
+    return false
+  end
+  if not client:supports_method('textDocument/inlineCompletion', bufnr) then
+    return false
+  end
+  vim.lsp.inline_completion.enable(true, { bufnr = bufnr, client_id = client.id })
+  local key = opts.accept == nil and '<Tab>' or opts.accept
+  if key then
+    vim.keymap.set('i', key, function()
+      if not vim.lsp.inline_completion.get({ bufnr = bufnr }) then
+        return key
+      end
+    end, { buffer = bufnr, expr = true, desc = 'xeforge: accept the inline suggestion' })
+  end
+  return true
 end
 
 --- Changes a setting at run time and tells the running servers (they re-lint open files).

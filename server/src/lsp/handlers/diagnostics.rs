@@ -9,7 +9,7 @@ use tower_lsp::lsp_types::{
     RelatedFullDocumentDiagnosticReport, RelatedUnchangedDocumentDiagnosticReport, UnchangedDocumentDiagnosticReport,
 };
 
-use super::super::session::Session;
+use super::super::session::{DocEntry, Session};
 use super::super::worker;
 use crate::config::LintRun;
 
@@ -19,24 +19,37 @@ pub async fn pull(session: &Arc<Session>, p: DocumentDiagnosticParams) -> Result
         // Not open (or already closed): nothing to report, and never an error the client shows.
         return Ok(full(None, Vec::new()));
     };
-    let (items, result_id) = if session.lint_run(entry.path.as_deref()) == LintRun::OnSave {
-        match worker::dirty_diagnostics(&entry) {
-            Some((d, v)) => (d, format!("save:{v}")),
-            None => (Vec::new(), "save:none".to_string()),
-        }
-    } else {
-        let Some(c) = super::current(session, &uri).await else {
-            return Err(Error::content_modified());
-        };
-        (c.lsp().to_vec(), c.result_id())
+    let Some(report) = document_report(session, &entry).await else {
+        return Err(Error::content_modified());
     };
-    if p.previous_result_id.as_deref() == Some(result_id.as_str()) {
+    if p.previous_result_id.as_deref() == Some(report.result_id.as_str()) {
         return Ok(DocumentDiagnosticReportResult::Report(DocumentDiagnosticReport::Unchanged(RelatedUnchangedDocumentDiagnosticReport {
             related_documents: None,
-            unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport { result_id },
+            unchanged_document_diagnostic_report: UnchangedDocumentDiagnosticReport { result_id: report.result_id },
         })));
     }
-    Ok(full(Some(result_id), items))
+    Ok(full(Some(report.result_id), report.items))
+}
+
+/// What an open document reports, to a document pull and in a workspace pull alike.
+pub struct Report {
+    pub items: Vec<tower_lsp::lsp_types::Diagnostic>,
+    pub result_id: String,
+    pub version: i32,
+}
+
+/// The current version's diagnostics (in onSave mode, the saved ones kept above the first unsaved
+/// edit); `None` when the document could not be analysed.
+pub async fn document_report(session: &Arc<Session>, entry: &Arc<DocEntry>) -> Option<Report> {
+    if session.lint_run(entry.path.as_deref()) == LintRun::OnSave {
+        let version = entry.latest.load(std::sync::atomic::Ordering::SeqCst);
+        return Some(match worker::dirty_diagnostics(entry) {
+            Some((items, v)) => Report { items, result_id: format!("save:{v}"), version: v },
+            None => Report { items: Vec::new(), result_id: "save:none".to_string(), version },
+        });
+    }
+    let c = super::current(session, &entry.uri).await?;
+    Some(Report { items: c.lsp().to_vec(), result_id: c.result_id(), version: c.version })
 }
 
 fn full(result_id: Option<String>, items: Vec<tower_lsp::lsp_types::Diagnostic>) -> DocumentDiagnosticReportResult {

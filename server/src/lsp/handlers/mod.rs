@@ -12,6 +12,7 @@ pub mod inlay_hints;
 pub mod signature_help;
 pub mod stages;
 mod target;
+pub mod workspace_diagnostics;
 
 use std::sync::Arc;
 

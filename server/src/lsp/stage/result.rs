@@ -302,7 +302,7 @@ fn refresh_lenses(s: &Arc<Session>) {
 }
 
 /// `line — evidence: file:///…/.xeforge/runs/….json` (editors turn the URI into a link).
-fn with_record(line: &str, record: Option<&PathBuf>) -> String {
+pub(crate) fn with_record(line: &str, record: Option<&PathBuf>) -> String {
     match record.and_then(|p| Url::from_file_path(std::path::absolute(p).unwrap_or_else(|_| p.clone())).ok()) {
         Some(u) => format!("{line} — evidence: {u}"),
         None => line.to_string(),
