@@ -1,7 +1,7 @@
 // Opens report pages in headless Chromium and checks what a reader would see: every plot rendered
 // (its SVG present, laid out with a size, with the expected number of marks) and nothing fetched
 // beyond the page itself. Usage: node browser.js PAGE.html EXPECT.json [SHOT.png]
-//   EXPECT.json: {"<css selector>": <count>, ...}; SHOT.png: a full-page screenshot is written there
+//   EXPECT.json: {"<css selector>": <count>, ...}; SHOT.png: a screenshot of the top of the page (the first 1400 px, what a README can show)
 'use strict';
 const fs = require('fs');
 const { chromium } = require('playwright-core');
@@ -40,7 +40,7 @@ function check(ok, what, detail) {
     const foreign = requests.filter((u) => u !== url);
     check(foreign.length === 0, 'nothing fetched beyond the page', foreign.join(', '));
     if (shot_path) {
-      await page.screenshot({ path: shot_path, fullPage: true });
+      await page.screenshot({ path: shot_path, fullPage: true, clip: { x: 0, y: 0, width: 1000, height: 1400 } });
       check(fs.statSync(shot_path).size > 10000, `screenshot written to ${shot_path}`);
     }
   } finally {

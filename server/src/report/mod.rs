@@ -104,7 +104,8 @@ fn index(runs: &[Run]) -> String {
                 format!("<a href=\"#run-{}\">{}</a>", i + 1, crate::cover::evidence::timestamp(r.started())),
                 html::escape(r.str("stage")),
                 html::escape(r.str("kernel")),
-                html::escape(r.str("file")),
+                // The file's name keeps the index narrow; its run's section below gives the path.
+                file_name(r.str("file")),
                 badge(r.str("outcome")),
                 speedup_text(t),
             ]
@@ -125,6 +126,11 @@ fn index(runs: &[Run]) -> String {
         out.push_str(&svg::config_bars(&timed));
     }
     out
+}
+
+fn file_name(path: &str) -> String {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    format!("<span title=\"{}\">{}</span>", html::escape(path), html::escape(name))
 }
 
 fn badge(outcome: &str) -> String {
@@ -256,13 +262,14 @@ fn timing(run: &Run) -> String {
         let _ = write!(out, "<p class=\"note\">No meaningful timing: {}. No speedup is claimed.</p>", html::escape(why));
         return out;
     }
+    // Older records do not name the timed variant: the sentence then stops at the pairs.
+    let variant = t["variant"].as_str().map(|v| format!(" on the variant <code>{}</code>", html::escape(v))).unwrap_or_default();
     let _ = write!(
         out,
-        "<p>original {} µs, candidate {} µs per call, {} interleaved pairs on the variant <code>{}</code>.</p>",
+        "<p>original {} µs, candidate {} µs per call, {} interleaved pairs{variant}.</p>",
         num(t.get("baseline_us")),
         num(t.get("candidate_us")),
         t["runs"],
-        html::escape(t["variant"].as_str().unwrap_or("?"))
     );
     let (base, cand) = (samples(t, "original"), samples(t, "candidate"));
     if base.is_empty() || cand.is_empty() {
@@ -350,4 +357,31 @@ fn rounds(r: &Value) -> String {
         })
         .collect();
     format!("<h2>Rounds</h2>{}", html::table(&["round", "generator", "candidate", "verdict", "speedup [95%]", "why"], &rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(record: Value) -> Run {
+        Run { path: PathBuf::from("r.json"), record }
+    }
+
+    #[test]
+    fn the_index_names_a_file_by_its_name_and_keeps_the_path_as_its_title() {
+        assert_eq!(file_name("/tmp/x/work/gemm.py"), "<span title=\"/tmp/x/work/gemm.py\">gemm.py</span>");
+        assert_eq!(file_name("gemm.py"), "<span title=\"gemm.py\">gemm.py</span>");
+    }
+
+    #[test]
+    fn a_record_that_does_not_name_the_timed_variant_gets_no_placeholder_for_it() {
+        let t = serde_json::json!({"meaningful": true, "baseline_us": 10.0, "candidate_us": 5.0, "runs": 100});
+        let old = timing(&run(serde_json::json!({"evaluation": {"timing": t}})));
+        assert!(old.contains("100 interleaved pairs.</p>"), "{old}");
+        assert!(!old.contains('?'), "{old}");
+        let mut named = t.clone();
+        named["variant"] = "bench-gpu[0]".into();
+        let new = timing(&run(serde_json::json!({"evaluation": {"timing": named}})));
+        assert!(new.contains("100 interleaved pairs on the variant <code>bench-gpu[0]</code>.</p>"), "{new}");
+    }
 }
