@@ -6,7 +6,8 @@
 //! file. Imports resolve to files as Python finds them: relative ones from the file's package,
 //! absolute ones from the directory above the file's top-level package or from the project root
 //! (the nearest directory with `pyproject.toml`, `setup.py`, `setup.cfg`, `xeforge.toml` or `.git`),
-//! following re-exports (`__init__.py` doing `from .inner import mac_loop`). An import that names
+//! following re-exports (`__init__.py` doing `from .inner import mac_loop` or `from .inner import *`;
+//! a star import binds public names only, as in Python). An import that names
 //! no file, or no `@triton.jit` function, adds nothing: the kernel is read as before.
 //!
 //! [`Modules`] keeps what each imported file exports, rebuilt only when the file changes ([`Stamp`]);
@@ -265,13 +266,20 @@ fn imported_calls(kernels: &[Arc<Kernel>], k: usize, imports: &Imports) -> Vec<S
     for c in through {
         for name in kernels.get(c).map(|c| c.calls.as_slice()).unwrap_or_default() {
             let root = name.split('.').next().unwrap_or_default();
-            let imported = !local.contains(name.as_str()) && imports.module_binding(root).is_some();
+            let bound = imports.module_binding(root).is_some() || (!name.contains('.') && starred(imports, root));
+            let imported = !local.contains(name.as_str()) && bound;
             if imported && !out.contains(name) {
                 out.push(name.clone());
             }
         }
     }
     out
+}
+
+/// Whether `name` may come from a `from m import *` of the file: it has one, and the name is public
+/// (a star import binds no `_name`; `__all__` could list one, but is not read: a miss, not a guess).
+fn starred(imports: &Imports, name: &str) -> bool {
+    !name.starts_with('_') && imports.star_imports().next().is_some()
 }
 
 /// A `@triton.jit` function: the file that defines it at module level, and its name.
@@ -334,8 +342,11 @@ impl Walk<'_> {
     /// The `@triton.jit` function a (dotted) name called in `file` denotes through `imports`.
     fn lookup(&mut self, file: &Path, imports: &Imports, dotted: &str, depth: usize) -> Option<Function> {
         let mut parts = dotted.split('.');
-        let imp = imports.module_binding(parts.next()?)?;
-        let mut named = self.bound(file, imp, depth)?;
+        let root = parts.next()?;
+        let mut named = match imports.module_binding(root) {
+            Some(imp) => self.bound(file, imp, depth)?,
+            None => self.through_stars(file, imports, root, depth)?,
+        };
         for part in parts {
             named = match named {
                 Named::Module(m) => self.member(&m, part, depth + 1)?,
@@ -346,6 +357,22 @@ impl Walk<'_> {
             Named::Function(f) => Some(f),
             Named::Module(_) => None,
         }
+    }
+
+    /// `name` as the star imports of `file` bind it, the last import that has it.
+    fn through_stars(&mut self, file: &Path, imports: &Imports, name: &str, depth: usize) -> Option<Named> {
+        if depth > MAX_REEXPORTS || !starred(imports, name) {
+            return None;
+        }
+        let stars: Vec<ModuleImport> = imports.star_imports().cloned().collect();
+        stars.iter().find_map(|imp| {
+            let module = self.module_path(file, imp.level, &imp.module)?;
+            // A star import binds a module's names, never its submodules not yet imported.
+            match self.member(&module, name, depth + 1)? {
+                Named::Function(f) => Some(Named::Function(f)),
+                Named::Module(_) => None,
+            }
+        })
     }
 
     /// What import `imp` of `file` binds.
@@ -376,6 +403,11 @@ impl Walk<'_> {
                 if let Some(imp) = m.imports.module_binding(name) {
                     let imp = imp.clone();
                     return self.bound(module, &imp, depth + 1);
+                }
+                // A re-export through `from .inner import *` (an `__init__.py`'s usual spelling).
+                let imports = m.imports.clone();
+                if let Some(found) = self.through_stars(module, &imports, name, depth + 1) {
+                    return Some(found);
                 }
             }
             module.parent().filter(|_| module.file_name().is_some_and(|n| n == "__init__.py")).map(Path::to_path_buf)
@@ -504,6 +536,8 @@ mod tests {
             ("pkg/mod_plain.py", "import pkg.helpers\n", "pkg.helpers.inner"),
             ("pkg/from_pkg.py", "from . import helpers\n", "helpers.inner"),
             ("pkg/from_abs_pkg.py", "from pkg import helpers\n", "helpers.inner"),
+            ("pkg/star.py", "from .helpers import *\n", "inner"),
+            ("pkg/sub/star_abs.py", "from pkg.helpers import *\nfrom os.path import *\n", "inner"),
         ];
         for (file, import, call) in cases {
             write(r, file, &format!("{HEAD}{import}\n\n{}", kernel(call)));
@@ -534,6 +568,23 @@ mod tests {
         write(r, "app/kern.py", &format!("{HEAD}from pkg import mac_loop\n\n{}", kernel("mac_loop")));
         write(r, "pyproject.toml", "");
         assert!(see(r, "app/kern.py").0, "through the project root, two re-exports and two helpers");
+    }
+
+    #[test]
+    fn star_imports_bind_public_names_and_re_export_them() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        // The package's `__init__` re-exports its implementation module with a star.
+        write(r, "ops/__init__.py", "from .impl import *\n");
+        write(r, "ops/impl.py", &format!("{HEAD}{}{}", helper("mac_loop", true), helper("_private_mac", true)));
+        write(r, "ops/kern.py", &format!("{HEAD}from ops import *\n\n{}", kernel("mac_loop")));
+        assert!(see(r, "ops/kern.py").0, "through `from ops import *` and the package's `from .impl import *`");
+        // A star import binds no `_name`: Python would not, so neither does the checker.
+        write(r, "ops/private.py", &format!("{HEAD}from .impl import *\n\n{}", kernel("_private_mac")));
+        assert!(!see(r, "ops/private.py").0);
+        // A name the file defines itself wins over the star import's.
+        write(r, "ops/own.py", &format!("{HEAD}from .impl import *\n\n{}{}", helper("mac_loop", false), kernel("mac_loop")));
+        assert!(!see(r, "ops/own.py").0);
     }
 
     #[test]

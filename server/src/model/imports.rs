@@ -6,7 +6,7 @@
 //! corpus edge case 7). Names bound by non-Triton imports are remembered so that the default
 //! spellings (`triton`, `tl`) are not assumed for them.
 
-use super::types::{Imports, ModuleImport};
+use super::types::{Imports, ModuleImport, STAR};
 use crate::syntax::flat::Node;
 use crate::syntax::flat::{named_children, node_text};
 use std::collections::HashSet;
@@ -119,6 +119,11 @@ pub fn collect(text: &str, stmt: Node, imports: &mut Imports, shadowed: &mut Has
             } else {
                 (0, module_path.clone())
             };
+            // `from m import *` binds every public name of m: recorded as one import that
+            // `package` looks names up in when nothing else binds them.
+            if named_children(stmt).any(|n| n.kind() == "wildcard_import") {
+                bind_module(imports, STAR, level, &from, Some(STAR));
+            }
             let mut cursor = stmt.walk();
             for name in stmt.children_by_field_name("name", &mut cursor) {
                 let (object, local) = match name.kind() {

@@ -388,6 +388,9 @@ pub struct Imports {
     pub modules: Vec<ModuleImport>,
 }
 
+/// The `local` and `name` of a `from m import *` ([`ModuleImport`]): no identifier is spelled so.
+pub const STAR: &str = "*";
+
 /// One name a non-Triton import binds: `import a.b` (local `a`, module `a`), `import a.b as h`
 /// (local `h`, module `a.b`), `from ..a import f as g` (local `g`, level 2, module `a`, name `f`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -401,10 +404,22 @@ pub struct ModuleImport {
     pub name: Option<String>,
 }
 
+impl ModuleImport {
+    /// `from m import *`: binds every public name of `m`, none by its own name.
+    pub fn is_star(&self) -> bool {
+        self.local == STAR
+    }
+}
+
 impl Imports {
     /// The import that binds `local` last in the file, if a non-Triton one does.
     pub fn module_binding(&self, local: &str) -> Option<&ModuleImport> {
         self.modules.iter().rev().find(|m| m.local == local)
+    }
+
+    /// The `from m import *` imports, the last first (a later one's names win).
+    pub fn star_imports(&self) -> impl Iterator<Item = &ModuleImport> {
+        self.modules.iter().rev().filter(|m| m.is_star())
     }
 }
 
