@@ -143,6 +143,33 @@ async fn a_slow_batch_holds_its_own_lane_only_and_answers_are_read_in_the_order_
     assert_eq!(one.new_text, two.new_text);
 }
 
+#[tokio::test]
+async fn a_batch_that_sends_the_sweep_back_cancels_those_sent_after_it_and_they_are_judged_again() {
+    let dir = workspace();
+    // The judge of the first batch dies on its third config: the sweep goes on after that one, and
+    // the second batch (sent at once, on the other lane) is cancelled and sent again from there.
+    let dies = [("FAKE_HARNESS_DIE", "{'BLOCK_SIZE': 512}, num_warps=4,")];
+    let (one, log1) = autotune_on_fake_with(dir.path(), "kernel.py", 1, &dies, 20).await;
+    let (two, log2) = autotune_on_fake_with(dir.path(), "kernel.py", 2, &dies, 20).await;
+    let sweeps = |log: &[serde_json::Value]| -> Vec<(serde_json::Value, usize)> {
+        log.iter()
+            .filter(|r| r["command"] == "sweep")
+            .map(|r| (r["id"].clone(), r["args"]["candidates"].as_array().map_or(0, Vec::len)))
+            .collect()
+    };
+    let sizes = |log: &[serde_json::Value]| sweeps(log).into_iter().map(|s| s.1).collect::<Vec<_>>();
+    assert_eq!(sizes(&log1), [8, 8, 8], "{log1:?}");
+    assert_eq!(sizes(&log2), [8, 8, 8, 8], "{log2:?}");
+    let second = sweeps(&log2)[1].0.clone();
+    assert!(log2.iter().any(|r| r["command"] == "cancel" && r["args"]["id"] == second), "the batch sent after was not cancelled: {log2:?}");
+    let blamed: Vec<_> = judged(&two).into_iter().filter(|j| j.2 == Some(Verdict::Crashed)).collect();
+    assert_eq!(blamed.len(), 1, "{blamed:?}");
+    assert!(blamed[0].1.starts_with("BLOCK_SIZE=512 w4"), "{blamed:?}");
+    // Every config judged once, in the rounds one lane gives them, and the same choice.
+    assert_eq!(judged(&one), judged(&two));
+    assert_eq!(one.new_text, two.new_text);
+}
+
 /// A kernel whose launch leaves open which tile its grid counts (both tiles lie along axis 0, and
 /// nothing in the kernel names M with either): two grid readings, BLOCK_M first.
 const OPEN_READING: &str = "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(a_ptr, c_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):\n    pid = tl.program_id(0)\n    pid_m = pid // 7\n    pid_n = pid % 7\n    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n    tl.store(c_ptr + offs_m[:, None] * 7 + offs_n[None, :], tl.load(a_ptr + offs_m[:, None]))\n\n\nclass Model(torch.nn.Module):\n    def forward(self, a, c):\n        P = a.numel()\n        k[(triton.cdiv(P, 32),)](a, c, P, P, BLOCK_M=32, BLOCK_N=32)\n        return c\n";

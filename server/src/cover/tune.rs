@@ -458,7 +458,11 @@ impl StageRunner {
                 if enough(screened, tried + pending, measured.len()) && elapsed + eval_s + final_s > budget_s {
                     // Out of time: nothing more is sent; the batches in flight are still read.
                     if flying.is_empty() {
-                        stopped = Some(format!("budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)", tried, sweep.len()));
+                        stopped = Some(format!(
+                            "budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)",
+                            tried,
+                            sweep.len()
+                        ));
                     }
                 } else {
                     let per_batch = if lanes > 1 { batch.min((sweep.len() - next).div_ceil(lanes)).max(1) } else { batch };
@@ -468,7 +472,12 @@ impl StageRunner {
                         let best = measured
                             .iter()
                             .map(|m| (m.1, m.2[0]))
-                            .chain(unread.iter().filter(|(_, e)| e.verdict.is_correct()).filter_map(|(_, e)| Some((e.speedup()?, e.speedup_interval()?[0]))))
+                            .chain(
+                                unread
+                                    .iter()
+                                    .filter(|(_, e)| e.verdict.is_correct())
+                                    .filter_map(|(_, e)| Some((e.speedup()?, e.speedup_interval()?[0]))),
+                            )
                             .max_by(|a, b| a.0.total_cmp(&b.0))
                             .map(|m| m.1);
                         let spilled_too: Vec<space::TuneConfig> =
