@@ -404,7 +404,11 @@ def test_a_cancel_without_the_token_cancels_nothing(remote, drop, authorization)
 
 
 def test_a_cancel_of_an_unknown_id_is_an_error(remote):
-    for path, body in (("/cancel", {"id": "nobody"}), ("/cancel", {"id": "c", "args": {"id": 7}}), ("/", {"command": "cancel", "args": {"id": "nobody"}})):
+    for path, body in (
+        ("/cancel", {"id": "nobody"}),
+        ("/cancel", {"id": "c", "args": {"id": 7}}),
+        ("/", {"command": "cancel", "args": {"id": "nobody"}}),
+    ):
         status, reply = remote.post(path, body)
         assert status == 200 and reply["verdict"] == "error" and reply["field"] == "id", (path, reply)
         assert reply["cancelled"] is False and "no request with id" in reply["error"], reply

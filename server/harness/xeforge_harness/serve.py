@@ -373,9 +373,7 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
                 return _duplicate(request.get("id")), False
             key, flag = entered
             try:
-                return handle(
-                    request, workers, paths_allowed=False, served=served, cancelled=lambda: flag.is_set() or self._client_gone()
-                )
+                return handle(request, workers, paths_allowed=False, served=served, cancelled=lambda: flag.is_set() or self._client_gone())
             finally:
                 flights.leave(key, flag)
 
