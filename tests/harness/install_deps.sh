@@ -17,7 +17,7 @@ torch_spec="${XEFORGE_TORCH_SPEC:-torch==2.15.0}"
 triton_spec="${XEFORGE_TRITON_SPEC:-triton==3.9.0}"
 # The Ray backend's tests (tests/harness/test_ray.py) start a local cluster (~240 MB, ~20 s from a
 # warm cache), and one connects to it through Ray Client (a `ray://` address): the `client` extra,
-# which adds grpcio only (a 6.5 MB wheel, 19 MB installed, 13 s from PyPI on a 2-core machine).
+# which adds grpcio only (a 7.4 MB wheel, 19 MB installed, 13 s from PyPI on a 2-core machine).
 # The dashboard and the libraries are not used.
 ray_spec="${XEFORGE_RAY_SPEC:-ray[client]==2.60.0}"
 py="$venv/bin/python"
