@@ -129,3 +129,142 @@ async fn a_remote_harness_verifies_files_only_the_client_has_and_refuses_strange
     let Harness::Http(http) = &h else { unreachable!() };
     let _ = http.call("shutdown", serde_json::json!({}), Duration::from_secs(30)).await;
 }
+
+// --- cancellation ---------------------------------------------------------------------------------
+
+/// A stand-in harness on loopback that records every request (its body and `Authorization`) and
+/// answers only `cancel`s: a job's request is held open, as a long job's would be.
+async fn recording_server() -> (String, tokio::sync::mpsc::UnboundedReceiver<(serde_json::Value, String)>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let (head, body) = loop {
+                    let n = sock.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&buf).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let head = text[..end].to_ascii_lowercase();
+                        let len: usize =
+                            head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+                        if buf.len() >= end + 4 + len {
+                            break (head, buf[end + 4..end + 4 + len].to_vec());
+                        }
+                    }
+                };
+                let auth = head.lines().find_map(|l| l.strip_prefix("authorization:")).unwrap_or("").trim().to_string();
+                let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                let is_cancel = v["command"] == "cancel";
+                let _ = tx.send((v.clone(), auth));
+                if is_cancel {
+                    let reply = serde_json::json!({"id": v["id"], "ok": true, "cancelled": true}).to_string();
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+                        reply.len()
+                    );
+                    let _ = sock.write_all(resp.as_bytes()).await;
+                } else {
+                    // Held until the client lets go.
+                    let _ = sock.read(&mut chunk).await;
+                }
+            });
+        }
+    });
+    (url, rx)
+}
+
+async fn next_request(rx: &mut tokio::sync::mpsc::UnboundedReceiver<(serde_json::Value, String)>) -> (serde_json::Value, String) {
+    tokio::time::timeout(Duration::from_secs(20), rx.recv()).await.expect("a request within 20 s").expect("the server runs")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_past_its_time_or_dropped_sends_cancel_for_its_own_id() {
+    let (url, mut rx) = recording_server().await;
+    let h = client(&url, "XEFORGE_TEST_REMOTE_CANCEL", Some(TOKEN));
+    let Harness::Http(http) = &h else { panic!("an HTTP harness") };
+    let args = serde_json::json!({"device": "cpu"});
+
+    // Past its time: the call says so, and the harness was told to stop that request, with the token.
+    let err = http.call("probe", args.clone(), Duration::from_millis(500)).await.unwrap_err();
+    assert!(matches!(err, HarnessError::Timeout { .. }), "{err}");
+    let (job, _) = next_request(&mut rx).await;
+    let (cancel, auth) = next_request(&mut rx).await;
+    assert_eq!(job["command"], "probe");
+    let id = job["id"].as_str().expect("a string id").to_string();
+    assert_eq!(cancel["command"], "cancel");
+    assert_eq!(cancel["args"]["id"], id.as_str(), "the cancel names the request that timed out");
+    assert_eq!(auth, format!("bearer {}", TOKEN.to_ascii_lowercase()), "authenticated like any request");
+    assert_ne!(cancel["id"], job["id"]);
+
+    // Dropped by its caller (a stage cancelled): the cancel is sent all the same.
+    let call = http.call("probe", args.clone(), Duration::from_secs(600));
+    let dropped = tokio::time::timeout(Duration::from_millis(500), call).await;
+    assert!(dropped.is_err());
+    let (job2, _) = next_request(&mut rx).await;
+    let (cancel2, _) = next_request(&mut rx).await;
+    assert_eq!((job2["command"].as_str(), cancel2["command"].as_str()), (Some("probe"), Some("cancel")));
+    assert_eq!(cancel2["args"]["id"], job2["id"]);
+
+    // Ids are this client's own: another client of the same harness never names the same request.
+    let other = client(&url, "XEFORGE_TEST_REMOTE_CANCEL2", Some(TOKEN));
+    let Harness::Http(other_http) = &other else { unreachable!() };
+    let _ = tokio::time::timeout(Duration::from_millis(300), other_http.call("probe", args, Duration::from_secs(600))).await;
+    let (job3, _) = next_request(&mut rx).await;
+    let prefix = |v: &serde_json::Value| v["id"].as_str().and_then(|s| s.rsplit_once('-')).map(|(p, _)| p.to_string());
+    assert_eq!(prefix(&job), prefix(&job2));
+    assert_ne!(prefix(&job), prefix(&job3), "{job} / {job3}");
+    let _ = next_request(&mut rx).await; // its cancel
+    assert!(tokio::time::timeout(Duration::from_millis(300), rx.recv()).await.is_err(), "a ping or anything else was sent");
+}
+
+/// The sleepy fixture with 1000 s in every forward call: only a cancel ends it within the test.
+fn long_case(dir: &Path) -> EvaluateArgs {
+    let text =
+        std::fs::read_to_string(repo().join("tests/harness/fixtures/add_sleepy.py")).unwrap().replace("SLEEP_S = 1.0", "SLEEP_S = 1000.0");
+    let cand = dir.join("long.py");
+    std::fs::write(&cand, text).unwrap();
+    let mut args = EvaluateArgs::new(dir.join("vector_add.py"), cand);
+    args.device = xeforge::harness::DeviceKind::Cpu;
+    args.timeout = 900;
+    args
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_request_frees_the_remote_harness_lane() {
+    let Some(python) = pyenv::harness() else {
+        eprintln!("skipped: no Python with torch and triton (set XEFORGE_PYTHON)");
+        return;
+    };
+    // One interpreter lane: a job still running would hold every other one back for 1000 s a call.
+    let server = Server::start(&python);
+    let h = client(&server.url, "XEFORGE_TEST_REMOTE_LANE", Some(TOKEN));
+    let Harness::Http(http) = &h else { unreachable!() };
+    let (dir, quick, _) = client_files("add_correct.py");
+    let long = serde_json::to_value(long_case(dir.path())).unwrap();
+    let before = served(&h).await;
+
+    // Past its time: cancelled by id while its connection is still open.
+    let err = http.call("evaluate", long.clone(), Duration::from_secs(8)).await.unwrap_err();
+    assert!(matches!(err, HarnessError::Timeout { .. }), "{err}");
+    let e = tokio::time::timeout(Duration::from_secs(240), h.evaluate(&quick)).await.expect("the lane was freed");
+    assert_eq!(e.unwrap().verdict, Verdict::Correct);
+    let after = served(&h).await;
+    assert_eq!(after["cancelled"].as_u64(), before["cancelled"].as_u64().map(|n| n + 1), "{after}");
+
+    // Dropped by its caller (a stage cancelled from the editor).
+    let dropped = tokio::time::timeout(Duration::from_secs(8), http.call("evaluate", long, Duration::from_secs(1200))).await;
+    assert!(dropped.is_err());
+    let e = tokio::time::timeout(Duration::from_secs(240), h.evaluate(&quick)).await.expect("the lane was freed");
+    assert_eq!(e.unwrap().verdict, Verdict::Correct);
+    let _ = http.call("shutdown", serde_json::json!({}), Duration::from_secs(30)).await;
+}

@@ -46,7 +46,18 @@ fn logged(log: &Path) -> Vec<serde_json::Value> {
 /// The autotune stage on the scripted harness with `pool` cuda lanes, on `file` of `dir`: its
 /// outcome and the harness's log.
 async fn autotune_on_fake(dir: &Path, file: &str, pool: usize, extra: &[(&str, &str)]) -> (StageOutcome, Vec<serde_json::Value>) {
-    let log = dir.join(format!("harness-{pool}.log"));
+    autotune_on_fake_with(dir, file, pool, extra, 8).await
+}
+
+/// [`autotune_on_fake`] with `max_configs` configs in the space (the start config among them).
+async fn autotune_on_fake_with(
+    dir: &Path,
+    file: &str,
+    pool: usize,
+    extra: &[(&str, &str)],
+    max_configs: usize,
+) -> (StageOutcome, Vec<serde_json::Value>) {
+    let log = dir.join(format!("harness-{pool}-{max_configs}.log"));
     let mut env = vec![
         ("FAKE_HARNESS_LOG".to_string(), log.display().to_string()),
         ("FAKE_HARNESS_SPEEDUP".into(), "1".into()),
@@ -66,7 +77,7 @@ async fn autotune_on_fake(dir: &Path, file: &str, pool: usize, extra: &[(&str, &
     let mut req = StageRequest::new("autotune", dir.join(file), text);
     req.workspace = dir.to_path_buf();
     req.device = DeviceKind::Cuda;
-    req.max_configs = 8;
+    req.max_configs = max_configs;
     req.budget_s = 600; // every config judged: the two runs judge the same ones
     let out = r.run(req, |_| {}, CancellationToken::new()).await.unwrap();
     r.harness.shutdown().await;
@@ -93,6 +104,70 @@ async fn autotune_with_two_lanes_sends_two_batches_at_once_and_chooses_what_one_
     assert_eq!((one.status, two.status), (OutcomeStatus::Accepted, OutcomeStatus::Accepted), "{}", one.summary);
     assert_eq!(one.new_text, two.new_text);
     assert_eq!(one.evaluation.and_then(|e| e.speedup()), two.evaluation.and_then(|e| e.speedup()));
+}
+
+#[tokio::test]
+async fn a_slow_batch_holds_its_own_lane_only_and_answers_are_read_in_the_order_sent() {
+    let dir = workspace();
+    let (one, log1) = autotune_on_fake_with(dir.path(), "kernel.py", 1, &[], 20).await;
+    // The first batch holds its lane until two other batches have ended (20 s at most): a sweep that
+    // waited for every batch of a wave before sending the next would never let it go.
+    let (two, log2) = autotune_on_fake_with(dir.path(), "kernel.py", 2, &[("FAKE_HARNESS_HOLD_FIRST", "2")], 20).await;
+    let sweeps = |log: &[serde_json::Value]| -> Vec<(serde_json::Value, usize)> {
+        log.iter()
+            .filter(|r| r["command"] == "sweep")
+            .map(|r| (r["id"].clone(), r["args"]["candidates"].as_array().map_or(0, Vec::len)))
+            .collect()
+    };
+    let sizes = |log: &[serde_json::Value]| sweeps(log).into_iter().map(|s| s.1).collect::<Vec<_>>();
+    assert_eq!(sizes(&log1), [8, 8, 3], "{log1:?}");
+    // Two lanes: two batches of 8 at once, then what is left split as lanes free up.
+    assert_eq!(sizes(&log2), [8, 8, 2, 1], "{log2:?}");
+    let s = sweeps(&log2);
+    let at = |what: &str, id: &serde_json::Value| {
+        log2.iter()
+            .position(|r| if what == "sent" { r["command"] == "sweep" && &r["id"] == id } else { &r["ended"] == id })
+            .unwrap_or_else(|| panic!("no {what} {id} in {log2:?}"))
+    };
+    let first_ends = at("ended", &s[0].0);
+    // While the first batch held its lane, the other lane judged its own batch, was sent the next one
+    // at once and judged that too.
+    assert!(at("ended", &s[1].0) < at("sent", &s[2].0), "{log2:?}");
+    assert!(at("sent", &s[2].0) < first_ends && at("ended", &s[2].0) < first_ends, "the next batch waited for the slow one: {log2:?}");
+    assert_eq!(log2.iter().find(|r| r.get("held").is_some()).map(|r| r["released"].clone()), Some(serde_json::json!(true)), "{log2:?}");
+    let busy = log2.iter().filter_map(|r| r["busy"].as_u64()).max();
+    assert_eq!(busy, Some(2), "never more jobs at once than lanes");
+    // Read in the order sent: the same rounds, configs, verdicts and figures as one lane, the same choice.
+    assert_eq!(judged(&one), judged(&two));
+    assert_eq!((one.status, two.status), (OutcomeStatus::Accepted, OutcomeStatus::Accepted), "{}", one.summary);
+    assert_eq!(one.new_text, two.new_text);
+}
+
+#[tokio::test]
+async fn a_batch_that_sends_the_sweep_back_cancels_those_sent_after_it_and_they_are_judged_again() {
+    let dir = workspace();
+    // The judge of the first batch dies on its third config: the sweep goes on after that one, and
+    // the second batch (sent at once, on the other lane) is cancelled and sent again from there.
+    let dies = [("FAKE_HARNESS_DIE", "{'BLOCK_SIZE': 512}, num_warps=4,")];
+    let (one, log1) = autotune_on_fake_with(dir.path(), "kernel.py", 1, &dies, 20).await;
+    let (two, log2) = autotune_on_fake_with(dir.path(), "kernel.py", 2, &dies, 20).await;
+    let sweeps = |log: &[serde_json::Value]| -> Vec<(serde_json::Value, usize)> {
+        log.iter()
+            .filter(|r| r["command"] == "sweep")
+            .map(|r| (r["id"].clone(), r["args"]["candidates"].as_array().map_or(0, Vec::len)))
+            .collect()
+    };
+    let sizes = |log: &[serde_json::Value]| sweeps(log).into_iter().map(|s| s.1).collect::<Vec<_>>();
+    assert_eq!(sizes(&log1), [8, 8, 8], "{log1:?}");
+    assert_eq!(sizes(&log2), [8, 8, 8, 8], "{log2:?}");
+    let second = sweeps(&log2)[1].0.clone();
+    assert!(log2.iter().any(|r| r["command"] == "cancel" && r["args"]["id"] == second), "the batch sent after was not cancelled: {log2:?}");
+    let blamed: Vec<_> = judged(&two).into_iter().filter(|j| j.2 == Some(Verdict::Crashed)).collect();
+    assert_eq!(blamed.len(), 1, "{blamed:?}");
+    assert!(blamed[0].1.starts_with("BLOCK_SIZE=512 w4"), "{blamed:?}");
+    // Every config judged once, in the rounds one lane gives them, and the same choice.
+    assert_eq!(judged(&one), judged(&two));
+    assert_eq!(one.new_text, two.new_text);
 }
 
 /// A kernel whose launch leaves open which tile its grid counts (both tiles lie along axis 0, and

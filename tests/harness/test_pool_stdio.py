@@ -104,10 +104,12 @@ def test_shutdown_answers_every_request_in_flight_first():
         session.close()
 
 
-def test_a_cancel_without_an_id_is_an_error_and_over_http_there_is_none(serve):
+def test_a_cancel_without_an_id_is_an_error_and_only_a_request_loop_answers_one(serve):
+    """`cancel` needs the requests in flight, which only the stdio session and the HTTP server know
+    (HTTP's `POST /cancel`: test_remote.py); `handle` alone refuses it."""
     from xeforge_harness import serve as serve_module
 
     refused = serve.send({"id": "c", "command": "cancel", "args": {}})
     assert refused["verdict"] == "error" and refused["field"] == "id", refused
-    over_http, _ = serve_module.handle({"id": 1, "command": "cancel", "args": {"id": 2}}, workers=None)
-    assert over_http["verdict"] == "error" and over_http["field"] == "command", over_http
+    alone, _ = serve_module.handle({"id": 1, "command": "cancel", "args": {"id": 2}}, workers=None)
+    assert alone["verdict"] == "error" and alone["field"] == "command", alone

@@ -10,7 +10,9 @@ interpreter as the device.
   the task; SIGKILL of a local serve: the zygote sees its parent gone); `ray.cancel` alone stops the
   job and the lane judges the next one.
 - Joining a cluster started apart (`ray start --head`, workers without the harness on their path):
-  the harness's code travels with the job.
+  the harness's code travels with the job; through its GCS address and through Ray Client
+  (`ray://HOST:PORT`, skipped without the `ray[client]` extra), and a `ray://` address without the
+  extra is refused naming the install.
 
 Ray's footprint stays small: 2 CPUs, no dashboard, an 80 MiB object store, its files in a temp
 directory under /tmp. Every CPU case of the matrix runs (the timed ones in the timed protocol on both
@@ -23,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -33,7 +36,7 @@ import threading
 import time
 
 import pytest
-from conftest import HERE, ON_GPU, ServeSession, evaluate_args, pool_job
+from conftest import HARNESS, HERE, ON_GPU, ServeSession, evaluate_args, pool_job
 
 try:
     import ray  # noqa: F401  (the backend imports it in the serve process; here: is it installed)
@@ -172,7 +175,10 @@ def test_joining_a_started_cluster_the_harness_code_travels(ray_tmp):
     PYTHONPATH), then `serve --ray HOST:PORT`: the lanes run the harness shipped with the job."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(RAY_TMPDIR=ray_tmp, RAY_AUTH_MODE="token")
+    # Token authentication (Ray 2.60's default for `ray start`) with a token of the test's own: the
+    # head and the driver share it, and nothing depends on a ~/.ray/auth_token being there.
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env.update(RAY_TMPDIR=ray_tmp, **auth)
     head = subprocess.Popen(
         [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
          "--num-cpus=1", "--include-dashboard=false", "--object-store-memory=80000000", "--disable-usage-stats", "--block"],
@@ -180,8 +186,8 @@ def test_joining_a_started_cluster_the_harness_code_travels(ray_tmp):
     )  # fmt: skip
     session = None
     try:
-        # Ray's rule: the driver uses the cluster's auth mode (and its token, ~/.ray/auth_token).
-        session = ServeSession("--ray", f"127.0.0.1:{port}", env={"RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "token"})
+        # Ray's rule: the driver uses the cluster's auth mode and its token.
+        session = ServeSession("--ray", f"127.0.0.1:{port}", env={"RAY_TMPDIR": ray_tmp, **auth})
         reply = session.request("evaluate", _args("legit_sm_online.py", "softmax"), timeout=400)
         assert reply.get("verdict") == "correct", f"{reply.get('verdict')}: {reply.get('message')}"
         assert (reply.get("pool") or {}).get("backend") == "ray", reply.get("pool")
@@ -195,6 +201,109 @@ def test_joining_a_started_cluster_the_harness_code_travels(ray_tmp):
             pass
         if _group_alive(head.pid):  # its own session: every process it left, and nothing else
             os.killpg(head.pid, signal.SIGKILL)
+
+
+# --- Ray Client (`ray://`) ---------------------------------------------------------------------------
+
+
+def test_a_ray_client_address_without_the_extra_says_which_to_install(monkeypatch):
+    """Without grpcio (the `ray[client]` extra), a `ray://` address is refused before anything is
+    tried, naming the install that fixes it; `auto` following such a RAY_ADDRESS too."""
+    import importlib.util
+
+    from xeforge_harness import raypool
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "grpc" else real(name, *a))
+    for address, env in (("ray://127.0.0.1:1", None), ("auto", "ray://127.0.0.1:1")):
+        if env:
+            monkeypatch.setenv("RAY_ADDRESS", env)
+        with pytest.raises(raypool.RayUnavailable) as caught:
+            raypool.RayWorkers(address)
+        message = str(caught.value)
+        assert 'pip install "ray[client]==' in message and "Ray Client" in message, message
+    assert not raypool.is_client_address("127.0.0.1:6379") and raypool.is_client_address("RAY://h:10001")
+
+
+def test_serve_with_a_ray_client_address_and_no_extra_answers_why(ray_tmp):
+    """`serve --ray ray://...` where grpcio is missing keeps answering, every job with the `error`
+    that names the extra (the Rust client shows it)."""
+    hide = tempfile.mkdtemp(prefix="xf-nogrpc-")
+    try:
+        # grpcio hidden from the serve process, whether or not this environment has it.
+        blocker = os.path.join(hide, "sitecustomize.py")
+        with open(blocker, "w") as f:
+            f.write(
+                "import importlib.util as _u\n_real = _u.find_spec\n"
+                "_u.find_spec = lambda name, *a, **k: None if name == 'grpc' else _real(name, *a, **k)\n"
+            )
+        path = os.pathsep.join([hide, str(HARNESS), os.environ.get("PYTHONPATH", "")])
+        session = ServeSession("--ray", "ray://127.0.0.1:1", env={"RAY_TMPDIR": ray_tmp, "PYTHONPATH": path})
+        try:
+            reply = session.request("evaluate", _args("legit_sm_online.py", "softmax"), timeout=120)
+            assert reply.get("verdict") == "error" and reply.get("field") == "ray", reply
+            assert 'pip install "ray[client]==' in reply["error"], reply["error"]
+        finally:
+            session.close()
+    finally:
+        shutil.rmtree(hide, ignore_errors=True)
+
+
+def _has_client_extra() -> bool:
+    return importlib.util.find_spec("grpc") is not None
+
+
+# tests/harness/install_deps.sh installs the extra: missing in CI is a failure, not a skip.
+@pytest.mark.skipif(
+    not _has_client_extra() and os.environ.get("CI") != "true",
+    reason='Ray Client needs the `ray[client]` extra (grpcio): pip install "ray[client]==2.60.0" (tests/harness/install_deps.sh)',
+)
+def test_a_ray_client_address_runs_jobs_on_the_heads_cluster(ray_tmp):
+    """`ray start --head` with a client server, its workers without the harness on their path, then
+    `serve --ray ray://HOST:PORT`: the jobs go through Ray Client and the harness travels with them."""
+    port, client_port = _free_port(), _free_port()
+    harness_path = str(HARNESS)
+    env = dict(os.environ)
+    # The head keeps whatever gives it grpcio (its client server needs it), not the harness.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.abspath(p) != harness_path)
+    # Token authentication, with a token of the test's own (not ~/.ray's): the head and the driver share it.
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env.update(RAY_TMPDIR=ray_tmp, **auth)
+    head = subprocess.Popen(
+        [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
+         f"--ray-client-server-port={client_port}", "--num-cpus=1", "--include-dashboard=false",
+         "--object-store-memory=80000000", "--disable-usage-stats", "--block"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+    )  # fmt: skip
+    session = None
+    try:
+        _wait_for_port(client_port, 120)
+        session = ServeSession("--ray", f"ray://127.0.0.1:{client_port}", env={"RAY_TMPDIR": ray_tmp, **auth})
+        reply = session.request("evaluate", _args("legit_sm_online.py", "softmax"), timeout=400)
+        assert reply.get("verdict") == "correct", f"{reply.get('verdict')}: {reply.get('message')}\n{''.join(session.stderr)[-3000:]}"
+        pool = reply.get("pool") or {}
+        assert pool.get("backend") == "ray" and pool.get("retried") == 0, pool
+        assert session.request("ping")["pool"]["backend"] == "ray"
+    finally:
+        if session is not None:
+            session.close()
+        head.terminate()
+        try:
+            head.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        if _group_alive(head.pid):
+            os.killpg(head.pid, signal.SIGKILL)
+
+
+def _wait_for_port(port: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise AssertionError(f"nothing listens on {port} after {seconds} s")
 
 
 def _group_alive(pgid: int) -> bool:

@@ -313,3 +313,125 @@ def test_on_loopback_without_a_token_one_is_made_and_still_required():
         server.token = made
     finally:
         server.close()
+
+
+# --- cancellation over HTTP ---------------------------------------------------------------------------
+
+
+def long_candidate(drop: Path, marker: str, sleep_s: float = 1000.0) -> dict:
+    """add_sleepy with `sleep_s` seconds in every forward call, leaving `drop/marker` when imported
+    (the job is on a lane by then). With 1000 s only a cancel ends it within the test."""
+    text = (FIXTURES / "add_sleepy.py").read_text().replace("SLEEP_S = 1.0", f"SLEEP_S = {sleep_s}")
+    assert f"SLEEP_S = {sleep_s}" in text
+    return {"name": f"{marker}.py", "content": text + f"\nopen({str(drop / marker)!r}, 'w').write('imported')\n"}
+
+
+def in_background(remote, path: str, body: dict) -> tuple[threading.Thread, list]:
+    """POST on a thread of its own; the list gets (status, reply, when it came)."""
+    out: list = []
+
+    def post():
+        status, reply = remote.post(path, body)
+        out.append((status, reply, time.monotonic()))
+
+    thread = threading.Thread(target=post, daemon=True)
+    thread.start()
+    return thread, out
+
+
+def wait_for(path: Path, seconds: float = 180) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never ran"
+        time.sleep(0.1)
+
+
+def test_a_cancel_stops_a_sleeping_candidate_and_frees_its_lane(remote, drop):
+    """Both lanes hold a candidate that sleeps 1000 s per call. `POST /cancel` of one answers at once,
+    its request is answered `cancelled` (never a verdict) within seconds, and a third request then
+    gets that lane: it could get none otherwise until the sleepers' own limit."""
+    before = served(remote)
+    runs = {}
+    for rid in ("long-a", "long-b"):
+        args = {**base_args(candidate=long_candidate(drop, rid)), "device": "cpu", "timeout": 600}
+        runs[rid] = in_background(remote, "/evaluate", {"id": rid, "args": args})
+    for rid in runs:
+        wait_for(drop / rid)
+    # An id still in flight names one request: a second request with it is refused, and runs nothing.
+    status, dup = remote.post("/evaluate", {"id": "long-a", "args": {**base_args(candidate=file_content(FIXTURES / "add_correct.py"))}})
+    assert status == 200 and dup["verdict"] == "error" and dup["field"] == "id", dup
+
+    asked = time.monotonic()
+    status, reply = remote.post("/cancel", {"id": "long-a"})
+    assert (status, reply) == (200, {"id": None, "ok": True, "cancelled": True}), reply
+    runs["long-a"][0].join(60)
+    [(status, cancelled, when)] = runs["long-a"][1]
+    assert status == 200 and cancelled["id"] == "long-a", cancelled
+    assert cancelled["verdict"] == "error" and cancelled.get("cancelled") is True, cancelled
+    assert "cancelled" in cancelled["message"], cancelled
+    assert when - asked < 10, f"the cancelled job ran on for {when - asked:.1f} s"
+
+    # The freed lane takes the next request while the other sleeper still holds its own.
+    quick = {**base_args(candidate=file_content(FIXTURES / "add_correct.py")), "device": "cpu"}
+    status, body = remote.post("/evaluate", {"id": "quick", "args": quick}, timeout=120)
+    assert status == 200 and body["verdict"] == "correct", body.get("message")
+    assert not runs["long-b"][1], "the other sleeper cannot have finished"
+
+    # The full request form (`POST /` with `command`) names a request as well.
+    status, reply = remote.post("/", {"id": "c2", "command": "cancel", "args": {"id": "long-b"}})
+    assert (status, reply) == (200, {"id": "c2", "ok": True, "cancelled": True}), reply
+    runs["long-b"][0].join(60)
+    assert runs["long-b"][1] and runs["long-b"][1][0][1].get("cancelled") is True, runs["long-b"][1]
+    after = served(remote)
+    assert after["cancelled"] == before["cancelled"] + 2
+    assert after["evaluate"] == before["evaluate"] + 3, "the refused duplicate started nothing"
+
+
+@pytest.mark.parametrize("authorization", [None, f"Bearer {TOKEN}x"], ids=["missing", "wrong"])
+def test_a_cancel_without_the_token_cancels_nothing(remote, drop, authorization):
+    before = served(remote)
+    args = {**base_args(candidate=long_candidate(drop, "kept", sleep_s=0.5)), "device": "cpu"}
+    thread, out = in_background(remote, "/evaluate", {"id": "kept", "args": args})
+    wait_for(drop / "kept")
+    headers = {"Authorization": authorization} if authorization is not None else {}
+    for path, body in (("/cancel", {"id": "kept"}), ("/", {"id": "c", "command": "cancel", "args": {"id": "kept"}})):
+        status, reply = remote.post(path, body, token=None, headers=headers)
+        assert status == 401 and "unauthorized" in reply["error"], (path, status, reply)
+    thread.join(300)
+    [(status, body, _)] = out
+    assert status == 200 and body["verdict"] == "correct" and "cancelled" not in body, body
+    assert served(remote)["cancelled"] == before["cancelled"]
+
+
+def test_a_cancel_of_an_unknown_id_is_an_error(remote):
+    for path, body in (
+        ("/cancel", {"id": "nobody"}),
+        ("/cancel", {"id": "c", "args": {"id": 7}}),
+        ("/", {"command": "cancel", "args": {"id": "nobody"}}),
+    ):
+        status, reply = remote.post(path, body)
+        assert status == 200 and reply["verdict"] == "error" and reply["field"] == "id", (path, reply)
+        assert reply["cancelled"] is False and "no request with id" in reply["error"], reply
+    status, reply = remote.post("/cancel", {})
+    assert status == 200 and reply["verdict"] == "error" and reply["field"] == "id" and "id of the request" in reply["error"], reply
+
+
+def test_a_client_that_disconnects_cancels_its_request(remote, drop):
+    """Nobody can read the reply of a request whose connection closed: its job is stopped and its lane
+    freed (here while the other lane sleeps), with or without an `id`."""
+    other_args = {**base_args(candidate=long_candidate(drop, "other")), "device": "cpu", "timeout": 600}
+    other = in_background(remote, "/evaluate", {"id": "other", "args": other_args})
+    wait_for(drop / "other")
+    url = urlparse(remote.base)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    body = json.dumps({**base_args(candidate=long_candidate(drop, "gone")), "device": "cpu", "timeout": 600}).encode()
+    conn.request("POST", "/evaluate", body=body, headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    wait_for(drop / "gone")
+    conn.close()
+    quick = {**base_args(candidate=file_content(FIXTURES / "add_correct.py")), "device": "cpu"}
+    status, reply = remote.post("/evaluate", quick, timeout=120)
+    assert status == 200 and reply["verdict"] == "correct", reply.get("message")
+    assert not other[1], "the other sleeper cannot have finished"
+    assert remote.post("/cancel", {"id": "other"})[1]["cancelled"] is True
+    other[0].join(60)
+    assert other[1] and other[1][0][1].get("cancelled") is True

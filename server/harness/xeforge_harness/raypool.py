@@ -21,6 +21,9 @@ the trusted and the candidate worker. Ray only carries the job to a lane and its
 - Cancellation: a job's task is cancelled with `ray.cancel`; the actor polls the flag and tells its
   zygote to stop the job (its processes killed). A `serve` that dies takes its actors with it (Ray
   ends the actors of a driver that exits), and a zygote whose parent is gone stops its job.
+- A `ray://` address (or `auto` with such a RAY_ADDRESS) goes through Ray Client: `ray.init` connects
+  to the head's client server and the same API runs there. It needs the `ray[client]` extra (grpcio);
+  without it the backend is unavailable with the `pip install` that fixes it.
 """
 
 from __future__ import annotations
@@ -160,21 +163,35 @@ class RayWorkers:
     def _connect(self) -> None:
         ray = self._ray
         kwargs: dict[str, Any] = {
-            "include_dashboard": False,
             "log_to_driver": False,
             "logging_level": "warning",
             # The harness's code travels to every node with the job (a node needs torch and triton).
             "runtime_env": {"py_modules": [os.path.dirname(os.path.abspath(__file__))]},
         }
         address = None if self.address in ("", "auto") else self.address
-        if address == "local" or (address is None and not _cluster_to_join()):
+        # `auto` follows RAY_ADDRESS, which may name a Ray Client address too.
+        client = is_client_address(address or os.environ.get("RAY_ADDRESS", ""))
+        if client:
+            # Ray Client: this process drives the cluster through its head's client server (`ray start
+            # --head` runs one on port 10001); the cluster is the head's, and its dashboard too.
+            missing = client_extra_missing()
+            if missing:
+                raise RayUnavailable(missing)
+        else:
+            kwargs["include_dashboard"] = False
+        if address == "local" or (address is None and not client and not _cluster_to_join()):
             # A private cluster for this process: as many CPUs as CPU lanes, nothing else.
             kwargs.update(num_cpus=self.cpu_workers, object_store_memory=_OBJECT_STORE_BYTES)
             address = "local"
         try:
             ray.init(address=address, **kwargs)
         except Exception as e:  # noqa: BLE001  (Ray raises many kinds; each is "no cluster")
-            hint = ' (a ray:// address needs `pip install "ray[client]"`)' if str(self.address).startswith("ray://") else ""
+            hint = (
+                " (Ray Client: the head must run a client server, `ray start --head --ray-client-server-port=10001`, and the"
+                " same Ray and Python versions as this side)"
+                if client
+                else ""
+            )
             raise RayUnavailable(f"cannot reach the Ray cluster {self.address!r}: {type(e).__name__}: {e}{hint}") from e
 
     # --- lanes ------------------------------------------------------------------------------------
@@ -382,6 +399,34 @@ def _with_pool(result: dict, lane: Lane, lost: list[dict]) -> dict:
             pool["lost"] = lost
         result["pool"] = pool
     return result
+
+
+def is_client_address(address: str | None) -> bool:
+    """A Ray Client address (`ray://host:10001`): reached through the head's client server."""
+    return bool(address) and str(address).strip().lower().startswith("ray://")
+
+
+def client_extra_missing() -> str | None:
+    """Why a `ray://` address cannot be used here, or None: Ray Client needs the `ray[client]` extra
+    (grpcio), which the plain `ray` package leaves out."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("grpc") is not None
+    except (ImportError, ValueError):
+        found = False
+    if found:
+        return None
+    try:
+        import ray
+
+        version = f"=={ray.__version__}"
+    except ImportError:
+        version = ""
+    return (
+        "a ray:// address connects through Ray Client, which needs the `ray[client]` extra (grpcio) in the "
+        f'harness\'s environment: pip install "ray[client]{version}"'
+    )
 
 
 def _cluster_to_join() -> bool:

@@ -18,6 +18,7 @@ import ipaddress
 import json
 import os
 import secrets
+import select
 import signal
 import socket
 import sys
@@ -40,11 +41,12 @@ _FINISH_S = 30.0  # at shutdown or EOF, how long cancelled jobs get to write the
 
 
 class Served:
-    """How many jobs each command started: `ping` reports it, so a test can see a refused request ran nothing."""
+    """How many jobs each command started, and how many requests a `cancel` stopped: `ping` reports it,
+    so a test can see a refused request ran (or cancelled) nothing."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.counts = {"evaluate": 0, "sweep": 0, "probe": 0}
+        self.counts = {"evaluate": 0, "sweep": 0, "probe": 0, "cancelled": 0}
 
     def started(self, command: str) -> None:
         with self._lock:
@@ -80,8 +82,8 @@ def handle(
     elif command == "ping":
         response = _ping(workers, served)
     elif command == "cancel":
-        # Requests in flight belong to one stdio session; over HTTP there is none to name.
-        response = P.error_result("`cancel` names a request of the same stdio session; over HTTP there is none", field="command")
+        # Answered by the server's request loop (`_Flights`), which knows the requests in flight.
+        response = P.error_result("`cancel` is answered by a server's request loop, which knows the requests in flight", field="command")
     elif command == "shutdown":
         response, stop = {"ok": True}, True
     else:
@@ -119,6 +121,59 @@ def _protocol_stdout():
     return out
 
 
+class _Flights:
+    """The requests in flight that a `cancel` can name, by `id`, each with its cancel flag: one stdio
+    session's, or every HTTP client's of one server (an HTTP client names its requests with ids of its
+    own making: the Rust client's are random)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._flags: dict[str, threading.Event] = {}  # json of a request's id → its cancel flag
+
+    def enter(self, rid: object) -> tuple[str | None, threading.Event] | None:
+        """A flag for a request about to run, registered under its id (not for a request without one);
+        None when a request with that id is still running: `cancel` must name one request."""
+        key = _key(rid)
+        flag = threading.Event()
+        with self._lock:
+            if key is not None:
+                if key in self._flags:
+                    return None
+                self._flags[key] = flag
+        return key, flag
+
+    def leave(self, key: str | None, flag: threading.Event) -> None:
+        with self._lock:
+            if key is not None and self._flags.get(key) is flag:
+                del self._flags[key]
+
+    def cancel(self, rid: object) -> bool:
+        """Set the flag of the request in flight with this id; whether there was one."""
+        with self._lock:
+            flag = self._flags.get(_key(rid) or "")
+        if flag is not None:
+            flag.set()
+        return flag is not None
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            flags = list(self._flags.values())
+        for flag in flags:
+            flag.set()
+
+
+def _duplicate(rid: object) -> dict:
+    return {"id": rid, **P.error_result(f"a request with id {_key(rid)} is still running", field="id")}
+
+
+def _cancel_target(request: dict) -> tuple[bool, object]:
+    """`cancel`'s `args.id`: (True, the id), or (False, the `error` reply when it names none)."""
+    args = request.get("args")
+    if not isinstance(args, dict) or "id" not in args:
+        return False, {"id": request.get("id"), **P.error_result("argument 'id': the id of the request to cancel", field="id")}
+    return True, args["id"]
+
+
 class _StdioSession:
     """The requests of one stdio client in flight: a thread each, a cancel flag each (by `id`), and
     one lock so that every reply is written as one whole line."""
@@ -128,7 +183,7 @@ class _StdioSession:
         self.out = out
         self._write = threading.Lock()
         self._lock = threading.Lock()
-        self._flags: dict[str, threading.Event] = {}  # json of a request's id → its cancel flag
+        self._flights = _Flights()
         self._threads: set[threading.Thread] = set()
 
     def reply(self, response: dict) -> None:
@@ -143,16 +198,12 @@ class _StdioSession:
     def start(self, request: dict) -> None:
         """Run one request on a thread of its own. An `id` already in flight is refused: `cancel`
         must name one request."""
-        rid = request.get("id")
-        key = _key(rid)
-        flag = threading.Event()
+        entered = self._flights.enter(request.get("id"))
+        if entered is None:
+            self.reply(_duplicate(request.get("id")))
+            return
         with self._lock:
-            if key is not None and key in self._flags:
-                self.reply({"id": rid, **P.error_result(f"a request with id {key} is still running", field="id")})
-                return
-            if key is not None:
-                self._flags[key] = flag
-            thread = threading.Thread(target=self._run, args=(request, key, flag), daemon=True)
+            thread = threading.Thread(target=self._run, args=(request, *entered), daemon=True)
             self._threads.add(thread)
         thread.start()
 
@@ -162,31 +213,25 @@ class _StdioSession:
         except Exception as e:  # noqa: BLE001  (a harness bug answers its request, and the session goes on)
             response = {"id": request.get("id"), **P.error_result(f"the harness failed: {type(e).__name__}: {e}")}
         finally:
+            self._flights.leave(key, flag)
             with self._lock:
-                if key is not None and self._flags.get(key) is flag:
-                    del self._flags[key]
                 self._threads.discard(threading.current_thread())
         self.reply(response)
 
     def cancel(self, request: dict) -> dict:
         """`cancel`: stop the request in flight whose `id` is `args.id` (its own reply says
         `cancelled`); answered at once, `cancelled` false when no such request is running."""
-        args = request.get("args")
-        if not isinstance(args, dict) or "id" not in args:
-            return {"id": request.get("id"), **P.error_result("argument 'id': the id of the request to cancel", field="id")}
-        with self._lock:
-            flag = self._flags.get(_key(args["id"]) or "")
-        if flag is not None:
-            flag.set()
-        return {"id": request.get("id"), "ok": True, "cancelled": flag is not None}
+        named, target = _cancel_target(request)
+        if not named:
+            assert isinstance(target, dict)
+            return target
+        return {"id": request.get("id"), "ok": True, "cancelled": self._flights.cancel(target)}
 
     def finish(self) -> None:
         """Cancel every request in flight and give them a while to answer (shutdown, or the client gone)."""
+        self._flights.cancel_all()
         with self._lock:
-            flags = list(self._flags.values())
             threads = list(self._threads)
-        for flag in flags:
-            flag.set()
         deadline = time.monotonic() + _FINISH_S
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -288,6 +333,7 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
         print(f"xeforge_harness: {TOKEN_ENV} is not set: made a token for this run (in the `listening` line on stdout)", file=sys.stderr)
     auth = _Token(token)
     served = Served()
+    flights = _Flights()  # every client's requests that a `POST /cancel` can name
 
     class Handler(BaseHTTPRequestHandler):
         server_version = f"xeforge-harness/{__version__}"
@@ -295,13 +341,58 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
 
         def _reply(self, status: int, body: dict, headers: tuple[tuple[str, str], ...] = ()) -> None:
             data = (P.dumps(body) + "\n").encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers:
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                self.close_connection = True  # the client is gone (it cancelled, or closed its connection)
+
+        def _client_gone(self) -> bool:
+            """Whether the client closed its connection while its request runs: nobody will read the
+            reply, so the job is cancelled. A client waiting for its reply sends nothing meanwhile, so a
+            readable socket with nothing to read is a closed one."""
+            try:
+                ready, _, _ = select.select([self.connection], [], [], 0)
+                return bool(ready) and self.connection.recv(1, socket.MSG_PEEK) == b""
+            except (OSError, ValueError):
+                return True
+
+        def _run(self, request: object) -> tuple[dict, bool]:
+            """One request: a job's is registered under its `id` (if it has one) for `POST /cancel`,
+            and cancelled too when its client disconnects."""
+            command = request.get("command") if isinstance(request, dict) else None
+            if not isinstance(request, dict) or command not in ("evaluate", "sweep", "probe"):
+                return handle(request, workers, paths_allowed=False, served=served)
+            entered = flights.enter(request.get("id"))
+            if entered is None:
+                return _duplicate(request.get("id")), False
+            key, flag = entered
+            try:
+                return handle(request, workers, paths_allowed=False, served=served, cancelled=lambda: flag.is_set() or self._client_gone())
+            finally:
+                flights.leave(key, flag)
+
+        def _cancel(self, request: dict) -> dict:
+            """`POST /cancel`: stop another request in flight by its `id`, whichever client sent it.
+            An id that names none is an `error` (`field: id`): over HTTP there is no session whose
+            requests a client could be told apart from another's."""
+            named, target = _cancel_target(request)
+            if not named:
+                assert isinstance(target, dict)
+                return target
+            if flights.cancel(target):
+                served.started("cancelled")
+                return {"id": request.get("id"), "ok": True, "cancelled": True}
+            message = (
+                f"no request with id {_key(target)} is in flight on this harness: it finished, was never sent, "
+                "was sent without an `id`, or went to another harness"
+            )
+            return {"id": request.get("id"), **P.error_result(message, field="id"), "cancelled": False}
 
         def _refuse(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
             """Answer without reading the body, then discard what the client still sends (bounded), so
@@ -373,9 +464,13 @@ def serve_http(workers: Backend, address: str, token: str | None, max_body: int 
             else:
                 # ... or just the `args` object.
                 request = {"id": None, "command": command, "args": body}
-            response, stop = handle(request, workers, paths_allowed=False, served=served)
+            if isinstance(request, dict) and request.get("command") == "cancel":
+                self._reply(200, self._cancel(request))
+                return
+            response, stop = self._run(request)
             self._reply(200, response)
             if stop:
+                flights.cancel_all()  # the requests in flight are answered (cancelled) as the server ends
                 # shutdown() waits for serve_forever to return, so not from this (a request's) thread's caller.
                 threading.Thread(target=self.server.shutdown, daemon=True).start()
 

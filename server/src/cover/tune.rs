@@ -23,6 +23,9 @@ use super::outline::Outline;
 use super::run::{Best, Ctx, EvalOpts, Progress, StageError, StageRunner, record};
 use crate::harness::{DeviceKind, Evaluation, HarnessError, Verdict};
 use crate::knowledge::Target;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Where correctness is checked and timing is done.
@@ -328,83 +331,41 @@ impl StageRunner {
         // Configs go to the harness in batches, one `sweep` request each: the trusted side (the
         // original imported, compiled, its references and its solo timing) is set up once per batch,
         // not once per config. A harness without `sweep` gets one `evaluate` per config. With several
-        // lanes (`ping`'s pool: devices, interpreter lanes, Ray's GPUs) a wave of up to that many
-        // batches goes at once, the configs left split evenly between them; between waves, spills
-        // prune what is left. With one lane a wave is one batch of `sweep_batch`: the order, the
-        // requests and the figures of a sweep without a pool.
+        // lanes (`ping`'s pool: devices, interpreter lanes, Ray's GPUs) up to that many batches are in
+        // flight, and a lane whose batch is answered gets the next one at once: no lane waits for the
+        // slowest batch. The first batches split the configs evenly between the lanes, later ones
+        // what is left (min(batch, ⌈left/lanes⌉) each). Answers are read in the order their batches
+        // were sent (rounds, progress, the fallbacks and the budget's stop decided as one lane would);
+        // what a batch is sent with (the best lower end so far for `stop_below`, the spills that prune
+        // larger tiles) counts every answer already in. A batch whose answer sends the sweep back (a
+        // fallback, a judge that died) drops every later one still in flight (their requests are
+        // cancelled) and is judged again from there. With one lane one batch of `sweep_batch` at a
+        // time: the order, the requests and the figures of a sweep without a pool.
         let mut batch = knobs.budget.sweep_batch.max(1);
         let mut next = 0usize;
         let mut carried: Vec<String> = Vec::new(); // notes for the next round recorded (a fallback's why)
-        'waves: while next < sweep.len() {
-            if ctx.cancel.is_cancelled() {
-                return Err(StageError::Cancelled);
-            }
-            let elapsed = clock.elapsed().as_secs_f64();
-            let final_s = eval_s * knobs.budget.final_factor;
-            if enough(screened, tried, measured.len()) && elapsed + eval_s + final_s > budget_s {
-                stopped = Some(format!("budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)", tried, sweep.len()));
-                break;
-            }
-            let per_batch = if lanes > 1 { batch.min((sweep.len() - next).div_ceil(lanes)).max(1) } else { batch };
-            let wave_len = rounds.len();
-            let mut wave: Vec<Batch> = Vec::new();
-            while wave.len() < lanes && next < sweep.len() {
-                let mut b = Batch { first: next, first_round: round, items: Vec::new(), refused: Vec::new() };
-                while b.items.len() < per_batch && next < sweep.len() {
-                    let (i, c) = (next, &sweep[next]);
-                    next += 1;
-                    if spilled.iter().any(|s| spills_more(c, s, &plan.input)) {
-                        continue;
-                    }
-                    round += 1;
-                    let left = (budget_s - elapsed).max(0.0);
-                    let mut rec = RoundRecord::new(
-                        round,
-                        "autotune",
-                        format!("{} (config {} of {}, ~{left:.0} s left)", c.label(), i + 1, sweep.len()),
-                    );
-                    if i == 0 {
-                        rec.notes = reading_notes.clone();
-                        rec.notes.push(fam.note());
-                    }
-                    let cand = plan.render_as(text, std::slice::from_ref(c), &chosen_reading)?;
-                    match self.stage_candidate(ctx, round, &cand, &mut rec, progress)? {
-                        Some(path) => b.items.push((i, c.clone(), rec, path)),
-                        None => b.refused.push(rec),
-                    }
-                }
-                wave.push(b);
-            }
-            let best_lo = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|m| m.2[0]);
-            let opts = sweep_opts(&fam, best_lo);
-            // The harness's budget counts from its own start: what is left once the final round is set aside.
-            let room = (budget_s - elapsed - final_s).max(0.001);
-            // Configs every batch must judge whatever the budget says: the minimum still owed, from the first on.
-            let mut owed = knobs.budget.min_configs.saturating_sub(tried);
-            let requests = wave.iter().filter(|b| !b.items.is_empty()).map(|b| {
-                let least = if screened { 1 } else { owed.max(1) as u32 };
-                owed = owed.saturating_sub(b.items.len());
-                let paths: Vec<std::path::PathBuf> = b.items.iter().map(|i| i.3.clone()).collect();
-                let opts = &opts;
-                async move {
-                    let t = Instant::now();
-                    let outcome = if batch > 1 {
-                        Judged::Sweep(self.sweep_raw(ctx, paths, opts, Some(room), least).await)
-                    } else {
-                        Judged::One(self.evaluate_raw(ctx, &ctx.original_path, &paths[0], Some(opts)).await)
-                    };
-                    (outcome, t.elapsed().as_secs_f64())
-                }
-            });
-            let mut outcomes = futures::future::join_all(requests).await.into_iter();
-            let mut stop_at: Option<(u32, String)> = None; // a batch stopped on the budget: (its first unjudged round, why)
-            for Batch { first, first_round, mut items, mut refused } in wave {
+        let sweep_start = rounds.len();
+        // Batches by number, in the order they were sent: staged until their answer is read; answers in
+        // before an earlier batch's wait in `done`.
+        let mut staged: BTreeMap<u64, Batch> = BTreeMap::new();
+        let mut done: BTreeMap<u64, (Judged, f64)> = BTreeMap::new();
+        let mut flying = FuturesUnordered::new();
+        let (mut sent, mut read) = (0u64, 0u64);
+        let mut pending = 0usize; // configs sent whose answers are not read yet
+        let mut stop_at: Option<(u32, String)> = None; // a batch stopped on the budget: (its first unjudged round, why)
+        loop {
+            // Read the answers in, in the order their batches were sent.
+            let mut restart: Option<(usize, u32)> = None; // judge again from (index in the sweep, round before)
+            while let Some((outcome, took)) = done.remove(&read) {
+                let Some(Batch { first, first_round, mut items, mut refused }) = staged.remove(&read) else { break };
+                read += 1;
+                pending = pending.saturating_sub(items.len());
                 if items.is_empty() {
                     rounds.append(&mut refused);
                     continue;
                 }
-                let Some((outcome, took)) = outcomes.next() else { break };
                 let (results, why) = match outcome {
+                    Judged::Nothing => (Vec::new(), None),
                     Judged::Sweep(Ok(Ok(s))) => {
                         let own: f64 = s.results.iter().filter_map(|e| e.elapsed.as_ref()?.candidate_s).sum();
                         if !s.results.is_empty() {
@@ -416,15 +377,15 @@ impl StageRunner {
                         (s.results, s.stopped)
                     }
                     Judged::Sweep(Ok(Err(e))) if e.verdict == Verdict::Error && fam.derived.is_some() => {
-                        // The rest of the wave ran on the unsound family too: judged again from here.
+                        // The batches after it ran on the unsound family too: judged again from here.
                         carried.push(fam.fall_back(ctx));
-                        (next, round) = (first, first_round);
+                        restart = Some((first, first_round));
                         break;
                     }
                     Judged::Sweep(Ok(Err(e))) => return Err(self.harness_verdict_error(ctx, &e)),
                     Judged::Sweep(Err(StageError::Harness(HarnessError::Unsupported(_)))) => {
                         batch = 1;
-                        (next, round) = (first, first_round);
+                        restart = Some((first, first_round));
                         break;
                     }
                     Judged::Sweep(Err(e)) | Judged::One(Err(e)) => return Err(e),
@@ -462,29 +423,136 @@ impl StageRunner {
                 let unjudged = retry_from.or_else(|| items.first().map(|i| (i.0, i.2.round)));
                 refused.retain(|r| unjudged.is_none_or(|(_, u)| r.round < u));
                 rounds.append(&mut refused);
-                // A batch the harness stopped on its budget ends the sweep once the wave is in; after a
-                // screen only once one config is judged correct (the autotuner's first picks can be wrong
-                // on the check family: tiles larger than its dims), so the sweep goes on past the budget until then.
+                // A batch the harness stopped on its budget ends the sweep once the batches in flight are
+                // in; after a screen only once one config is judged correct (the autotuner's first picks
+                // can be wrong on the check family: tiles larger than its dims), so the sweep goes on past
+                // the budget until then.
                 match (unjudged, why) {
                     (Some((_, r)), Some(w)) if w.starts_with("budget") && (!screened || enough(screened, tried, measured.len())) => {
                         stop_at.get_or_insert((r, format!("{w}; {tried} of {} configs measured in all", sweep.len())));
                     }
                     // The judge died (blaming the config that ran) or the trusted side failed: the rest
-                    // again, the wave's later batches too (a fallback changed the family they ran on).
+                    // again, the batches sent after it too (a fallback changed the family they ran on).
                     (Some((i, r)), _) if stop_at.is_none() => {
-                        (next, round) = (i, r - 1);
+                        restart = Some((i, r - 1));
                         break;
                     }
                     _ => {}
                 }
             }
-            rounds[wave_len..].sort_by_key(|r| r.round);
-            if let Some((r, why)) = stop_at {
-                // The final round follows the last one judged.
-                round = rounds[wave_len..].iter().map(|x| x.round).max().unwrap_or(r - 1).max(r - 1);
-                stopped = Some(why);
-                break 'waves;
+            if let Some(back) = restart {
+                // Every batch still in flight was sent after this one: dropped, its request cancelled.
+                flying = FuturesUnordered::new();
+                staged.clear();
+                done.clear();
+                (read, pending) = (sent, 0);
+                (next, round) = back;
             }
+            if ctx.cancel.is_cancelled() {
+                return Err(StageError::Cancelled);
+            }
+            // Send: a batch to every free lane.
+            if stop_at.is_none() && stopped.is_none() && next < sweep.len() && flying.len() < lanes {
+                let elapsed = clock.elapsed().as_secs_f64();
+                let final_s = eval_s * knobs.budget.final_factor;
+                if enough(screened, tried + pending, measured.len()) && elapsed + eval_s + final_s > budget_s {
+                    // Out of time: nothing more is sent; the batches in flight are still read.
+                    if flying.is_empty() {
+                        stopped = Some(format!(
+                            "budget: {} of {} configs measured in {elapsed:.0} s (budget {budget_s:.0} s)",
+                            tried,
+                            sweep.len()
+                        ));
+                    }
+                } else {
+                    let per_batch = if lanes > 1 { batch.min((sweep.len() - next).div_ceil(lanes)).max(1) } else { batch };
+                    // What the answers in but not yet read say too: the best config so far, and spills.
+                    let (best_lo, spilled_too) = {
+                        let unread = unread(&staged, &done);
+                        let best = measured
+                            .iter()
+                            .map(|m| (m.1, m.2[0]))
+                            .chain(
+                                unread
+                                    .iter()
+                                    .filter(|(_, e)| e.verdict.is_correct())
+                                    .filter_map(|(_, e)| Some((e.speedup()?, e.speedup_interval()?[0]))),
+                            )
+                            .max_by(|a, b| a.0.total_cmp(&b.0))
+                            .map(|m| m.1);
+                        let spilled_too: Vec<space::TuneConfig> =
+                            unread.iter().filter(|(_, e)| e.verdict != Verdict::Error && spills(e)).map(|(c, _)| (*c).clone()).collect();
+                        (best, spilled_too)
+                    };
+                    // The harness's budget counts from its own start: what is left once the final round is set aside.
+                    let room = (budget_s - elapsed - final_s).max(0.001);
+                    while flying.len() < lanes && next < sweep.len() {
+                        let mut b = Batch { first: next, first_round: round, items: Vec::new(), refused: Vec::new() };
+                        while b.items.len() < per_batch && next < sweep.len() {
+                            let (i, c) = (next, &sweep[next]);
+                            next += 1;
+                            if spilled.iter().chain(&spilled_too).any(|s| spills_more(c, s, &plan.input)) {
+                                continue;
+                            }
+                            round += 1;
+                            let left = (budget_s - elapsed).max(0.0);
+                            let mut rec = RoundRecord::new(
+                                round,
+                                "autotune",
+                                format!("{} (config {} of {}, ~{left:.0} s left)", c.label(), i + 1, sweep.len()),
+                            );
+                            if i == 0 {
+                                rec.notes = reading_notes.clone();
+                                rec.notes.push(fam.note());
+                            }
+                            let cand = plan.render_as(text, std::slice::from_ref(c), &chosen_reading)?;
+                            match self.stage_candidate(ctx, round, &cand, &mut rec, progress)? {
+                                Some(path) => b.items.push((i, c.clone(), rec, path)),
+                                None => b.refused.push(rec),
+                            }
+                        }
+                        let number = sent;
+                        sent += 1;
+                        if b.items.is_empty() {
+                            // Every config refused by the guard: nothing to send, read in its turn.
+                            done.insert(number, (Judged::Nothing, 0.0));
+                            staged.insert(number, b);
+                            continue;
+                        }
+                        // Configs a batch must judge whatever the budget says: the minimum still owed.
+                        let least = if screened { 1 } else { knobs.budget.min_configs.saturating_sub(tried + pending).max(1) as u32 };
+                        pending += b.items.len();
+                        let paths: Vec<std::path::PathBuf> = b.items.iter().map(|i| i.3.clone()).collect();
+                        let opts = sweep_opts(&fam, best_lo);
+                        let one = batch == 1;
+                        flying.push(async move {
+                            let t = Instant::now();
+                            let outcome = if one {
+                                Judged::One(self.evaluate_raw(ctx, &ctx.original_path, &paths[0], Some(&opts)).await)
+                            } else {
+                                Judged::Sweep(self.sweep_raw(ctx, paths, &opts, Some(room), least).await)
+                            };
+                            (number, outcome, t.elapsed().as_secs_f64())
+                        });
+                        staged.insert(number, b);
+                    }
+                }
+            }
+            if flying.is_empty() {
+                if done.is_empty() {
+                    break;
+                }
+                continue; // batches the guard refused whole, read in their turn
+            }
+            if let Some((number, outcome, took)) = flying.next().await {
+                done.insert(number, (outcome, took));
+            }
+        }
+        rounds[sweep_start..].sort_by_key(|r| r.round);
+        if let Some((r, why)) = stop_at {
+            // The final round follows the last one judged.
+            round = rounds[sweep_start..].iter().map(|x| x.round).max().unwrap_or(r - 1).max(r - 1);
+            stopped = Some(why);
         }
 
         // The final list: the best config and those whose interval reaches its lower end (the sweep
@@ -541,7 +609,7 @@ fn screen_order(e: &Evaluation, sweep: &[space::TuneConfig]) -> Vec<usize> {
     pick.and_then(|p| sweep.iter().position(|c| c.matches(&p.config))).into_iter().collect()
 }
 
-/// Configs staged for one harness request of a wave.
+/// Configs staged for one harness request of the sweep.
 struct Batch {
     /// Where in the sweep it starts, and the round before its first config: where to go back to.
     first: usize,
@@ -551,10 +619,28 @@ struct Batch {
     refused: Vec<RoundRecord>,
 }
 
-/// A batch's answer: one `sweep`, or one `evaluate` from a harness without `sweep`.
+/// A batch's answer: one `sweep`, or one `evaluate` from a harness without `sweep`; nothing for a
+/// batch the guard refused whole.
 enum Judged {
     Sweep(Result<Result<crate::harness::Sweep, Evaluation>, StageError>),
     One(Result<Evaluation, StageError>),
+    Nothing,
+}
+
+/// The configs of the answers in but not yet read, with their evaluations.
+fn unread<'a>(staged: &'a BTreeMap<u64, Batch>, done: &'a BTreeMap<u64, (Judged, f64)>) -> Vec<(&'a space::TuneConfig, &'a Evaluation)> {
+    let mut out = Vec::new();
+    for (number, (judged, _)) in done {
+        let results: &[Evaluation] = match judged {
+            Judged::Sweep(Ok(Ok(s))) => &s.results,
+            Judged::One(Ok(e)) => std::slice::from_ref(e),
+            _ => &[],
+        };
+        if let Some(b) = staged.get(number) {
+            out.extend(b.items.iter().map(|i| &i.1).zip(results));
+        }
+    }
+    out
 }
 
 fn mean(v: &[f64]) -> Option<f64> {

@@ -5,8 +5,16 @@
 //! per request and names each in the result's `files`). The harness wants a bearer token: the value of
 //! the variable named by `harness.token-env` (default `XEFORGE_HARNESS_TOKEN`), read per request and
 //! never logged or kept. `https://` URLs go over rustls (`crate::net`).
+//!
+//! Every job (`evaluate`, `sweep`, `probe`) carries an id of this client's own making (a random prefix
+//! and a counter: other clients share the harness, and an id names one request of all of theirs). A
+//! request past its timeout sends `cancel` for its id (a POST of its own, authenticated like any) before
+//! it lets go of its connection, and one whose caller drops it (a stage cancelled from the editor)
+//! sends it from a task of its own: the harness stops that job and frees its lane, as the stdio
+//! client's `cancel` does. (The harness also cancels a request whose connection closes; the explicit
+//! `cancel` does not depend on a proxy in between passing that on.)
 
-use super::protocol::{Request, response_payload, tail_chars};
+use super::protocol::{response_payload, tail_chars};
 use super::{HarnessError, Lanes, PoolInfo};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -16,10 +24,21 @@ use std::time::Duration;
 /// The variable holding the token when `harness.token-env` names none.
 pub const DEFAULT_TOKEN_ENV: &str = "XEFORGE_HARNESS_TOKEN";
 
+/// How long a `cancel` may take to be answered.
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The commands that run a job on a lane: the ones a `cancel` can stop.
+fn cancellable(command: &str) -> bool {
+    matches!(command, "evaluate" | "sweep" | "probe")
+}
+
 pub struct HttpHarness {
     url: String,
     token_env: String,
     client: reqwest::Client,
+    /// This client's ids are `<prefix>-<n>`: the prefix random per client, so that two clients of one
+    /// harness (an editor and a CLI run) never name each other's requests.
+    prefix: String,
     next_id: std::sync::atomic::AtomicU64,
     lanes: Lanes,
 }
@@ -28,7 +47,14 @@ impl HttpHarness {
     pub fn new(url: &str, token_env: Option<&str>) -> Result<Self, HarnessError> {
         let client = crate::net::client_builder().build().map_err(|e| HarnessError::Http(e.to_string()))?;
         let token_env = token_env.filter(|t| !t.trim().is_empty()).unwrap_or(DEFAULT_TOKEN_ENV).to_string();
-        Ok(Self { url: url.trim_end_matches('/').to_string(), token_env, client, next_id: 1.into(), lanes: Lanes::default() })
+        Ok(Self {
+            url: url.trim_end_matches('/').to_string(),
+            token_env,
+            client,
+            prefix: random_prefix(),
+            next_id: 1.into(),
+            lanes: Lanes::default(),
+        })
     }
 
     pub fn url(&self) -> &str {
@@ -45,25 +71,52 @@ impl HttpHarness {
         self.lanes.info(|| self.call("ping", serde_json::json!({}), super::POOL_PING_TIMEOUT)).await
     }
 
+    fn id(&self) -> String {
+        format!("{}-{}", self.prefix, self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+
+    fn post(&self, body: &Value, timeout: Duration) -> reqwest::RequestBuilder {
+        post(&self.client, &self.url, &self.token_env, body, timeout)
+    }
+
+    /// Send one request and wait for its answer. A job past `timeout` is cancelled on the harness
+    /// ([`HarnessError::Timeout`]); one whose future is dropped is cancelled too (see the module).
     pub async fn call(&self, command: &str, mut args: Value, timeout: Duration) -> Result<Value, HarnessError> {
         if matches!(command, "evaluate" | "sweep") {
             attach_contents(&mut args)?;
         }
-        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let body = Request { id, command, args };
-        let mut req = self.client.post(&self.url).timeout(timeout).json(&body);
-        if let Some(token) = std::env::var(&self.token_env).ok().filter(|t| !t.is_empty()) {
-            req = req.bearer_auth(token);
-        }
-        let resp = req.send().await.map_err(|e| {
-            if e.is_timeout() {
-                HarnessError::Timeout { command: command.to_string(), seconds: timeout.as_secs() }
-            } else {
-                HarnessError::Http(format!("{}: {e}", self.url))
+        let id = self.id();
+        let body = json!({"id": id, "command": command, "args": args});
+        let mut pending = Pending { harness: self, id: &id, settled: !cancellable(command) };
+        let exchange = async {
+            let resp = self.post(&body, timeout + CANCEL_TIMEOUT).send().await.map_err(|e| {
+                if e.is_timeout() {
+                    HarnessError::Timeout { command: command.to_string(), seconds: timeout.as_secs() }
+                } else {
+                    HarnessError::Http(format!("{}: {e}", self.url))
+                }
+            })?;
+            let status = resp.status();
+            let text = resp.text().await.map_err(|e| HarnessError::Http(e.to_string()))?;
+            Ok::<_, HarnessError>((status, text))
+        };
+        tokio::pin!(exchange);
+        let outcome = tokio::time::timeout(timeout, &mut exchange).await;
+        let (status, text) = match outcome {
+            Ok(answer) => {
+                pending.settled = true;
+                answer?
             }
-        })?;
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| HarnessError::Http(e.to_string()))?;
+            Err(_) => {
+                // Cancelled while its connection is still open: the harness stops the job now, and
+                // answers the request itself `cancelled`, which nobody reads.
+                if !pending.settled {
+                    cancel(&self.client, &self.url, &self.token_env, &self.id(), &id).await;
+                }
+                pending.settled = true;
+                return Err(HarnessError::Timeout { command: command.to_string(), seconds: timeout.as_secs() });
+            }
+        };
         match status.as_u16() {
             401 => {
                 return Err(HarnessError::Http(format!(
@@ -81,6 +134,60 @@ impl HttpHarness {
             _ => Err(HarnessError::Protocol(format!("not a JSON object: {}", tail_chars(&text, 300)))),
         }
     }
+}
+
+fn post(client: &reqwest::Client, url: &str, token_env: &str, body: &Value, timeout: Duration) -> reqwest::RequestBuilder {
+    let mut req = client.post(url).timeout(timeout).json(body);
+    if let Some(token) = std::env::var(token_env).ok().filter(|t| !t.is_empty()) {
+        req = req.bearer_auth(token);
+    }
+    req
+}
+
+/// `cancel` of the request `target`, sent as its own request `own`. What it finds is only logged: a
+/// request that finished first is named by nothing, and an older harness has no `cancel` over HTTP.
+async fn cancel(client: &reqwest::Client, url: &str, token_env: &str, own: &str, target: &str) {
+    let body = json!({"id": own, "command": "cancel", "args": {"id": target}});
+    let answer = async {
+        let resp = post(client, url, token_env, &body, CANCEL_TIMEOUT).send().await.map_err(|e| e.to_string())?;
+        let status = resp.status();
+        let text = resp.text().await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(format!("HTTP {status}: {}", tail_chars(&text, 300)))
+    };
+    match answer.await {
+        Ok(a) => tracing::debug!("cancel of harness request {target}: {a}"),
+        Err(e) => tracing::debug!("cancel of harness request {target} not sent: {e}"),
+    }
+}
+
+/// A job's request waiting for its answer. Dropped before it settled (the caller's future was
+/// dropped), it sends `cancel` for its id from a task of its own, so that the harness stops the job.
+struct Pending<'a> {
+    harness: &'a HttpHarness,
+    id: &'a str,
+    settled: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let h = self.harness;
+        let (client, url, token_env, own, target) = (h.client.clone(), h.url.clone(), h.token_env.clone(), h.id(), self.id.to_string());
+        runtime.spawn(async move { cancel(&client, &url, &token_env, &own, &target).await });
+    }
+}
+
+/// 64 bits that differ between clients and runs: std's hasher keys are random per process and per
+/// `RandomState`; the time and the process id go in too.
+fn random_prefix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.write_u32(std::process::id());
+    format!("xf-{:016x}", h.finish())
 }
 
 /// Replace every file path of `evaluate`/`sweep` arguments by the file itself. Without a `spec`, the
