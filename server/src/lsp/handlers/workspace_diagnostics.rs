@@ -110,7 +110,9 @@ fn on_disk(s: &Session, folders: &[PathBuf], open: &HashSet<PathBuf>, cancelled:
     let out: OnDisk = found
         .files
         .par_iter()
-        .filter(|p| !open.contains(*p))
+        // A notebook's diagnostics belong to its cells, which exist only while it is open
+        // (`lsp::notebook` publishes those).
+        .filter(|p| !open.contains(*p) && !crate::workspace::is_notebook(p))
         .filter_map(|path| {
             if cancelled.load(Ordering::SeqCst) {
                 return None;
