@@ -305,10 +305,13 @@ impl Concat {
 
     /// The index into `parts` of the cell holding 0-based line `row`.
     pub fn part_at_row(&self, row: usize) -> Option<usize> {
-        let after = self.parts.partition_point(|p| p.row <= row);
-        let k = after.checked_sub(1)?;
+        Self::part_at_row_of(&self.parts, row)
+    }
+
+    /// [`Concat::part_at_row`] over parts kept apart from their text.
+    pub fn part_at_row_of(parts: &[Part], row: usize) -> Option<usize> {
         // Of empty cells on the same row, the last (the one with text, if any).
-        Some(k)
+        parts.partition_point(|p| p.row <= row).checked_sub(1)
     }
 }
 

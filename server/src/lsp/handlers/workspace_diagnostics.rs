@@ -48,7 +48,8 @@ pub async fn pull(session: &Arc<Session>, folders: Vec<PathBuf>, p: WorkspaceDia
     let mut reported: HashSet<Url> = HashSet::new();
     let open = session.entries();
     for entry in &open {
-        if entry.closed.load(Ordering::SeqCst) {
+        // A notebook's diagnostics are its cells', pushed (`lsp::notebook`).
+        if entry.closed.load(Ordering::SeqCst) || entry.notebook.is_some() {
             continue;
         }
         let Some(r) = diagnostics::document_report(session, entry).await else { continue };
