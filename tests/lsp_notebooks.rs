@@ -252,6 +252,16 @@ fn malformed_and_unknown_notebook_notifications_are_ignored() {
     text_change(&c, 3, LAUNCH, 2, json!([{"range": range(40, 0, 41, 3), "text": "\n"}]));
     let p = c.diagnostics_for_version(LAUNCH, 2);
     assert!(codes(&p).contains(&"XF101".to_string()), "the stale change was not applied: {p:#?}");
+    // Text sync for a cell (a client sending both) is ignored: the cell is not analysed alone.
+    c.open(LAUNCH, "add_kernel = 1\n", 7);
+    text_change(&c, 4, LAUNCH, 3, json!([{"range": range(0, 0, 0, 0), "text": "x = 1\n"}]));
+    let p = c.diagnostics_for_version(LAUNCH, 3);
+    assert!(codes(&p).contains(&"XF101".to_string()), "{p:#?}");
+    assert_eq!(p.iter().find(|d| d["code"] == "XF101").unwrap()["range"]["start"]["line"], 3);
+    let alone = c.take_within(std::time::Duration::from_millis(500), |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == LAUNCH && m["params"]["version"] == 7
+    });
+    assert!(alone.is_none(), "{alone:?}");
     // Still answering.
     let h = c.request("textDocument/hover", json!({"textDocument": {"uri": LAUNCH}, "position": {"line": 0, "character": 0}}));
     assert!(h.is_null() || h.is_object());

@@ -19,6 +19,16 @@ use super::worker;
 
 impl Ingress for Arc<Session> {
     fn notification(&self, method: &str, params: Option<&Value>) {
+        // A cell of an open notebook gets its text from the notebook's notifications only; text
+        // sync for it too (a client that sends both) would analyse the cell alone.
+        if method.starts_with("textDocument/did")
+            && let Some(uri) = params.and_then(|p| p.pointer("/textDocument/uri")).and_then(Value::as_str)
+            && let Ok(uri) = tower_lsp::lsp_types::Url::parse(uri)
+            && self.is_notebook_cell(&uri)
+        {
+            self.log(MessageType::LOG, format!("xeforge: {method} ignored for {uri}: a cell of an open notebook"));
+            return;
+        }
         match method {
             "textDocument/didOpen" => with(self, params, did_open),
             "textDocument/didChange" => with(self, params, did_change),
