@@ -203,8 +203,16 @@ fn broken_notebooks_are_errors_naming_the_file_and_the_rest_is_checked() {
     let t = sandbox();
     let cases = [
         ("not_json.ipynb", "{\"cells\": [triton jit", "not_json.ipynb: not a valid notebook: not JSON"),
-        ("v3.ipynb", "{\"nbformat\": 3, \"worksheets\": [], \"triton\": \"jit\"}", "v3.ipynb: not a valid notebook: nbformat 3 is not supported"),
-        ("no_cells.ipynb", "{\"nbformat\": 4, \"metadata\": {\"triton\": \"jit\"}}", "no_cells.ipynb: not a valid notebook: no `cells` list"),
+        (
+            "v3.ipynb",
+            "{\"nbformat\": 3, \"worksheets\": [], \"triton\": \"jit\"}",
+            "v3.ipynb: not a valid notebook: nbformat 3 is not supported",
+        ),
+        (
+            "no_cells.ipynb",
+            "{\"nbformat\": 4, \"metadata\": {\"triton\": \"jit\"}}",
+            "no_cells.ipynb: not a valid notebook: no `cells` list",
+        ),
         (
             "bad_source.ipynb",
             "{\"cells\": [{\"cell_type\": \"code\", \"source\": {\"triton\": 1}}], \"jit\": 1}",

@@ -325,12 +325,15 @@ impl Checker {
             let r = notebook::fix::apply_until_stable(cells.clone(), args.unsafe_fixes, |t| {
                 analyse(t).map(|a| a.diagnostics).unwrap_or_default()
             });
-            let changed: Vec<(usize, String)> = r.cells.iter().zip(&cells).filter(|(new, old)| new.1 != old.1).map(|(new, _)| new.clone()).collect();
+            let changed: Vec<(usize, String)> =
+                r.cells.iter().zip(&cells).filter(|(new, old)| new.1 != old.1).map(|(new, _)| new.clone()).collect();
             if !changed.is_empty() {
                 fixed = r.applied;
                 if args.diff {
                     let before = |i: usize| cells.iter().find(|(j, _)| *j == i).map_or("", |(_, s)| s.as_str());
-                    diff = Some(changed.iter().map(|(i, after)| unified_diff(&format!("{shown}:cell {}", i + 1), before(*i), after)).collect());
+                    diff = Some(
+                        changed.iter().map(|(i, after)| unified_diff(&format!("{shown}:cell {}", i + 1), before(*i), after)).collect(),
+                    );
                 } else {
                     if let Err(e) = std::fs::write(path, nb.with_sources(&changed)) {
                         return Outcome::Failed(format!("{shown}: cannot write fixes: {}", io_reason(&e)));

@@ -259,7 +259,9 @@ impl Layout {
                 let edits: Option<Vec<TextEdit>> = fix
                     .edits
                     .iter()
-                    .map(|e| self.to_cell(e.range).filter(|(c, _)| *c == cell).map(|(_, range)| TextEdit { range, new_text: e.new_text.clone() }))
+                    .map(|e| {
+                        self.to_cell(e.range).filter(|(c, _)| *c == cell).map(|(_, range)| TextEdit { range, new_text: e.new_text.clone() })
+                    })
                     .collect();
                 match edits {
                     Some(edits) => fix.edits = edits,
@@ -294,7 +296,10 @@ impl Layout {
         let docs = per_cell
             .into_iter()
             .map(|(cell, edits)| TextDocumentEdit {
-                text_document: OptionalVersionedTextDocumentIdentifier { uri: self.cells[cell].uri.clone(), version: Some(self.cells[cell].version) },
+                text_document: OptionalVersionedTextDocumentIdentifier {
+                    uri: self.cells[cell].uri.clone(),
+                    version: Some(self.cells[cell].version),
+                },
                 edits,
             })
             .collect();
@@ -342,7 +347,10 @@ pub fn did_change(s: &Arc<Session>, p: DidChangeNotebookDocumentParams) {
     let enc = s.encoding();
     let mut state = lock(nb);
     if p.notebook_document.version <= state.version {
-        s.log(MessageType::WARNING, format!("xeforge: {uri}: notebook change refused: version {} is not newer", p.notebook_document.version));
+        s.log(
+            MessageType::WARNING,
+            format!("xeforge: {uri}: notebook change refused: version {} is not newer", p.notebook_document.version),
+        );
         return;
     }
     state.version = p.notebook_document.version;
@@ -523,12 +531,12 @@ mod tests {
 
     fn layout() -> Layout {
         let concat = Concat::build([(0, "import triton\n@triton.jit\ndef k(x):\n    pass"), (1, "k[(1,)](x, num_warps=6)\n")]);
-        let cell = |n: u32, version: i32, end: Position| CellAt { uri: Url::parse(&format!("vscode-notebook-cell:/nb.ipynb#C{n}")).unwrap(), version, end };
-        Layout {
-            version: 4,
-            parts: concat.parts,
-            cells: vec![cell(0, 7, Position::new(3, 8)), cell(1, 2, Position::new(1, 0))],
-        }
+        let cell = |n: u32, version: i32, end: Position| CellAt {
+            uri: Url::parse(&format!("vscode-notebook-cell:/nb.ipynb#C{n}")).unwrap(),
+            version,
+            end,
+        };
+        Layout { version: 4, parts: concat.parts, cells: vec![cell(0, 7, Position::new(3, 8)), cell(1, 2, Position::new(1, 0))] }
     }
 
     fn range(l0: u32, c0: u32, l1: u32, c1: u32) -> Range {
@@ -583,7 +591,10 @@ mod tests {
         let e = super::super::edit::versioned_edit(
             &Url::parse("file:///nb.ipynb").unwrap(),
             4,
-            vec![TextEdit { range: range(4, 21, 4, 22), new_text: "8".into() }, TextEdit { range: range(1, 0, 1, 0), new_text: "#".into() }],
+            vec![
+                TextEdit { range: range(4, 21, 4, 22), new_text: "8".into() },
+                TextEdit { range: range(1, 0, 1, 0), new_text: "#".into() },
+            ],
         );
         let moved = l.edit(&e).unwrap();
         let Some(DocumentChanges::Edits(docs)) = moved.document_changes else { panic!() };

@@ -57,7 +57,8 @@ fn one_pass(concat: &Concat, cells: &[(usize, String)], diags: &[Diagnostic], un
             continue;
         };
         let start = concat.parts[k].start;
-        let edits = f.edits.iter().map(|e| Edit { range: TextRange::new(e.range.start - start, e.range.end - start), content: e.content.clone() });
+        let edits =
+            f.edits.iter().map(|e| Edit { range: TextRange::new(e.range.start - start, e.range.end - start), content: e.content.clone() });
         let mut local = d.clone();
         local.fix = Some(Fix { edits: edits.collect(), ..f.clone() });
         placed[k].push(local);

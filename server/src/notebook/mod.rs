@@ -74,7 +74,9 @@ impl Notebook {
             None => {}
             Some(v) => match v.as_u64() {
                 Some(4..) => {}
-                Some(n) => return bad(format!("nbformat {n} is not supported (nbformat 4 is; `jupyter nbconvert --to notebook` converts)")),
+                Some(n) => {
+                    return bad(format!("nbformat {n} is not supported (nbformat 4 is; `jupyter nbconvert --to notebook` converts)"));
+                }
                 None => return bad("`nbformat` is not a number".into()),
             },
         }
@@ -103,7 +105,9 @@ impl Notebook {
                 Some(Value::Array(items)) => {
                     let mut s = String::new();
                     for item in items {
-                        let Some(line) = item.as_str() else { return bad(format!("cell {n}: `source` holds something other than strings")) };
+                        let Some(line) = item.as_str() else {
+                            return bad(format!("cell {n}: `source` holds something other than strings"));
+                        };
                         s.push_str(line);
                     }
                     (s, SourceForm::Lines)
@@ -388,11 +392,8 @@ mod tests {
     #[test]
     fn a_changed_cell_keeps_its_form_and_layout() {
         let nb = Notebook::parse(NB.into()).unwrap();
-        let out = nb.with_sources(&[
-            (1, "import triton\n%time x = 1\nnum_warps = 8".into()),
-            (2, "y = 3\n".into()),
-            (3, "z = 1\nw = 2".into()),
-        ]);
+        let out =
+            nb.with_sources(&[(1, "import triton\n%time x = 1\nnum_warps = 8".into()), (2, "y = 3\n".into()), (3, "z = 1\nw = 2".into())]);
         let expected = NB
             .replace("\"num_warps = 6\"", "\"num_warps = 8\"")
             .replace("\"source\": \"y = 2\\n\"", "\"source\": \"y = 3\\n\"")
@@ -404,7 +405,8 @@ mod tests {
 
     #[test]
     fn ascii_files_stay_ascii() {
-        let nb = Notebook::parse(r#"{"cells": [{"cell_type": "code", "source": ["a = \"\u00e9\"\n", "b"]}], "nbformat": 4}"#.into()).unwrap();
+        let nb =
+            Notebook::parse(r#"{"cells": [{"cell_type": "code", "source": ["a = \"\u00e9\"\n", "b"]}], "nbformat": 4}"#.into()).unwrap();
         let out = nb.with_sources(&[(0, "a = \"é\"\nb = \"😀\"".into())]);
         assert_eq!(out, r#"{"cells": [{"cell_type": "code", "source": ["a = \"\u00e9\"\n", "b = \"\ud83d\ude00\""]}], "nbformat": 4}"#);
     }
@@ -441,12 +443,10 @@ mod tests {
         let c = Concat::build([(1, "a = 1"), (2, ""), (4, "%pwd\nb = 2\n"), (5, "c")]);
         assert_eq!(c.text, "a = 1\n...#\nb = 2\nc\n");
         assert_eq!(c.original, "a = 1\n%pwd\nb = 2\nc\n");
-        assert_eq!(c.parts.iter().map(|p| (p.cell, p.start, p.len, p.row)).collect::<Vec<_>>(), [
-            (1, 0, 5, 0),
-            (2, 6, 0, 1),
-            (4, 6, 11, 1),
-            (5, 17, 1, 3)
-        ]);
+        assert_eq!(
+            c.parts.iter().map(|p| (p.cell, p.start, p.len, p.row)).collect::<Vec<_>>(),
+            [(1, 0, 5, 0), (2, 6, 0, 1), (4, 6, 11, 1), (5, 17, 1, 3)]
+        );
         assert_eq!(c.part_at(5), Some(0));
         assert_eq!(c.part_at(6), Some(2));
         assert_eq!(c.part_at(17), Some(3));
