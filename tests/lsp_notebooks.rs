@@ -280,3 +280,20 @@ fn pull_clients_get_the_cells_diagnostics_pushed() {
     assert_eq!(r["items"], json!([]), "{r:#}");
     assert_eq!(c.shutdown_and_exit(), Some(0));
 }
+
+#[test]
+fn a_cell_opened_as_a_text_document_first_becomes_the_notebooks() {
+    let c = start(capabilities(&["utf-16"]));
+    // A client that syncs the cell as text too, before the notebook: analysed alone it has no kernel.
+    c.open(LAUNCH, LAUNCH_CELL, 1);
+    c.diagnostics_where(LAUNCH, |p| p["diagnostics"].as_array().unwrap().is_empty());
+    open_notebook(&c);
+    let launch = c.diagnostics_where(LAUNCH, |p| !p["diagnostics"].as_array().unwrap().is_empty());
+    assert_eq!(codes(launch["diagnostics"].as_array().unwrap()), ["XF101", "XF104", "XF501"]);
+    // The text document's worker does not clear them afterwards.
+    let cleared = c.take_within(std::time::Duration::from_millis(800), |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == LAUNCH
+    });
+    assert!(cleared.is_none(), "{cleared:?}");
+    assert_eq!(c.shutdown_and_exit(), Some(0));
+}

@@ -320,6 +320,14 @@ pub fn did_open(s: &Arc<Session>, p: DidOpenNotebookDocumentParams) {
     for c in &state.cells {
         lock(&s.notebook_cells).insert(c.document.clone(), nb.uri.clone());
     }
+    // A cell a client opened as a text document too is the notebook's now: that document goes,
+    // without a clear (its worker sees the cell is a notebook's).
+    for c in &state.cells {
+        if let Some(old) = lock(&s.docs).remove(&c.document) {
+            old.closed.store(true, Ordering::SeqCst);
+            old.wake.notify_one();
+        }
+    }
     let entry = Arc::new(DocEntry {
         path: uri_path(&nb.uri),
         uri: nb.uri.clone(),

@@ -34,7 +34,8 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
         if entry.closed.load(Ordering::SeqCst) {
             // Cleared here, after any publish of this worker, so the clear is the last word — unless
             // the document was reopened and a new worker owns its diagnostics now.
-            let reopened = session.entry(&entry.uri).is_some();
+            // A cell's text document taken over by its notebook (`lsp::notebook`) counts as reopened.
+            let reopened = session.entry(&entry.uri).is_some() || session.is_notebook_cell(&entry.uri);
             if entry.notebook.is_some() && !reopened {
                 super::notebook::clear(&session, &entry);
             } else if !session.caps().pull_diagnostics && !reopened {

@@ -1,6 +1,7 @@
 // Drives code-server in headless Chromium: opens the fixture, reads the Problems panel, applies
-// the preferred quick fix through the lightbulb menu, takes the README screenshot, and picks a
-// device with "XeForge: Select Device". Usage: node e2e.js URL WORKDIR SCREENSHOT
+// the preferred quick fix through the lightbulb menu, takes the README screenshot, opens a notebook
+// whose launch cell's findings must reach the Problems panel, and picks a device with "XeForge:
+// Select Device". Usage: node e2e.js URL WORKDIR SCREENSHOT
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -122,6 +123,28 @@ async function command(page, title) {
       const cleared = await poll(async () => !(await problems(page)).some((x) => x.includes('XF104')), 20000);
       check(cleared, 'XF104 leaves the Problems panel', JSON.stringify(await problems(page)));
     }
+
+    // A notebook: the kernel is defined in one cell and launched in another; the launch cell's
+    // findings reach the Problems panel (pushed per cell through LSP notebook sync).
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'vector_add.ipynb' }).dblclick();
+    await page.waitForSelector('.notebook-editor', { timeout: 30000 }).catch(() => undefined);
+    const nbRows = await poll(async () => {
+      const r = await problems(page);
+      return r.some((x) => x.includes('vector_add.ipynb')) && r.some((x) => x.includes('XF104')) && r.some((x) => x.includes('XF101')) ? r : null;
+    }, 60000);
+    check(Boolean(nbRows), 'the notebook launch cell\'s XF101 and XF104 are in the Problems panel', JSON.stringify(await problems(page)));
+    for (const r of (nbRows || []).filter((x) => /vector_add|XF10[14]/.test(x))) console.log(`     notebook problem: ${r}`);
+    const cellMarker = await poll(async () => (await page.locator('.notebook-editor .squiggly-error').count()) > 0, 20000);
+    check(cellMarker, 'the launch cell shows the error underline', 'no squiggle in the notebook editor');
+    if (shot) {
+      await page.mouse.move(5, 5);
+      await page.screenshot({ path: shot.replace(/\.png$/, '-notebook.png') });
+      console.log(`     screenshot: ${shot.replace(/\.png$/, '-notebook.png')}`);
+    }
+    await page.keyboard.press('Control+W');
+    await page.waitForTimeout(500);
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'add_kernel.py' }).dblclick();
+    await page.waitForSelector('.editor-instance .view-lines', { timeout: 20000 });
 
     // XeForge: Select Device — quick pick from the server's list; the choice lands in settings.
     await command(page, 'XeForge: Select Device');

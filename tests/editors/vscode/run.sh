@@ -85,6 +85,7 @@ printf 'XEFORGE_HARNESS_PATH="%s"; XEFORGE_HARNESS_SANDBOX_UID=off; export XEFOR
 PYTHON=${XEFORGE_PYTHON:-$ROOT/.venv/bin/python}
 cp "$ROOT/tests/editors/fixtures/add_kernel.py" "$WORK/project/"
 cp "$ROOT/tests/fixtures/cover/scale_wrapper.py" "$WORK/project/"
+cp "$ROOT/tests/fixtures/check/notebooks/vector_add.ipynb" "$WORK/project/"
 printf '[tool.xeforge]\ntoolchain = "xpu-3.7"\ndevice = "arc-pro-b70"\n' >"$WORK/project/pyproject.toml"
 printf '{ "xeforge.harness.python": "%s" }\n' "$PYTHON" >"$WORK/project/.vscode/settings.json"
 cat >"$WORK/user/User/settings.json" <<JSON
