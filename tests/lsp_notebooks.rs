@@ -115,12 +115,13 @@ fn a_launch_cell_is_checked_against_a_kernel_cell_and_follows_edits() {
     assert_eq!(codes(&launch), ["XF104", "XF501"], "{launch:#?}");
 
     // Edit the kernel cell: the launch no longer names a kernel, so the launch cell (still at its
-    // version 2) is published again, empty.
-    text_change(&c, 2, KERNEL, 2, json!([{"range": range(6, 4, 6, 14), "text": "sub_kernel"}]));
+    // version 2) is published again, empty. The notebook's version stays (VS Code keeps it through
+    // cell text edits).
+    text_change(&c, 1, KERNEL, 2, json!([{"range": range(6, 4, 6, 14), "text": "sub_kernel"}]));
     let p = c.diagnostics_where(LAUNCH, |p| p["version"] == 2 && p["diagnostics"].as_array().unwrap().is_empty());
     assert_eq!(p["version"], 2);
     // And back.
-    text_change(&c, 3, KERNEL, 3, json!([{"range": range(6, 4, 6, 14), "text": "add_kernel"}]));
+    text_change(&c, 1, KERNEL, 3, json!([{"range": range(6, 4, 6, 14), "text": "add_kernel"}]));
     c.diagnostics_where(LAUNCH, |p| p["version"] == 2 && codes(p["diagnostics"].as_array().unwrap()) == ["XF104", "XF501"]);
 
     // A cell added between them, with a launch of its own; then the launch cell removed.
@@ -242,7 +243,9 @@ fn malformed_and_unknown_notebook_notifications_are_ignored() {
     let at = col("num_warps=6") + "num_warps=".len() as u32;
     // A stale notebook version, a cell that is not open, an out-of-range structure change, a
     // change past the end of a cell: refused or clamped, never a crash.
-    text_change(&c, 0, LAUNCH, 9, json!([{"range": range(2, at, 2, at + 1), "text": "8"}]));
+    text_change(&c, -1, LAUNCH, 9, json!([{"range": range(2, at, 2, at + 1), "text": "8"}]));
+    // A stale cell version under a current notebook version: refused too.
+    text_change(&c, 0, LAUNCH, 1, json!([{"range": range(2, at, 2, at + 1), "text": "8"}]));
     text_change(&c, 1, "vscode-notebook-cell:/elsewhere#x", 1, json!([{"text": "x"}]));
     c.notify(
         "notebookDocument/didChange",

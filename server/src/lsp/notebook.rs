@@ -354,11 +354,10 @@ pub fn did_change(s: &Arc<Session>, p: DidChangeNotebookDocumentParams) {
     let Some(nb) = entry.notebook.as_ref() else { return };
     let enc = s.encoding();
     let mut state = lock(nb);
-    if p.notebook_document.version <= state.version {
-        s.log(
-            MessageType::WARNING,
-            format!("xeforge: {uri}: notebook change refused: version {} is not newer", p.notebook_document.version),
-        );
+    // VS Code keeps the notebook's version through edits of a cell's text (the cell's own version
+    // says which text a change applies to); only an older notebook version is refused.
+    if p.notebook_document.version < state.version {
+        s.log(MessageType::WARNING, format!("xeforge: {uri}: notebook change refused: version {} is older", p.notebook_document.version));
         return;
     }
     state.version = p.notebook_document.version;
