@@ -3,7 +3,8 @@
 # playwright-core with Debian's Chromium. Installs what it needs into tests/.cache/vscode
 # (git-ignored, reused between runs).
 #   XEFORGE_BIN         the xeforge binary (default: <repo>/target/debug/xeforge)
-#   XEFORGE_SCREENSHOT  where to write the README screenshot (default: docs/images/vscode-diagnostics.png)
+#   XEFORGE_SCREENSHOT  where to write the README screenshot (default: docs/images/vscode-diagnostics.png;
+#                       the notebook's goes beside it as ...-notebook.png)
 # Exit 0 on success (or, printing why, when VS Code cannot be installed); 1 on failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
