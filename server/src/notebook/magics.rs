@@ -217,6 +217,24 @@ mod tests {
     }
 
     #[test]
+    fn random_cells_keep_their_bytes_lines_and_python() {
+        let alphabet = ['%', '!', '?', '=', '"', '\'', '#', '\\', '\n', '\r', '(', ')', ' ', 'x', 'é', '😀', '.'];
+        let mut rng = fastrand::Rng::with_seed(18);
+        for _ in 0..5000 {
+            let n = rng.usize(0..40);
+            let cell: String = (0..n).map(|_| alphabet[rng.usize(0..alphabet.len())]).collect();
+            let (s, changed) = sanitize(&cell);
+            assert_eq!(s.len(), cell.len(), "{cell:?}");
+            let breaks = |t: &str| t.char_indices().filter(|(_, c)| *c == '\n').map(|(i, _)| i).collect::<Vec<_>>();
+            assert_eq!(breaks(&s), breaks(&cell), "{cell:?}");
+            // Outside the replaced ranges every byte is the cell's.
+            for (i, (a, b)) in s.bytes().zip(cell.bytes()).enumerate() {
+                assert!(a == b || changed.iter().any(|r| r.contains(&i)), "{cell:?} at {i}");
+            }
+        }
+    }
+
+    #[test]
     fn crlf_and_odd_input_keep_lengths() {
         assert_eq!(clean("%pwd\r\nx = 1\r\n"), "...#\r\nx = 1\r\n");
         for s in ["", "%", "!\n!", "\"unterminated\n%x\n", "é%\n%é\n", "'''\n", "x = \\\n%y"] {

@@ -412,6 +412,36 @@ mod tests {
     }
 
     #[test]
+    fn random_notebooks_round_trip_and_change_only_the_cell_given() {
+        let pieces = ["x = 1", "\n", "\"", "\\", "é", "😀", "\t", "\u{1}", "%time", " ", "]", "}", ",", "\r\n"];
+        let mut rng = fastrand::Rng::with_seed(6);
+        let text = |rng: &mut fastrand::Rng| (0..rng.usize(0..8)).map(|_| pieces[rng.usize(0..pieces.len())]).collect::<String>();
+        for round in 0..300 {
+            let cells: Vec<serde_json::Value> = (0..rng.usize(1..5))
+                .map(|_| {
+                    let t = text(&mut rng);
+                    let source = if rng.bool() { serde_json::json!(t) } else { serde_json::json!(t.split_inclusive('\n').collect::<Vec<_>>()) };
+                    serde_json::json!({"cell_type": if rng.u8(0..4) == 0 { "markdown" } else { "code" }, "metadata": {"k": [t]}, "outputs": [], "source": source})
+                })
+                .collect();
+            let nb = serde_json::json!({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+            let raw = if round % 2 == 0 { serde_json::to_string(&nb).unwrap() } else { serde_json::to_string_pretty(&nb).unwrap() };
+            let parsed = Notebook::parse(raw.clone()).unwrap();
+            assert_eq!(parsed.with_sources(&[]), raw);
+            let k = rng.usize(0..parsed.cells.len());
+            let new = text(&mut rng);
+            let out = parsed.with_sources(&[(k, new.clone())]);
+            let again = Notebook::parse(out.clone()).unwrap_or_else(|e| panic!("{e}: {out}"));
+            for (i, (a, b)) in parsed.cells.iter().zip(&again.cells).enumerate() {
+                assert_eq!(b.source, if i == k { new.as_str() } else { a.source.as_str() }, "{out}");
+                assert_eq!(a.form, b.form);
+            }
+            let span = parsed.cells[k].span.clone();
+            assert!(out.starts_with(&raw[..span.start]) && out.ends_with(&raw[span.end..]), "{raw}\n{out}");
+        }
+    }
+
+    #[test]
     fn broken_notebooks_are_errors_that_say_why() {
         let cases = [
             ("{", "not JSON"),
