@@ -10,7 +10,9 @@
 //! - [`Layout`] says, for one such version, where each Python cell starts (a whole line) and which
 //!   URI and version the cell had: a result is published only when the layout is that of the very
 //!   version it was computed for, each cell's list stamped with that cell's version; a cell that
-//!   leaves the Python cells (deleted, made markdown) gets an empty list.
+//!   leaves the Python cells (deleted, made markdown) gets an empty list, and a cell whose version
+//!   and list are those it was last sent is not sent again (an edit in one cell of a long notebook
+//!   publishes what changed).
 //! - Notebook diagnostics are pushed also to clients that pull: VS Code's client pulls only the
 //!   documents its selector names, and cells are `vscode-notebook-cell:` documents. A pull of a cell
 //!   answers an empty report, so nothing shows twice.
@@ -18,7 +20,7 @@
 //!   and back: each edit lands in the cell it belongs to (a fix in the kernel's cell for a finding in
 //!   the launch's is an edit of that cell), stamped with that cell's version.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -151,11 +153,12 @@ pub struct NotebookState {
     pub version: i32,
     cells: Vec<NotebookCell>,
     /// The text of each cell document the client opened, with its language.
-    texts: std::collections::HashMap<Url, (Document, String)>,
+    texts: HashMap<Url, (Document, String)>,
     /// What the entry's document holds now.
     pub layout: Arc<Layout>,
-    /// Cells given diagnostics by the last publish, to clear when they are left out of the next.
-    published: HashSet<Url>,
+    /// What each cell was last sent (a hash of its version and list): a cell left out of the next
+    /// publish is cleared, and one whose list and version are the same is not sent again.
+    published: HashMap<Url, u64>,
 }
 
 /// Where each Python cell sits in one version of the concatenated text.
@@ -313,7 +316,7 @@ pub fn did_open(s: &Arc<Session>, p: DidOpenNotebookDocumentParams) {
     let nb = p.notebook_document;
     let enc = s.encoding();
     let texts = p.cell_text_documents.into_iter().map(|d| (d.uri, (Document::new(&d.text, d.version), d.language_id))).collect();
-    let mut state = NotebookState { version: nb.version, cells: nb.cells, texts, layout: Arc::default(), published: HashSet::new() };
+    let mut state = NotebookState { version: nb.version, cells: nb.cells, texts, layout: Arc::default(), published: HashMap::new() };
     let (concat, mut layout) = state.concat(enc);
     layout.version = 1;
     state.layout = Arc::new(layout);
@@ -459,7 +462,7 @@ pub fn publish_for_version(session: &Session, entry: &DocEntry, diagnostics: &[l
 pub fn clear(session: &Session, entry: &DocEntry) {
     let Some(nb) = entry.notebook.as_ref() else { return };
     let mut state = lock(nb);
-    let mut uris: HashSet<Url> = std::mem::take(&mut state.published);
+    let mut uris: HashSet<Url> = std::mem::take(&mut state.published).into_keys().collect();
     uris.extend(state.layout.cells.iter().map(|c| c.uri.clone()));
     for uri in uris {
         send(session, uri, Vec::new(), None);
@@ -467,12 +470,20 @@ pub fn clear(session: &Session, entry: &DocEntry) {
 }
 
 fn publish_split(session: &Session, state: &mut NotebookState, layout: &Layout, lists: Vec<Vec<lsp::Diagnostic>>) {
-    let mut now = HashSet::new();
+    let mut now = HashMap::new();
     for (cell, list) in layout.cells.iter().zip(lists) {
-        now.insert(cell.uri.clone());
-        send(session, cell.uri.clone(), list, Some(cell.version));
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (cell.version, serde_json::to_string(&list).unwrap_or_default()).hash(&mut h);
+            h.finish()
+        };
+        now.insert(cell.uri.clone(), key);
+        if state.published.get(&cell.uri) != Some(&key) {
+            send(session, cell.uri.clone(), list, Some(cell.version));
+        }
     }
-    for gone in state.published.difference(&now) {
+    for gone in state.published.keys().filter(|u| !now.contains_key(*u)) {
         send(session, gone.clone(), Vec::new(), None);
     }
     state.published = now;
