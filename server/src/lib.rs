@@ -13,6 +13,7 @@ pub mod llm;
 pub mod lsp;
 pub mod model;
 pub mod net;
+pub mod notebook;
 pub mod output;
 pub mod package;
 pub mod report;

@@ -1,6 +1,7 @@
 //! Which files `xeforge check PATH...` looks at: named files always; directories walked with the
-//! `ignore` crate (`.gitignore`, hidden files skipped), keeping `*.py`/`*.pyi` not excluded by the
-//! config that governs them. Sorted and deduplicated so output order never depends on the walk.
+//! `ignore` crate (`.gitignore`, hidden files skipped), keeping `*.py`/`*.pyi` and Jupyter notebooks
+//! (`*.ipynb`, on by default as in ruff 0.6+; `exclude = ["*.ipynb"]` leaves them out) not excluded by
+//! the config that governs them. Sorted and deduplicated so output order never depends on the walk.
 
 use crate::config::ConfigResolver;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,11 @@ pub struct Discovered {
 
 pub fn is_python(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "py" || e == "pyi")
+}
+
+/// A Jupyter notebook: its code cells are checked as one Python file (`notebook`).
+pub fn is_notebook(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "ipynb")
 }
 
 /// Expand `paths` into the files to check. `resolver` supplies each directory's `exclude` patterns.
@@ -50,7 +56,7 @@ fn walk(root: &Path, resolver: &Arc<ConfigResolver>, out: &mut Discovered) {
     for entry in walker {
         match entry {
             Ok(e) => {
-                if e.file_type().is_some_and(|t| t.is_file()) && is_python(e.path()) {
+                if e.file_type().is_some_and(|t| t.is_file()) && (is_python(e.path()) || is_notebook(e.path())) {
                     out.files.push(e.into_path());
                 }
             }
@@ -103,7 +109,7 @@ mod tests {
     fn walks_python_files_honouring_gitignore_hidden_and_exclude() {
         let t = tempfile::tempdir().unwrap();
         let r = t.path();
-        for f in ["a.py", "b.pyi", "c.txt", "sub/d.py", ".hidden/e.py", "built/f.py", "vendor/g.py"] {
+        for f in ["a.py", "b.pyi", "c.txt", "sub/d.py", ".hidden/e.py", "built/f.py", "vendor/g.py", "nb/h.ipynb", "vendor/i.ipynb"] {
             let p = r.join(f);
             fs::create_dir_all(p.parent().unwrap()).unwrap();
             fs::write(p, "").unwrap();
@@ -112,7 +118,7 @@ mod tests {
         fs::write(r.join("xeforge.toml"), "exclude = [\"vendor\"]\n").unwrap();
         let d = discover_files(&[r.to_path_buf(), r.join("c.txt")], &Arc::new(ConfigResolver::new()));
         let names: Vec<String> = d.files.iter().map(|p| p.strip_prefix(r).unwrap().to_string_lossy().replace('\\', "/")).collect();
-        assert_eq!(names, ["a.py", "b.pyi", "c.txt", "sub/d.py"]);
+        assert_eq!(names, ["a.py", "b.pyi", "c.txt", "nb/h.ipynb", "sub/d.py"]);
         assert!(d.errors.is_empty());
     }
 

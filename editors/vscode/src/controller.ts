@@ -231,6 +231,10 @@ export class Controller implements vscode.Disposable {
       documentSelector: [
         { scheme: 'file', language: 'python' },
         { scheme: 'untitled', language: 'python' },
+        // Python cells of Jupyter notebooks: hovers and quick fixes there. Their text reaches the
+        // server through notebook sync (the server's `notebookDocumentSync`), which the client
+        // uses for them instead of text sync; their diagnostics are pushed per cell.
+        { notebook: 'jupyter-notebook', language: 'python' },
       ],
       initializationOptions: settings,
       outputChannel: this.output,

@@ -7,6 +7,7 @@ use crate::config::{ConfigFile, ConfigResolver, Settings};
 use crate::fix;
 use crate::knowledge::{Knowledge, Severity};
 use crate::lint::Diagnostic;
+use crate::notebook::{self, Concat, Notebook};
 use crate::output::{self, Counts, FileResult, Format};
 use crate::package::{Disk, Modules};
 use crate::workspace::{self, io_reason};
@@ -235,27 +236,13 @@ impl Checker {
                 return Outcome::Failed(format!("{shown}: not valid UTF-8 (invalid byte at offset {at})"));
             }
         };
-        let settings = match self.resolver.resolve(path) {
-            Ok(Some(cfg)) => cfg.settings.clone().merge(self.cli.clone()),
-            Ok(None) => self.cli.clone(),
-            Err(e) => return self.once(e.to_string()),
+        let (kb, opts) = match self.setup(path) {
+            Ok(s) => s,
+            Err(outcome) => return outcome,
         };
-        for list in [&settings.select, &settings.ignore].into_iter().flatten() {
-            let unknown = crate::lint::unknown_selectors(list);
-            if !unknown.is_empty() {
-                let from = self.resolver.resolve(path).ok().flatten().map(|c| c.path.display().to_string());
-                return self.once(format!(
-                    "{}: unknown rule selector(s): {}",
-                    from.unwrap_or_else(|| "command line".into()),
-                    unknown.join(", ")
-                ));
-            }
+        if workspace::is_notebook(path) {
+            return self.check_notebook(path, shown, text, &kb, &opts, args);
         }
-        let kb = match self.knowledge(&settings.knowledge) {
-            Ok(kb) => kb,
-            Err(e) => return self.once(e),
-        };
-        let opts = settings.lint_options(path);
         let place = analysis::Place { path, files: &Disk, modules: &self.modules };
         let analyse = |t: &str| analysis::analyze_at(t, place, &kb, &opts);
         let mut analysis = match analyse(&text) {
@@ -285,6 +272,84 @@ impl Checker {
         let kernels = analysis.model.kernels.iter().map(|k| k.qualified_name.clone()).collect();
         let diagnostics: Vec<Diagnostic> = analysis.diagnostics;
         Outcome::Checked { result: FileResult::new(path.to_path_buf(), shown, source, diagnostics), kernels, fixed, diff }
+    }
+
+    /// The knowledge base and lint options for `path` (its config under the CLI flags), or why not.
+    fn setup(&self, path: &Path) -> Result<(Arc<Knowledge>, crate::lint::LintOptions), Outcome> {
+        let settings = match self.resolver.resolve(path) {
+            Ok(Some(cfg)) => cfg.settings.clone().merge(self.cli.clone()),
+            Ok(None) => self.cli.clone(),
+            Err(e) => return Err(self.once(e.to_string())),
+        };
+        for list in [&settings.select, &settings.ignore].into_iter().flatten() {
+            let unknown = crate::lint::unknown_selectors(list);
+            if !unknown.is_empty() {
+                let from = self.resolver.resolve(path).ok().flatten().map(|c| c.path.display().to_string());
+                return Err(self.once(format!(
+                    "{}: unknown rule selector(s): {}",
+                    from.unwrap_or_else(|| "command line".into()),
+                    unknown.join(", ")
+                )));
+            }
+        }
+        let kb = self.knowledge(&settings.knowledge).map_err(|e| self.once(e))?;
+        Ok((kb, settings.lint_options(path)))
+    }
+
+    /// A notebook: its Python cells analysed as one file, positions reported per cell, fixes written
+    /// back into the cells' `source` only (`notebook`).
+    fn check_notebook(
+        &self,
+        path: &Path,
+        shown: String,
+        text: String,
+        kb: &Knowledge,
+        opts: &crate::lint::LintOptions,
+        args: &CheckArgs,
+    ) -> Outcome {
+        let nb = match Notebook::parse(text) {
+            Ok(nb) => nb,
+            Err(e) => return Outcome::Failed(format!("{shown}: {e}")),
+        };
+        let place = analysis::Place { path, files: &Disk, modules: &self.modules };
+        let analyse = |t: &str| analysis::analyze_at(t, place, kb, opts);
+        let mut cells: Vec<(usize, String)> = nb.python_cells().into_iter().map(|(i, s)| (i, s.to_string())).collect();
+        let mut concat = Concat::build(cells.iter().map(|(i, s)| (*i, s.as_str())));
+        let mut analysis = match analyse(&concat.text) {
+            Ok(a) => a,
+            Err(e) => return self.once(e.to_string()),
+        };
+
+        let (mut fixed, mut diff) = (0, None);
+        if (args.fix || args.diff) && analysis.diagnostics.iter().any(|d| d.fix.is_some()) {
+            let r = notebook::fix::apply_until_stable(cells.clone(), args.unsafe_fixes, |t| {
+                analyse(t).map(|a| a.diagnostics).unwrap_or_default()
+            });
+            let changed: Vec<(usize, String)> =
+                r.cells.iter().zip(&cells).filter(|(new, old)| new.1 != old.1).map(|(new, _)| new.clone()).collect();
+            if !changed.is_empty() {
+                fixed = r.applied;
+                if args.diff {
+                    let before = |i: usize| cells.iter().find(|(j, _)| *j == i).map_or("", |(_, s)| s.as_str());
+                    diff = Some(
+                        changed.iter().map(|(i, after)| unified_diff(&format!("{shown}:cell {}", i + 1), before(*i), after)).collect(),
+                    );
+                } else {
+                    if let Err(e) = std::fs::write(path, nb.with_sources(&changed)) {
+                        return Outcome::Failed(format!("{shown}: cannot write fixes: {}", io_reason(&e)));
+                    }
+                    cells = r.cells;
+                    concat = Concat::build(cells.iter().map(|(i, s)| (*i, s.as_str())));
+                    match analyse(&concat.text) {
+                        Ok(a) => analysis = a,
+                        Err(e) => return self.once(e.to_string()),
+                    }
+                }
+            }
+        }
+        let kernels = analysis.model.kernels.iter().map(|k| k.qualified_name.clone()).collect();
+        let result = FileResult::new(path.to_path_buf(), shown, concat.original, analysis.diagnostics).in_cells(concat.parts);
+        Outcome::Checked { result, kernels, fixed, diff }
     }
 
     /// Report `msg` the first time only; every file hits it, but once is enough to read.

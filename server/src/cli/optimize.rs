@@ -135,7 +135,9 @@ fn kernel_files(dir: &Path) -> Result<Vec<PathBuf>, u8> {
         eprintln!("xeforge optimize: {}: {}", e.path.display(), e.message);
         return Err(2);
     }
-    Ok(found.files.into_iter().filter(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("triton") && t.contains("jit"))).collect())
+    // Stages rewrite Python files; a notebook's kernels are checked (`xeforge check`), not staged.
+    let files = found.files.into_iter().filter(|f| !crate::workspace::is_notebook(f));
+    Ok(files.filter(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("triton") && t.contains("jit"))).collect())
 }
 
 /// One file's stages, in order, each on the previous one's verified text; the exit status and the report.

@@ -128,6 +128,21 @@ impl Document {
         Ok(())
     }
 
+    /// One change given in bytes (`[start, end)` on char boundaries, clamped): what a notebook's
+    /// concatenated cells get from `lsp::notebook`. Versions must increase, as for [`apply_changes`].
+    pub fn replace_bytes(&mut self, version: i32, start: usize, end: usize, text: &str) -> Result<(), ChangeError> {
+        if version <= self.version {
+            return Err(ChangeError::StaleVersion { got: version, current: self.version });
+        }
+        let len = self.rope.len_bytes();
+        let (start, end) = (start.min(len), end.min(len).max(start.min(len)));
+        if start != end || !text.is_empty() {
+            self.edit_bytes(start, end, text);
+        }
+        self.version = version;
+        Ok(())
+    }
+
     fn replace_all(&mut self, text: &str) {
         self.rope = Rope::from_str(text);
         self.text_gen += 1;

@@ -1,5 +1,6 @@
 //! Text synchronisation, applied on the ordered ingress path (see `transport`): didOpen, didChange,
-//! didSave and didClose mutate documents here, in wire order, before any handler runs.
+//! didSave and didClose mutate documents here, in wire order, before any handler runs; so do the
+//! notebook notifications (`notebookDocument/did*`, applied by `lsp::notebook`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -11,17 +12,32 @@ use tower_lsp::lsp_types::{
 };
 
 use super::documents::Document;
+use super::notebook;
 use super::session::{DocEntry, Session, lock, uri_path};
 use super::transport::Ingress;
 use super::worker;
 
 impl Ingress for Arc<Session> {
     fn notification(&self, method: &str, params: Option<&Value>) {
+        // A cell of an open notebook gets its text from the notebook's notifications only; text
+        // sync for it too (a client that sends both) would analyse the cell alone.
+        if method.starts_with("textDocument/did")
+            && let Some(uri) = params.and_then(|p| p.pointer("/textDocument/uri")).and_then(Value::as_str)
+            && let Ok(uri) = tower_lsp::lsp_types::Url::parse(uri)
+            && self.is_notebook_cell(&uri)
+        {
+            self.log(MessageType::LOG, format!("xeforge: {method} ignored for {uri}: a cell of an open notebook"));
+            return;
+        }
         match method {
             "textDocument/didOpen" => with(self, params, did_open),
             "textDocument/didChange" => with(self, params, did_change),
             "textDocument/didSave" => with(self, params, did_save),
             "textDocument/didClose" => with(self, params, did_close),
+            notebook::DID_OPEN => with(self, params, notebook::did_open),
+            notebook::DID_CHANGE => with(self, params, notebook::did_change),
+            notebook::DID_SAVE => with(self, params, notebook::did_save),
+            notebook::DID_CLOSE => with(self, params, notebook::did_close),
             _ => {}
         }
     }
@@ -42,6 +58,8 @@ impl Ingress for Arc<Session> {
         // LSP 3.18's inline completion (`lsp::inline`), which lsp-types 0.94 has no field for.
         let mut m = serde_json::Map::new();
         m.insert("inlineCompletionProvider".into(), Value::Bool(true));
+        // LSP 3.17's notebook sync (`lsp::notebook`), which lsp-types 0.94 lacks too.
+        m.insert("notebookDocumentSync".into(), notebook::capability());
         m
     }
 }
@@ -68,9 +86,15 @@ fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
         saved: std::sync::Mutex::new(None),
         opening: super::session::next_opening(),
         compiled: Default::default(),
+        notebook: None,
     });
+    install(s, entry);
+}
+
+/// A document opened (a text document, or a notebook's cells as one): its worker started.
+pub(super) fn install(s: &Arc<Session>, entry: Arc<DocEntry>) {
     // Reopening without a close replaces the document; the old worker stops.
-    if let Some(old) = lock(&s.docs).insert(td.uri, entry.clone()) {
+    if let Some(old) = lock(&s.docs).insert(entry.uri.clone(), entry.clone()) {
         old.closed.store(true, Ordering::SeqCst);
         old.wake.notify_one();
     }
@@ -107,7 +131,12 @@ fn did_save(s: &Arc<Session>, p: DidSaveTextDocumentParams) {
 }
 
 fn did_close(s: &Arc<Session>, p: DidCloseTextDocumentParams) {
-    let removed = lock(&s.docs).remove(&p.text_document.uri);
+    remove(s, &p.text_document.uri);
+}
+
+/// A document closed: its worker clears its diagnostics and stops.
+pub(super) fn remove(s: &Arc<Session>, uri: &tower_lsp::lsp_types::Url) {
+    let removed = lock(&s.docs).remove(uri);
     if let Some(entry) = removed {
         entry.closed.store(true, Ordering::SeqCst);
         entry.wake.notify_one();
@@ -117,6 +146,6 @@ fn did_close(s: &Arc<Session>, p: DidCloseTextDocumentParams) {
         }
     }
     // Kept stage results were for that buffer's text; the evidence records stay on disk.
-    s.stage_results.forget_uri(&p.text_document.uri);
-    s.evidence.forget(&p.text_document.uri);
+    s.stage_results.forget_uri(uri);
+    s.evidence.forget(uri);
 }

@@ -8,6 +8,7 @@
 //!   `stage_rebase` + `stage_result`: moving a finished result onto the edited document, or keeping it.
 //! - `compiled`: what compiling a document on the harness said (`xeforge.verifyCompiled`), kept per
 //!   kernel text and merged into every analysed version; `progress`: `$/progress` of long commands.
+//! - `notebook`: LSP 3.17 notebook sync; a notebook's Python cells are one document, published per cell.
 //! - `inline`: LSP 3.18 inline suggestions (a finding's fix, a verified stage result) and the command
 //!   that completes one after the editor inserted it.
 
@@ -21,6 +22,7 @@ pub mod handlers;
 pub mod heap;
 mod ingress;
 pub mod inline;
+pub mod notebook;
 pub mod progress;
 pub mod server;
 pub mod session;

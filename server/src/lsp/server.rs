@@ -266,6 +266,9 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = p.text_document.uri;
+        if self.session.is_notebook_cell(&uri) {
+            return Ok(super::notebook::code_actions(&self.session, &uri, p.range, p.context.only.as_deref()).await);
+        }
         let Some(c) = handlers::current(&self.session, &uri).await else { return Ok(None) };
         let entry = self.session.entry(&uri);
         let settings = self.session.settings_for(entry.as_ref().and_then(|e| e.path.as_deref()));
@@ -282,6 +285,9 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
         let pp = p.text_document_position_params;
+        if self.session.is_notebook_cell(&pp.text_document.uri) {
+            return Ok(super::notebook::hover(&self.session, &pp.text_document.uri, pp.position).await);
+        }
         let Some(c) = handlers::current(&self.session, &pp.text_document.uri).await else { return Ok(None) };
         Ok(hover::hover(&c, pp.position))
     }

@@ -97,6 +97,8 @@ pub struct DocEntry {
     pub opening: u64,
     /// What compiling this document's kernels on the harness said (`xeforge.verifyCompiled`).
     pub compiled: super::compiled::Store,
+    /// For a notebook (`lsp::notebook`): its cells; the document holds its Python cells concatenated.
+    pub notebook: Option<Mutex<super::notebook::NotebookState>>,
 }
 
 /// A number for a new opening of a document, never given before.
@@ -142,6 +144,8 @@ pub struct Session {
     pub workspace_diagnostics: AtomicBool,
     /// What `workspace/diagnostic` last computed for each file on disk.
     pub workspace_reports: super::handlers::workspace_diagnostics::Reports,
+    /// The notebook each open notebook cell document belongs to (cell URI → notebook URI).
+    pub notebook_cells: Mutex<HashMap<Url, Url>>,
 }
 
 impl Session {
@@ -168,6 +172,7 @@ impl Session {
             records: Default::default(),
             workspace_diagnostics: AtomicBool::new(false),
             workspace_reports: Default::default(),
+            notebook_cells: Mutex::new(HashMap::new()),
         })
     }
 
@@ -218,6 +223,10 @@ impl Session {
     }
     pub fn entries(&self) -> Vec<Arc<DocEntry>> {
         lock(&self.docs).values().cloned().collect()
+    }
+    /// Whether `uri` is a cell document of an open notebook (`lsp::notebook`).
+    pub fn is_notebook_cell(&self, uri: &Url) -> bool {
+        lock(&self.notebook_cells).contains_key(uri)
     }
 
     /// The open document of the file at `path`, if any.

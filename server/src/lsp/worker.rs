@@ -34,8 +34,11 @@ async fn run(session: Arc<Session>, entry: Arc<DocEntry>) {
         if entry.closed.load(Ordering::SeqCst) {
             // Cleared here, after any publish of this worker, so the clear is the last word — unless
             // the document was reopened and a new worker owns its diagnostics now.
-            let reopened = session.entry(&entry.uri).is_some();
-            if !session.caps().pull_diagnostics && !reopened {
+            // A cell's text document taken over by its notebook (`lsp::notebook`) counts as reopened.
+            let reopened = session.entry(&entry.uri).is_some() || session.is_notebook_cell(&entry.uri);
+            if entry.notebook.is_some() && !reopened {
+                super::notebook::clear(&session, &entry);
+            } else if !session.caps().pull_diagnostics && !reopened {
                 publish(&session, &entry, Vec::new(), None);
             }
             super::heap::trim_soon();
@@ -295,17 +298,25 @@ pub fn dirty_diagnostics(entry: &DocEntry) -> Option<(Vec<tower_lsp::lsp_types::
 }
 
 fn publish_while_dirty(session: &Session, entry: &DocEntry) {
-    if session.caps().pull_diagnostics {
+    // A notebook's cells are always pushed (`lsp::notebook`).
+    if session.caps().pull_diagnostics && entry.notebook.is_none() {
         return;
     }
     if let Some((diags, version)) = dirty_diagnostics(entry) {
-        publish(session, entry, diags, Some(version));
+        if entry.notebook.is_some() {
+            super::notebook::publish_for_version(session, entry, &diags, version);
+        } else {
+            publish(session, entry, diags, Some(version));
+        }
     }
 }
 
 /// Publishes an analysed version, written as JSON straight from the checker's diagnostics, when
 /// it is still the document's version and the client takes pushed diagnostics.
 fn push_if_current(session: &Session, entry: &DocEntry, c: &Computed) {
+    if entry.notebook.is_some() {
+        return super::notebook::push_if_current(session, entry, c);
+    }
     let current = lock(&entry.doc).version() == c.version;
     if current && !session.caps().pull_diagnostics && !entry.closed.load(Ordering::SeqCst) {
         session.outbox().send(c.publish_json());

@@ -17,7 +17,7 @@ fn escape_property(s: &str) -> String {
 pub fn render(files: &[FileResult], out: &mut dyn std::io::Write) -> std::io::Result<()> {
     for f in files {
         for d in &f.diagnostics {
-            let (start, end) = f.span(d.range);
+            let (start, end) = f.places(d.range);
             let level = match d.severity {
                 Severity::Error => "error",
                 Severity::Warning => "warning",
@@ -32,7 +32,7 @@ pub fn render(files: &[FileResult], out: &mut dyn std::io::Write) -> std::io::Re
                 end.row,
                 end.column,
                 escape_property(&format!("{} {}", d.code, d.name)),
-                escape_data(&format!("{}:{}:{}: {} {}", f.display, start.row, start.column, d.code, d.message)),
+                escape_data(&format!("{}: {} {}", f.at(d.range.start), d.code, d.message)),
             )?;
         }
     }

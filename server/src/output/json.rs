@@ -1,6 +1,8 @@
 //! `--format json`: exactly the array of docs/rules.md (1-based rows/columns, columns in chars, end exclusive).
+//! In a notebook each diagnostic and edit also has `cell` (numbered from 1, every cell counted, as
+//! ruff's JSON has it) and its rows are counted within that cell.
 
-use super::FileResult;
+use super::{FileResult, Place};
 use crate::lint::Applicability;
 use crate::text::SourceLocation;
 use serde::Serialize;
@@ -17,9 +19,17 @@ impl From<SourceLocation> for Location {
     }
 }
 
+impl From<Place> for Location {
+    fn from(p: Place) -> Self {
+        p.location().into()
+    }
+}
+
 #[derive(Serialize)]
 struct JsonEdit<'a> {
     content: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cell: Option<usize>,
     location: Location,
     end_location: Location,
 }
@@ -38,6 +48,8 @@ struct JsonDiagnostic<'a> {
     severity: &'a str,
     message: &'a str,
     filename: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cell: Option<usize>,
     location: Location,
     end_location: Location,
     kernel: Option<&'a str>,
@@ -51,7 +63,7 @@ pub fn render(files: &[FileResult], out: &mut dyn std::io::Write) -> std::io::Re
     let mut all = Vec::new();
     for f in files {
         for d in &f.diagnostics {
-            let (start, end) = f.span(d.range);
+            let (start, end) = f.places(d.range);
             let fix = d.fix.as_ref().map(|fix| JsonFix {
                 applicability: fix.applicability,
                 message: &fix.message,
@@ -59,8 +71,8 @@ pub fn render(files: &[FileResult], out: &mut dyn std::io::Write) -> std::io::Re
                     .edits
                     .iter()
                     .map(|e| {
-                        let (s, t) = f.span(e.range);
-                        JsonEdit { content: &e.content, location: s.into(), end_location: t.into() }
+                        let (s, t) = f.places(e.range);
+                        JsonEdit { content: &e.content, cell: s.cell, location: s.into(), end_location: t.into() }
                     })
                     .collect(),
             });
@@ -70,6 +82,7 @@ pub fn render(files: &[FileResult], out: &mut dyn std::io::Write) -> std::io::Re
                 severity: d.severity.as_str(),
                 message: &d.message,
                 filename: &f.display,
+                cell: start.cell,
                 location: start.into(),
                 end_location: end.into(),
                 kernel: d.kernel.as_deref(),

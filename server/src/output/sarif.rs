@@ -34,8 +34,9 @@ fn artifact(f: &FileResult) -> Value {
     json!({ "uri": uri(&f.display), "uriBaseId": "%SRCROOT%" })
 }
 
+/// Lines and columns; in a notebook, counted within the cell (`properties.cell` of the result says which).
 fn region(f: &FileResult, r: TextRange) -> Value {
-    let (s, e) = f.span(r);
+    let (s, e) = f.places(r);
     json!({ "startLine": s.row, "startColumn": s.column, "endLine": e.row, "endColumn": e.column })
 }
 
@@ -121,6 +122,9 @@ pub fn render(files: &[FileResult], kb: &Knowledge, out: &mut dyn std::io::Write
             result["properties"] = json!({ "name": d.name, "device": d.device, "toolchain": d.toolchain });
             if let Some(k) = &d.kernel {
                 result["properties"]["kernel"] = json!(k);
+            }
+            if let Some(cell) = f.place(d.range.start).cell {
+                result["properties"]["cell"] = json!(cell);
             }
             results.push(result);
         }

@@ -58,15 +58,17 @@ fn severity_style(s: Severity) -> Style {
 
 fn render_one(f: &FileResult, d: &Diagnostic, o: TextOptions, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let (start, end) = f.span(d.range);
+    let shown = f.place(d.range.start);
     let sev = o.style(severity_style(d.severity));
     let bold = o.style(Style::new().bold());
     let blue = o.style(Style::new().blue().bold());
     writeln!(
         out,
-        "{}:{}:{}: {} {} {}",
+        "{}:{}{}:{}: {} {} {}",
         f.display.style(bold),
-        start.row,
-        start.column,
+        super::cell_label(shown.cell),
+        shown.row,
+        shown.column,
         d.code.style(sev),
         format!("[{}]", d.severity.as_str()).style(sev),
         d.message
@@ -75,7 +77,12 @@ fn render_one(f: &FileResult, d: &Diagnostic, o: TextOptions, out: &mut dyn std:
     let first = start.row - 1;
     // An end at column 1 of the next line ends the previous one (a range over whole lines).
     let last = if end.row > start.row && end.column == 1 { end.row - 2 } else { end.row - 1 };
-    let gutter = (last + 1).to_string().len();
+    // In a notebook the frame stays in the cell and numbers its rows from the cell's first.
+    let (row_base, last) = match f.cell_rows(d.range.start) {
+        Some((_, cell_first, cell_last)) => (cell_first, last.min(cell_last).max(first)),
+        None => (0, last),
+    };
+    let gutter = (last + 1 - row_base).to_string().len();
     let pad = " ".repeat(gutter);
     writeln!(out, "{pad} {}", "|".style(blue))?;
     let lines: Vec<usize> = (first..=last).collect();
@@ -93,7 +100,7 @@ fn render_one(f: &FileResult, d: &Diagnostic, o: TextOptions, out: &mut dyn std:
         let lr = f.index.line_range(&f.source, line);
         let text = &f.source[lr.start..lr.end];
         let (shown_text, _) = expand(text, text.len());
-        writeln!(out, "{:>gutter$} {} {}", (line + 1).style(blue), "|".style(blue), shown_text.trim_end())?;
+        writeln!(out, "{:>gutter$} {} {}", (line + 1 - row_base).style(blue), "|".style(blue), shown_text.trim_end())?;
         // Underline the part of the range on this line; an empty range gets one caret at its position.
         let from = d.range.start.clamp(lr.start, lr.end) - lr.start;
         let to = d.range.end.clamp(lr.start, lr.end) - lr.start;
@@ -105,8 +112,7 @@ fn render_one(f: &FileResult, d: &Diagnostic, o: TextOptions, out: &mut dyn std:
     }
     writeln!(out, "{pad} {}", "|".style(blue))?;
     for r in &d.related {
-        let s = f.index.location(&f.source, r.range.start);
-        writeln!(out, "{pad} {} {}:{}:{}: {}", "= note:".style(bold), f.display, s.row, s.column, r.message)?;
+        writeln!(out, "{pad} {} {}: {}", "= note:".style(bold), f.at(r.range.start), r.message)?;
     }
     if let Some(fix) = &d.fix {
         let kind = match fix.applicability {

@@ -1,6 +1,7 @@
 // Drives code-server in headless Chromium: opens the fixture, reads the Problems panel, applies
-// the preferred quick fix through the lightbulb menu, takes the README screenshot, and picks a
-// device with "XeForge: Select Device". Usage: node e2e.js URL WORKDIR SCREENSHOT
+// the preferred quick fix through the lightbulb menu, takes the README screenshot, opens a notebook
+// whose launch cell's findings must reach the Problems panel, and picks a device with "XeForge:
+// Select Device". Usage: node e2e.js URL WORKDIR SCREENSHOT
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -122,6 +123,48 @@ async function command(page, title) {
       const cleared = await poll(async () => !(await problems(page)).some((x) => x.includes('XF104')), 20000);
       check(cleared, 'XF104 leaves the Problems panel', JSON.stringify(await problems(page)));
     }
+
+    // A notebook: the kernel is defined in one cell and launched in another; the launch cell's
+    // findings reach the Problems panel (pushed per cell through LSP notebook sync).
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'vector_add.ipynb' }).dblclick();
+    await page.waitForSelector('.notebook-editor', { timeout: 30000 }).catch(() => undefined);
+    const nbRows = await poll(async () => {
+      const r = await problems(page);
+      return r.some((x) => x.includes('vector_add.ipynb')) && r.some((x) => x.includes('XF104')) && r.some((x) => x.includes('XF101')) ? r : null;
+    }, 60000);
+    check(Boolean(nbRows), 'the notebook launch cell\'s XF101 and XF104 are in the Problems panel', JSON.stringify(await problems(page)));
+    for (const r of (nbRows || []).filter((x) => /vector_add|XF10[14]/.test(x))) console.log(`     notebook problem: ${r}`);
+    // Opening the finding reveals the launch cell, underlined, with the cursor on it; its quick fix
+    // (a code action on the cell document) edits that cell, and the finding goes.
+    await page.locator('.markers-panel .monaco-tl-row', { hasText: 'XF104' }).first().dblclick();
+    const cellMarker = await poll(async () => (await page.locator('.notebook-editor .squiggly-error').count()) > 0, 20000);
+    check(cellMarker, 'the launch cell shows the error underline', 'no squiggle in the notebook editor');
+    if (shot) {
+      await page.mouse.move(5, 5);
+      await page.screenshot({ path: shot.replace(/\.png$/, '-notebook.png') });
+      console.log(`     screenshot: ${shot.replace(/\.png$/, '-notebook.png')}`);
+    }
+    await page.waitForTimeout(1000);
+    await page.keyboard.press('Control+.');
+    const cellFix = page.locator('.action-widget .monaco-list-row', { hasText: '256' }).first();
+    const cellOffered = await cellFix.waitFor({ state: 'visible', timeout: 15000 }).then(() => true, () => false);
+    if (check(cellOffered, 'the quick fix to 256 is offered in the cell', JSON.stringify(await page.locator('.action-widget .monaco-list-row').allInnerTexts().catch(() => [])))) {
+      await cellFix.click();
+      const cellText = async () => (await page.locator('.notebook-editor .view-lines').allInnerTexts()).join('\n').replace(/\u00a0/g, ' ');
+      check(await poll(async () => (await cellText()).includes("grf_mode='256'"), 15000), "the fix edits the launch cell to grf_mode='256'", await cellText());
+      const gone = await poll(async () => {
+        const r = await problems(page);
+        return !r.some((x) => x.includes('XF104')) && r.some((x) => x.includes('XF101'));
+      }, 20000);
+      check(gone, 'XF104 leaves the Problems panel, XF101 stays', JSON.stringify(await problems(page)));
+    }
+    // Saved (VS Code's own serializer writes it) and closed.
+    await page.keyboard.press('Control+S');
+    await page.waitForTimeout(1000);
+    await page.keyboard.press('Control+W');
+    await page.waitForTimeout(500);
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'add_kernel.py' }).dblclick();
+    await page.waitForSelector('.editor-instance .view-lines', { timeout: 20000 });
 
     // XeForge: Select Device — quick pick from the server's list; the choice lands in settings.
     await command(page, 'XeForge: Select Device');

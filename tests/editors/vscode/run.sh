@@ -3,7 +3,8 @@
 # playwright-core with Debian's Chromium. Installs what it needs into tests/.cache/vscode
 # (git-ignored, reused between runs).
 #   XEFORGE_BIN         the xeforge binary (default: <repo>/target/debug/xeforge)
-#   XEFORGE_SCREENSHOT  where to write the README screenshot (default: docs/images/vscode-diagnostics.png)
+#   XEFORGE_SCREENSHOT  where to write the README screenshot (default: docs/images/vscode-diagnostics.png;
+#                       the notebook's goes beside it as ...-notebook.png)
 # Exit 0 on success (or, printing why, when VS Code cannot be installed); 1 on failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -85,6 +86,7 @@ printf 'XEFORGE_HARNESS_PATH="%s"; XEFORGE_HARNESS_SANDBOX_UID=off; export XEFOR
 PYTHON=${XEFORGE_PYTHON:-$ROOT/.venv/bin/python}
 cp "$ROOT/tests/editors/fixtures/add_kernel.py" "$WORK/project/"
 cp "$ROOT/tests/fixtures/cover/scale_wrapper.py" "$WORK/project/"
+cp "$ROOT/tests/fixtures/check/notebooks/vector_add.ipynb" "$WORK/project/"
 printf '[tool.xeforge]\ntoolchain = "xpu-3.7"\ndevice = "arc-pro-b70"\n' >"$WORK/project/pyproject.toml"
 printf '{ "xeforge.harness.python": "%s" }\n' "$PYTHON" >"$WORK/project/.vscode/settings.json"
 cat >"$WORK/user/User/settings.json" <<JSON

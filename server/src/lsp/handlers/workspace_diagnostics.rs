@@ -48,7 +48,8 @@ pub async fn pull(session: &Arc<Session>, folders: Vec<PathBuf>, p: WorkspaceDia
     let mut reported: HashSet<Url> = HashSet::new();
     let open = session.entries();
     for entry in &open {
-        if entry.closed.load(Ordering::SeqCst) {
+        // A notebook's diagnostics are its cells', pushed (`lsp::notebook`).
+        if entry.closed.load(Ordering::SeqCst) || entry.notebook.is_some() {
             continue;
         }
         let Some(r) = diagnostics::document_report(session, entry).await else { continue };
@@ -110,7 +111,9 @@ fn on_disk(s: &Session, folders: &[PathBuf], open: &HashSet<PathBuf>, cancelled:
     let out: OnDisk = found
         .files
         .par_iter()
-        .filter(|p| !open.contains(*p))
+        // A notebook's diagnostics belong to its cells, which exist only while it is open
+        // (`lsp::notebook` publishes those).
+        .filter(|p| !open.contains(*p) && !crate::workspace::is_notebook(p))
         .filter_map(|path| {
             if cancelled.load(Ordering::SeqCst) {
                 return None;
