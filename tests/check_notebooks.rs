@@ -268,3 +268,27 @@ fn ipython_syntax_and_other_languages_read_as_nothing() {
     let o = check(t.path(), &["m.ipynb", "--format", "json", "--select", "XF101"]);
     assert_eq!(found(&o), [(6, 5, "XF101".to_string())], "{}", stderr(&o));
 }
+
+#[test]
+fn commands_that_run_a_file_on_the_harness_refuse_a_notebook_and_say_what_to_do() {
+    let t = sandbox();
+    for command in [&["stage", "autotune"][..], &["verify"], &["spec"], &["optimize"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_xeforge"))
+            .args(command)
+            .arg("vector_add.ipynb")
+            .current_dir(t.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("the xeforge binary runs");
+        assert_eq!(code(&o), 2, "{command:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("vector_add.ipynb: a notebook cannot be run on the harness"), "{command:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("xeforge check"), "{}", stderr(&o));
+    }
+    // Nothing written beside it (`spec` used to draft a YAML for the notebook).
+    let mut names: Vec<String> = fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    let mut fixture: Vec<String> =
+        fs::read_dir(fixtures()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    fixture.sort();
+    assert_eq!(names, fixture);
+}

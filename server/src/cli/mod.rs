@@ -72,3 +72,17 @@ pub fn main() -> ExitCode {
     };
     ExitCode::from(code)
 }
+
+/// Stages, `verify`, `spec` and `optimize` run a kernel file on the harness, which imports it as a
+/// Python module: a notebook is not one. `check` reads notebooks; these say what to do instead.
+pub(crate) fn refuse_notebook(command: &str, path: &std::path::Path) -> Option<u8> {
+    if !crate::workspace::is_notebook(path) {
+        return None;
+    }
+    eprintln!(
+        "xeforge {command}: {}: a notebook cannot be run on the harness (it imports a Python module); \
+         `xeforge check` reads notebooks, and `jupyter nbconvert --to script` makes a .py of one for {command}",
+        path.display()
+    );
+    Some(2)
+}

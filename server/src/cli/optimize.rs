@@ -71,6 +71,9 @@ impl Report {
 }
 
 pub fn run(args: OptimizeArgs) -> u8 {
+    if let Some(code) = super::refuse_notebook("optimize", &args.file) {
+        return code;
+    }
     let dir = args.file.is_dir();
     if dir && args.kernel.is_some() {
         eprintln!("xeforge optimize: --kernel names a kernel of one file; give that file, not a directory");

@@ -14,6 +14,9 @@ pub struct SpecArgs {
 }
 
 pub fn run(args: SpecArgs) -> u8 {
+    if let Some(code) = super::refuse_notebook("spec", &args.file) {
+        return code;
+    }
     let text = match std::fs::read_to_string(&args.file) {
         Ok(t) => t,
         Err(e) => {

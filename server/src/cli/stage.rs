@@ -89,6 +89,9 @@ pub struct StageArgs {
 }
 
 pub fn run(args: StageArgs) -> u8 {
+    if let Some(code) = super::refuse_notebook("stage", &args.file) {
+        return code;
+    }
     let text = match std::fs::read_to_string(&args.file) {
         Ok(t) => t,
         Err(e) => {

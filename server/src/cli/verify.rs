@@ -39,6 +39,9 @@ pub fn run(args: VerifyArgs) -> u8 {
             return 2;
         }
     };
+    if let Some(code) = super::refuse_notebook("verify", &file) {
+        return code;
+    }
     let workspace = settings::workspace_root(&file);
     let s = match settings::load(&workspace) {
         Ok(s) => s,
