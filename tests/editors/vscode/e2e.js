@@ -1,7 +1,8 @@
 // Drives code-server in headless Chromium: opens the fixture, reads the Problems panel, applies
-// the preferred quick fix through the lightbulb menu, takes the README screenshot, opens a notebook
-// whose launch cell's findings must reach the Problems panel, and picks a device with "XeForge:
-// Select Device". Usage: node e2e.js URL WORKDIR SCREENSHOT
+// the preferred quick fix through the lightbulb menu, takes the README screenshot, takes an inline
+// suggestion (a fix as ghost text) with Tab, checks a deprecated completion item's strike-through and
+// resolved docs, opens a notebook whose launch cell's findings must reach the Problems panel, picks a
+// device with "XeForge: Select Device" and runs a stage from its lens. Usage: node e2e.js URL WORKDIR SCREENSHOT
 'use strict';
 const fs = require('fs');
 const path = require('path');
