@@ -4,7 +4,8 @@
 # (git-ignored, reused between runs).
 #   XEFORGE_BIN         the xeforge binary (default: <repo>/target/debug/xeforge)
 #   XEFORGE_SCREENSHOT  where to write the README screenshot (default: docs/images/vscode-diagnostics.png;
-#                       the notebook's goes beside it as ...-notebook.png)
+#                       the notebook's, the inline suggestion's and the completion's go beside it as
+#                       ...-notebook.png, ...-inline.png, ...-completion.png)
 # Exit 0 on success (or, printing why, when VS Code cannot be installed); 1 on failure.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
