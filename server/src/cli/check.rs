@@ -9,6 +9,7 @@ use crate::knowledge::{Knowledge, Severity};
 use crate::lint::Diagnostic;
 use crate::output::{self, Counts, FileResult, Format};
 use crate::package::{Disk, Modules};
+use crate::timings::Phase;
 use crate::workspace::{self, io_reason};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -123,7 +124,10 @@ impl Checker {
 
     fn run(&self, args: &CheckArgs) -> u8 {
         let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
+        crate::timings::init_from_env();
+        let discover = crate::timings::span(Phase::Discover);
         let found = workspace::discover_files(&paths, &self.resolver);
+        drop(discover);
         let mut io_error = false;
         for e in &found.errors {
             eprintln!("error: {}: {}", e.path.display(), e.message);
@@ -153,10 +157,12 @@ impl Checker {
                 }
             }
         }
+        let output = crate::timings::span(Phase::Output);
         results.sort_by(|a, b| a.display.cmp(&b.display));
 
         let counts = Counts::of(&results);
-        let mut stdout = std::io::stdout().lock();
+        // Buffered: a locked stdout is line-buffered, and the JSON output is a write per line.
+        let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         let written = if args.show_kernels {
             write_kernels(&kernels, &mut stdout)
         } else if args.diff {
@@ -172,6 +178,10 @@ impl Checker {
         {
             eprintln!("error: writing output: {}", io_reason(&e));
             return 2;
+        }
+        drop(output);
+        if let Some(table) = crate::timings::report() {
+            eprint!("{table}");
         }
 
         if io_error {
@@ -216,6 +226,7 @@ impl Checker {
     }
 
     fn check_file(&self, path: &Path, args: &CheckArgs) -> Outcome {
+        let read = crate::timings::span(Phase::Read);
         let shown = display_path(path);
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
@@ -256,6 +267,7 @@ impl Checker {
             Err(e) => return self.once(e),
         };
         let opts = settings.lint_options(path);
+        drop(read);
         let place = analysis::Place { path, files: &Disk, modules: &self.modules };
         let analyse = |t: &str| analysis::analyze_at(t, place, &kb, &opts);
         let mut analysis = match analyse(&text) {
