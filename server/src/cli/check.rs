@@ -227,10 +227,9 @@ impl Checker {
 
     fn check_file(&self, path: &Path, args: &CheckArgs) -> Outcome {
         let read = crate::timings::span(Phase::Read);
-        let shown = display_path(path);
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
-            Err(e) => return Outcome::Failed(format!("{shown}: {}", io_reason(&e))),
+            Err(e) => return Outcome::Failed(format!("{}: {}", display_path(path), io_reason(&e))),
         };
         if bytes[..bytes.len().min(8192)].contains(&0) {
             return Outcome::Skipped { note: Some("binary file skipped".into()) };
@@ -239,6 +238,7 @@ impl Checker {
         if !contains(&bytes, b"triton") {
             return Outcome::Skipped { note: None };
         }
+        let shown = display_path(path);
         let text = match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
@@ -319,7 +319,7 @@ impl Checker {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// Relative to the working directory when below it, `/`-separated: what users, JSON and SARIF see.

@@ -81,15 +81,21 @@ fn named_kinds() -> &'static [bool] {
     })
 }
 
-/// [`raw_of`] for a node of a tree without errors, in fewer calls into tree-sitter: no node of such
-/// a tree is an error, missing or has one, and whether it is named follows from its kind (its
-/// alias's when aliased, as `kind_id` is).
+/// The kind id tree-sitter gives ERROR nodes (`ts_builtin_sym_error`).
+const ERROR_KIND: u16 = u16::MAX;
+
+/// [`raw_of`] for a node under a subtree without errors, in fewer calls into tree-sitter. No node
+/// there is missing or has an error (a missing node's cost counts in every ancestor's); it may
+/// still be an ERROR token (an inline leaf carries no error cost), which its kind says. Whether a
+/// node is named follows from its kind (its alias's when aliased, as `kind_id` is).
 #[inline]
 fn raw_of_clean(n: tree_sitter::Node, field: u16, parent: u32, named: &[bool]) -> Raw {
     let kind = n.kind_id();
     let is_named = named.get(kind as usize).copied().unwrap_or_else(|| n.is_named());
+    let is_error = kind == ERROR_KIND;
     debug_assert_eq!(is_named, n.is_named(), "kind {kind}");
-    debug_assert!(!n.is_error() && !n.is_missing() && !n.has_error());
+    debug_assert_eq!(is_error, n.is_error(), "kind {kind}");
+    debug_assert!(!n.is_missing() && !n.has_error(), "{n:?}");
     Raw {
         start: n.start_byte() as u32,
         end: n.end_byte() as u32,
@@ -98,7 +104,7 @@ fn raw_of_clean(n: tree_sitter::Node, field: u16, parent: u32, named: &[bool]) -
         next_sibling: NONE,
         kind,
         field,
-        flags: if is_named { NAMED } else { 0 },
+        flags: if is_named { NAMED } else { 0 } | if is_error { ERROR } else { 0 },
     }
 }
 
