@@ -70,11 +70,14 @@ for w in ("tree", "triton"):
     x, r = res["xeforge"], res["ruff"]
     rows.append((w, x["median"], r["median"], x["median"] / r["median"], x["user"], r["user"]))
 cpu = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
+import datetime
 lines_md = [
     "# `xeforge check` vs `ruff check`", "",
+    f"## Run of {datetime.date.today().isoformat()} (`bash tests/bench/check_vs_ruff.sh`)", "",
     f"Corpus: the pinned packages of `tests/corpus/packages.txt` ({n_py} .py files; {n_tri} files with "
     f"`@triton.jit`, {lines} lines). ruff {ruff_v} from PyPI, default rules, `--no-cache --isolated`. "
-    f"Median of {runs} runs (hyperfine, 1 warm-up), {cpu} CPUs, {platform.machine()}. Goal: ratio ≤ 1.0.", "",
+    f"Median of {runs} runs (hyperfine, 1 warm-up), {cpu} CPUs, {platform.machine()}. "
+    "Goals (issue 14): `triton` ≤ 1.0, `tree` ≤ 0.5.", "",
     "| workload | xeforge median (s) | ruff median (s) | ratio xeforge/ruff | xeforge user CPU (s) | ruff user CPU (s) |",
     "|---|---:|---:|---:|---:|---:|",
 ]
