@@ -78,7 +78,10 @@ pub fn analyze_at(text: &str, place: Place<'_>, kb: &Knowledge, opts: &LintOptio
         return Ok(empty(target));
     }
     let mut model = place.modules.model_of_text(place.files, place.path, text);
-    let deps = package::see_through_imports(place.modules, place.files, place.path, &mut model);
+    let deps = {
+        let _t = crate::timings::span(crate::timings::Phase::Imports);
+        package::see_through_imports(place.modules, place.files, place.path, &mut model)
+    };
     let mut analysis = lint_model(text, model, target, kb, opts);
     analysis.deps = deps;
     Ok(analysis)
@@ -137,7 +140,10 @@ fn run(text: &str, tree: &Tree, target: Target, kb: &Knowledge, opts: &LintOptio
 }
 
 fn lint_model(text: &str, model: FileModel, target: Target, kb: &Knowledge, opts: &LintOptions) -> Analysis {
-    let diagnostics = lint::check(&model, text, target, kb, opts);
+    let diagnostics = {
+        let _t = crate::timings::span(crate::timings::Phase::Lint);
+        lint::check(&model, text, target, kb, opts)
+    };
     Analysis { model, diagnostics, device: target.device.id.clone(), toolchain: target.toolchain.id.clone(), deps: Vec::new() }
 }
 

@@ -19,4 +19,5 @@ pub mod package;
 pub mod report;
 pub mod syntax;
 pub mod text;
+pub mod timings;
 pub mod workspace;

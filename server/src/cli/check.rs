@@ -10,6 +10,7 @@ use crate::lint::Diagnostic;
 use crate::notebook::{self, Concat, Notebook};
 use crate::output::{self, Counts, FileResult, Format};
 use crate::package::{Disk, Modules};
+use crate::timings::Phase;
 use crate::workspace::{self, io_reason};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -124,7 +125,10 @@ impl Checker {
 
     fn run(&self, args: &CheckArgs) -> u8 {
         let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
+        crate::timings::init_from_env();
+        let discover = crate::timings::span(Phase::Discover);
         let found = workspace::discover_files(&paths, &self.resolver);
+        drop(discover);
         let mut io_error = false;
         for e in &found.errors {
             eprintln!("error: {}: {}", e.path.display(), e.message);
@@ -154,10 +158,12 @@ impl Checker {
                 }
             }
         }
+        let output = crate::timings::span(Phase::Output);
         results.sort_by(|a, b| a.display.cmp(&b.display));
 
         let counts = Counts::of(&results);
-        let mut stdout = std::io::stdout().lock();
+        // Buffered: a locked stdout is line-buffered, and the JSON output is a write per line.
+        let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         let written = if args.show_kernels {
             write_kernels(&kernels, &mut stdout)
         } else if args.diff {
@@ -173,6 +179,10 @@ impl Checker {
         {
             eprintln!("error: writing output: {}", io_reason(&e));
             return 2;
+        }
+        drop(output);
+        if let Some(table) = crate::timings::report() {
+            eprint!("{table}");
         }
 
         if io_error {
@@ -217,10 +227,10 @@ impl Checker {
     }
 
     fn check_file(&self, path: &Path, args: &CheckArgs) -> Outcome {
-        let shown = display_path(path);
+        let read = crate::timings::span(Phase::Read);
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
-            Err(e) => return Outcome::Failed(format!("{shown}: {}", io_reason(&e))),
+            Err(e) => return Outcome::Failed(format!("{}: {}", display_path(path), io_reason(&e))),
         };
         if bytes[..bytes.len().min(8192)].contains(&0) {
             return Outcome::Skipped { note: Some("binary file skipped".into()) };
@@ -229,6 +239,7 @@ impl Checker {
         if !contains(&bytes, b"triton") {
             return Outcome::Skipped { note: None };
         }
+        let shown = display_path(path);
         let text = match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
@@ -240,6 +251,7 @@ impl Checker {
             Ok(s) => s,
             Err(outcome) => return outcome,
         };
+        drop(read);
         if workspace::is_notebook(path) {
             return self.check_notebook(path, shown, text, &kb, &opts, args);
         }
@@ -372,7 +384,7 @@ impl Checker {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// Relative to the working directory when below it, `/`-separated: what users, JSON and SARIF see.

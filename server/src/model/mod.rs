@@ -29,6 +29,7 @@ pub use types::*;
 use crate::syntax;
 use crate::syntax::flat::{FlatTree, Node, named_children, node_text, range};
 use crate::text::LineIndex;
+use crate::timings::{self, Phase};
 use cx::{Cx, unparen};
 use std::collections::{HashMap, HashSet};
 use tree_sitter::Tree;
@@ -45,8 +46,15 @@ pub fn build_text(text: &str) -> FileModel {
     if !may_have_kernels(text) {
         return FileModel::default();
     }
-    let tree = syntax::parse(text);
-    build(text, &tree)
+    let tree = {
+        let _t = timings::span(Phase::Parse);
+        timings::parsed(text.len());
+        syntax::parse(text)
+    };
+    let model = build(text, &tree);
+    let _t = timings::span(Phase::Drop);
+    drop(tree);
+    model
 }
 
 /// The model of a file that another file imports from: [`build_text`] when it may hold kernels,
@@ -59,8 +67,20 @@ pub fn build_module(text: &str) -> FileModel {
     if !text.contains("import") {
         return model;
     }
-    let tree = syntax::parse(text);
-    let flat = FlatTree::reusing(&tree, text, None);
+    let tree = {
+        let _t = timings::span(Phase::Parse);
+        timings::parsed(text.len());
+        syntax::parse(text)
+    };
+    let flat = {
+        let _t = timings::span(Phase::Flat);
+        FlatTree::reusing(&tree, text, None)
+    };
+    {
+        let _t = timings::span(Phase::Drop);
+        drop(tree);
+    }
+    let _t = timings::span(Phase::Model);
     let found = collect::collect(text, &flat);
     let mut shadowed = HashSet::new();
     for stmt in &found.imports {
@@ -86,9 +106,15 @@ pub fn build_reusing(text: &str, tree: &Tree, prev: Option<(&Reuse, &str)>) -> (
         // A tree from another version of the text: ranges would not fit.
         return (model, None);
     }
+    let model_time = timings::span(Phase::Model);
     model.syntax_errors = syntax::error_ranges(tree);
     model.has_syntax_errors = !model.syntax_errors.is_empty();
-    let flat = FlatTree::reusing(tree, text, prev.map(|(r, t)| (&r.flat, t)));
+    drop(model_time);
+    let flat = {
+        let _t = timings::span(Phase::Flat);
+        FlatTree::reusing(tree, text, prev.map(|(r, t)| (&r.flat, t)))
+    };
+    let _t = timings::span(Phase::Model);
     let (model, kernels, launches) = build_flat(text, &flat, model, prev.map(|(r, t)| (&r.kernels, &r.launches, t)));
     (model, Some(Reuse { flat, kernels, launches }))
 }

@@ -72,8 +72,46 @@ fn raw_of(n: tree_sitter::Node, field: u16, parent: u32) -> Raw {
     }
 }
 
+/// Whether each kind (by id) is named, from the grammar's tables once.
+fn named_kinds() -> &'static [bool] {
+    static NAMED: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    NAMED.get_or_init(|| {
+        let lang = language();
+        (0..lang.node_kind_count()).map(|k| lang.node_kind_is_named(k as u16)).collect()
+    })
+}
+
+/// The kind id tree-sitter gives ERROR nodes (`ts_builtin_sym_error`).
+const ERROR_KIND: u16 = u16::MAX;
+
+/// [`raw_of`] for a node under a subtree without errors, in fewer calls into tree-sitter. No node
+/// there is missing or has an error (a missing node's cost counts in every ancestor's); it may
+/// still be an ERROR token (an inline leaf carries no error cost), which its kind says. Whether a
+/// node is named follows from its kind (its alias's when aliased, as `kind_id` is).
+#[inline]
+fn raw_of_clean(n: tree_sitter::Node, field: u16, parent: u32, named: &[bool]) -> Raw {
+    let kind = n.kind_id();
+    let is_named = named.get(kind as usize).copied().unwrap_or_else(|| n.is_named());
+    let is_error = kind == ERROR_KIND;
+    debug_assert_eq!(is_named, n.is_named(), "kind {kind}");
+    debug_assert_eq!(is_error, n.is_error(), "kind {kind}");
+    debug_assert!(!n.is_missing() && !n.has_error(), "{n:?}");
+    Raw {
+        start: n.start_byte() as u32,
+        end: n.end_byte() as u32,
+        parent,
+        first_child: NONE,
+        next_sibling: NONE,
+        kind,
+        field,
+        flags: if is_named { NAMED } else { 0 } | if is_error { ERROR } else { 0 },
+    }
+}
+
 /// Appends `top` and its descendants in pre-order, `top` as a child of `parent`.
 fn walk_into(top: tree_sitter::Node, parent: u32, nodes: &mut Vec<Raw>) {
+    // Without errors under `top`, each node's flags come from its kind alone.
+    let clean = (!top.has_error()).then(named_kinds);
     let mut cursor = top.walk();
     // For each open ancestor: its index and the index of its last child so far.
     let mut open: Vec<(u32, u32)> = Vec::with_capacity(64);
@@ -90,7 +128,10 @@ fn walk_into(top: tree_sitter::Node, parent: u32, nodes: &mut Vec<Raw>) {
             *last = idx;
         }
         let field = if open.is_empty() { 0 } else { cursor.field_id().map_or(0, |f| f.get()) };
-        nodes.push(raw_of(n, field, up));
+        nodes.push(match clean {
+            Some(named) => raw_of_clean(n, field, up, named),
+            None => raw_of(n, field, up),
+        });
         if cursor.goto_first_child() {
             open.push((idx, NONE));
             continue;
