@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import protocol as P
 from .. import wire
+from ..gate import DEVICE, TIMING
 from ..spec import Spec, SpecError, Variant, load_spec
 from . import entry, guard, source, timing
 from .compare import compare_one, default_tolerance, fingerprint, flatten
@@ -114,6 +115,30 @@ class Judge:
         self.trusted_asleep = False
         self.device_memory: int | None = None  # from the trusted worker's `describe`: sizes timed batches
         self._device: dict | None = None
+        # The jobs its lane runs at once on this device (`serve --jobs-per-device`): beside others, the
+        # job asks its zygote for the device's permits (see `hold`), and a timed batch may use only its
+        # share of the device's memory.
+        self.slots = int(getattr(phase, "slots", 1) or 1)
+        self.shared = bool(getattr(phase, "shared", False))
+        self.permit_wait_s = 0.0
+
+    def hold(self, mode: str, again: bool = False) -> None:
+        """From now on hold `mode` of the device: `DEVICE` (shared with other jobs' untimed phases) or
+        `TIMING` (the device to this job alone). The one rule for a device shared by several jobs:
+        this job's workers run only while it holds a permit, so the candidate's process group is
+        stopped (SIGSTOP) while the judge waits for one; a job that waits for `TIMING` waits until no
+        other job runs anything on the device, and nothing else starts there until it gives it back.
+        `again`: ask anew for what is held (a queued timed comparison goes first). The time waited is
+        not the candidate's: its deadline moves by as much. Nothing to do when the device is not shared."""
+        if not self.shared or (self.phase.held == mode and not again):
+            return
+        self.candidate.pause()
+        try:
+            waited = self.phase.permit(mode)
+        finally:
+            self.candidate.resume()
+        self.deadline += waited
+        self.permit_wait_s += waited
 
     def use(self, index: int, args: P.EvaluateArgs) -> None:
         """Judge the sweep's candidate `index` next (`args.candidate` its file), with its own deadline."""
@@ -125,6 +150,7 @@ class Judge:
         self.candidate = self.candidates[index]
         self.candidate_dir = self.dirs[1 + index]
         self.args = args
+        self.hold(DEVICE, again=True)  # between candidates, a timed comparison waiting on the device goes first
         self.deadline = time.monotonic() + args.timeout
 
     def _give(self, path: str) -> str:
@@ -191,6 +217,7 @@ class Judge:
         """The trusted side: device, problem, the original imported, references, the original timed alone."""
         args = self.args
         self.set_phase("setup")
+        self.hold(DEVICE)
         reply, _ = self.trusted_call({"op": "describe"}, what="the device")
         result["device"] = self._device = reply["device"]
         self.device_memory = reply.get("memory")
@@ -217,7 +244,9 @@ class Judge:
         solo = None
         if timed is not None:
             self.set_phase("reference:timing")
+            self.hold(TIMING)
             solo = timing.solo(self, problem, timed)
+            self.hold(DEVICE)
         return Prepared(problem=problem, entry_name=entry_name, timed=timed, solo=solo, notes=list(problem.notes))
 
     def judge(self, prep: Prepared, result: dict) -> None:
@@ -226,6 +255,7 @@ class Judge:
         problem, entry_name, timed, solo = prep.problem, prep.entry_name, prep.timed, prep.solo
         problem.notes = list(prep.notes)  # each candidate's notes start from the trusted side's
         result.setdefault("device", self._device)
+        self.hold(DEVICE)
         reaching = source.new_reaching(source.read(args.kernel), source.read(args.candidate))
         if reaching:
             shown = ", ".join(f"`{c}` (line {n})" for c, n in reaching[:4])
@@ -282,7 +312,12 @@ class Judge:
             result["timing"] = timing.not_meaningful(interpreter if self.kind == "cpu" else "no variant to time")
         else:
             self.set_phase("candidate:timing")
+            self.hold(TIMING)
             result["timing"] = timing.measure(self, problem, timed, solo)
+            self.hold(DEVICE)
+            if isinstance(self._device, dict):
+                # The device this comparison ran on, both sides of every pair (the pool adds its index).
+                result["timing"]["device"] = {k: self._device.get(k) for k in ("kind", "name")}
             if result["timing"].get("rejected"):
                 raise Stop(P.REJECTED, result["timing"].pop("rejected"))
             if result["timing"].get("incorrect"):
