@@ -88,7 +88,8 @@ class Zygote:
             raise RuntimeError("the harness worker did not start (no ready line)")
         self.proc = proc
         self.info = json.loads(line)
-        self._pending = pending = {}
+        pending: dict[int, _Pending] = {}
+        self._pending = pending
         threading.Thread(target=self._read, args=(proc, pending), daemon=True).start()
         return self.info
 

@@ -120,6 +120,7 @@ class Judge:
         # share of the device's memory.
         self.slots = int(getattr(phase, "slots", 1) or 1)
         self.shared = bool(getattr(phase, "shared", False))
+        self._permits: Any = phase if self.shared else None  # the zygote's `Channel`: permit, release, held
         self.permit_wait_s = 0.0
 
     def hold(self, mode: str, again: bool = False) -> None:
@@ -130,11 +131,12 @@ class Judge:
         other job runs anything on the device, and nothing else starts there until it gives it back.
         `again`: ask anew for what is held (a queued timed comparison goes first). The time waited is
         not the candidate's: its deadline moves by as much. Nothing to do when the device is not shared."""
-        if not self.shared or (self.phase.held == mode and not again):
+        permits = self._permits
+        if permits is None or (permits.held == mode and not again):
             return
         self.candidate.pause()
         try:
-            waited = self.phase.permit(mode)
+            waited = permits.permit(mode)
         finally:
             self.candidate.resume()
         self.deadline += waited
