@@ -312,3 +312,14 @@ def test_real_evaluations_share_a_device_and_time_alone(tmp_path):
         assert len([g for g in grants if g["job"] == job and g["mode"] == TIMING]) == 2, grants
     shared = [g for g in grants if g["mode"] == SHARED]
     assert any(_overlap(x, y) for x in shared for y in shared if x["job"] != y["job"]), shared
+
+
+@cpu_only
+def test_time_spent_waiting_for_the_device_is_not_the_jobs_own(one_device, script_env):
+    """A job of 1 s whose timed comparison waits 18 s behind another's is not out of time: the
+    zygote's limit (1 s + its 15 s grace) stops while the job waits, as the pool's does."""
+    logs = _Logs(script_env, "limit")
+    jobs = [_script(logs, "long", [[TIMING, 18]]), _script(logs, "short", [[SHARED, 0.2], [TIMING, 0.1]], timeout=1)]
+    results = _run_all(one_device, jobs)
+    assert results["long"].get("ok") and results["short"].get("ok"), results
+    assert results["short"]["elapsed"]["permit_wait_s"] > 15, results["short"]

@@ -42,6 +42,7 @@ class _Pending:
         self.done = threading.Event()
         self.result: dict | None = None
         self.extended = 0.0  # seconds the job waited for its device's permits (the zygote says)
+        self.waiting_since: float | None = None  # it waits for one now: its limit does not run
 
 
 class Zygote:
@@ -115,8 +116,11 @@ class Zygote:
                 one = pending.get(key)
                 if one is None:
                     continue
+                if message.get("waiting"):
+                    one.waiting_since = time.monotonic()
                 if "waited_s" in message:
                     one.extended += float(message.get("waited_s") or 0.0)
+                    one.waiting_since = None
                 if "result" in message:
                     result = message["result"]
                     one.result = result if isinstance(result, dict) else P.error_result("the harness worker sent an unreadable reply")
@@ -155,7 +159,9 @@ class Zygote:
             started = time.monotonic()
             asked = False
             while not one.done.is_set():
-                remaining = started + limit + one.extended - time.monotonic()
+                now = time.monotonic()
+                waiting = now - one.waiting_since if one.waiting_since is not None else 0.0
+                remaining = started + limit + one.extended + waiting - now
                 if remaining <= 0:
                     # A wedged zygote (its own limits would have answered by now) is replaced on the
                     # next job; its other jobs are answered that it stopped.

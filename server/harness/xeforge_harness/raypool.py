@@ -299,7 +299,9 @@ class RayWorkers:
         ray = self._ray
         from ray import exceptions as rx
 
-        limit = float(job.get("timeout", P.DEFAULT_TIMEOUT_S)) + _GRACE_S + _STARTUP_S
+        # A job that shares its device may wait for the other jobs' timed comparisons (its zygote does not
+        # count that against it): up to its share of the lane's time.
+        limit = (float(job.get("timeout", P.DEFAULT_TIMEOUT_S)) + _GRACE_S) * self.jobs_per_device + _STARTUP_S
         ref = lane.actor.run.remote(job, shipped)
         me = threading.get_ident()
         with self._lock:

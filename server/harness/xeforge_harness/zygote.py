@@ -2,8 +2,8 @@
 
 Protocol (private to the harness, `pool.Zygote` its only client): on stdin one line per job,
 `{"id": K, "job": {...}}`, and `cancel K` to stop job K; on the zygote's original stdout, after its
-ready line, one line per job when it ends, `{"id": K, "result": {...}}`, and `{"id": K, "waited_s":
-S}` whenever job K got its device's permit after waiting S seconds (its limits grow by S). Several
+ready line, one line per job when it ends, `{"id": K, "result": {...}}`; `{"id": K, "waiting": true}` when job K waits for its device's
+permit and `{"id": K, "waited_s": S}` when it gets it (its limits grow by the S seconds waited). Several
 jobs may run at once (the pool decides how many per lane): each in a fresh `os.fork()` child in its
 own session and its own work directory; the zygote never touches a device, so every child
 initialises CUDA/XPU itself. The zygote enforces each job's wall-clock limit, kills the child's whole
@@ -130,6 +130,11 @@ class Running:
         self.asked: float | None = None  # when its pending permit request was made
         self.waited = 0.0  # seconds spent waiting for permits
         self.used_gate = False
+        self.announced = False  # the parent was told it waits
+
+    def deadline_at(self, now: float) -> float:
+        """Its limit: the time it waits for a permit (another job's phase) is not its own."""
+        return self.deadline + (now - self.asked if self.asked is not None else 0.0)
 
 
 class Jobs:
@@ -149,7 +154,7 @@ class Jobs:
 
     def step(self) -> None:
         now = time.monotonic()
-        waits = [0.01 if j.ending is not None else j.deadline - now for j in self.running.values()]
+        waits = [0.01 if j.ending is not None else j.deadline_at(now) - now for j in self.running.values()]
         timeout = max(0.0, min(waits)) if waits else None
         watched = [j.events for j in self.running.values() if j.ending is None]
         if not self.stdin.eof:
@@ -163,7 +168,7 @@ class Jobs:
                 self._read(job)
         now = time.monotonic()
         for job in list(self.running.values()):
-            if job.ending is None and now >= job.deadline:
+            if job.ending is None and now >= job.deadline_at(now):
                 job.report["timed_out"] = True
                 self._kill(job)
             if job.ending is not None:
@@ -262,7 +267,11 @@ class Jobs:
             elif tag == "A":  # a permit of the device: granted now or when the gate allows
                 job.used_gate = True
                 job.asked = time.monotonic()
-                self._grant(self.gate.request(_key(job.rid), value if value in MODES else TIMING))
+                granted = self.gate.request(_key(job.rid), value if value in MODES else TIMING)
+                if _key(job.rid) not in granted:
+                    job.announced = True
+                    self._write({"id": job.rid, "waiting": True})  # the parent's clock stops too
+                self._grant(granted)
             elif tag == "F":
                 self._grant(self.gate.release(_key(job.rid)))
 
@@ -280,7 +289,8 @@ class Jobs:
                 os.write(job.grant, b"g\n")
             except OSError:
                 pass  # the judge is gone; its pipe's EOF ends the job
-            if waited >= 0.001:
+            if job.announced:
+                job.announced = False
                 self._write({"id": job.rid, "waited_s": round(waited, 3)})
 
     def _ended(self, job: Running) -> None:
