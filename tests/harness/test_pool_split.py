@@ -323,3 +323,37 @@ def test_time_spent_waiting_for_the_device_is_not_the_jobs_own(one_device, scrip
     results = _run_all(one_device, jobs)
     assert results["long"].get("ok") and results["short"].get("ok"), results
     assert results["short"]["elapsed"]["permit_wait_s"] > 15, results["short"]
+
+
+@cpu_only
+def test_a_job_out_of_device_memory_beside_others_is_judged_again_alone(one_device, script_env):
+    """No verdict may depend on what else shared the device: a job whose worker ran out of device
+    memory beside other jobs runs again once the lane has emptied, with the lane to itself (a job
+    sent meanwhile waits), and that second result is the answer."""
+    logs = _Logs(script_env, "oom")
+    out: dict = {}
+    first = threading.Thread(
+        target=lambda: out.update(
+            _run_all(
+                one_device,
+                [
+                    _script(logs, "greedy", [[SHARED, 0.3], ["oom", 0], [SHARED, 0.4], [TIMING, 0.2]]),
+                    _script(logs, "other", [[SHARED, 1.2], [TIMING, 0.3]]),
+                ],
+            )
+        )
+    )
+    first.start()
+    time.sleep(0.8)  # greedy has failed, the lane is being emptied for it; this one waits
+    out.update(_run_all(one_device, [_script(logs, "late", [[SHARED, 0.2]])]))
+    first.join(60)
+    greedy = out["greedy"]
+    assert greedy.get("ok") and "out of device memory" in greedy.get("rerun_alone", ""), greedy
+    assert out["other"].get("ok") and out["late"].get("ok"), out
+    jobs = logs.jobs()
+    again = [i for i in jobs if i["job"] == "greedy"][1:]  # the first run's one step, then the rerun's
+    assert [i["mode"] for i in again] == [SHARED, SHARED, TIMING], jobs
+    others = [i for i in jobs if i["job"] != "greedy"]
+    assert not any(_overlap(a, o) for a in again for o in others), (again, others)
+    late = next(i for i in jobs if i["job"] == "late")
+    assert late["t0"] >= again[-1]["t1"], "the job sent while the lane emptied ran after the rerun"

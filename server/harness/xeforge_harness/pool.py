@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from . import envsafe
 from . import protocol as P
@@ -305,6 +305,7 @@ class Slots:
         self.lanes = list(lanes)
         self.per_lane = max(1, per_lane)
         self._busy = [0] * len(self.lanes)
+        self._closed: dict[int, int] = {}  # lanes being emptied for jobs that need one alone: how many
         self._cond = threading.Condition()
 
     def take(self, cancelled: Cancelled | None = None, avoid=None):
@@ -321,16 +322,42 @@ class Slots:
                 self._cond.wait(_CANCEL_POLL_S if cancelled is not None else None)
 
     def _least_busy(self, avoid) -> int | None:
-        free = [i for i, n in enumerate(self._busy) if n < self.per_lane]
+        free = [i for i, n in enumerate(self._busy) if n < self.per_lane and i not in self._closed]
         if avoid is not None and len(self.lanes) > 1:
             free = [i for i in free if self.lanes[i] is not avoid]
         return min(free, key=lambda i: (self._busy[i], i)) if free else None
 
     def give(self, lane) -> None:
         with self._cond:
-            i = next(i for i, x in enumerate(self.lanes) if x is lane)
-            self._busy[i] -= 1
+            self._busy[self._index(lane)] -= 1
             self._cond.notify_all()
+
+    def take_alone(self, cancelled: Cancelled | None = None):
+        """A whole lane: the least busy one is closed to new jobs, and once the jobs it runs have
+        ended it is the caller's alone (every slot); None once `cancelled` says so first."""
+        with self._cond:
+            i = min(range(len(self.lanes)), key=lambda i: (i in self._closed, self._busy[i], i))
+            self._closed[i] = self._closed.get(i, 0) + 1
+            try:
+                while self._busy[i] > 0:
+                    if cancelled is not None and cancelled():
+                        return None
+                    self._cond.wait(_CANCEL_POLL_S if cancelled is not None else None)
+                self._busy[i] = self.per_lane
+                return self.lanes[i]
+            finally:
+                self._closed[i] -= 1
+                if not self._closed[i]:
+                    del self._closed[i]
+                self._cond.notify_all()
+
+    def give_alone(self, lane) -> None:
+        with self._cond:
+            self._busy[self._index(lane)] = 0
+            self._cond.notify_all()
+
+    def _index(self, lane) -> int:
+        return next(i for i, x in enumerate(self.lanes) if x is lane)
 
     def busy(self) -> list[int]:
         with self._cond:
@@ -402,9 +429,10 @@ class Workers:
         if lane is None:
             return P.cancelled_result(job.get("kind"), "the client cancelled the job before a lane was free")
         try:
-            return lane.run({**job, "slots": self.jobs_per_device}, cancelled)
+            result = lane.run({**job, "slots": self.jobs_per_device}, cancelled)
         finally:
             slots.give(lane)
+        return again_alone(slots, job, result, lambda alone, one: alone.run(one, cancelled), cancelled)
 
     def resolve(self, requested: str) -> tuple[str | None, dict | None]:
         """`auto` → the device a child finds (xpu, else cuda, else cpu), asked once per session.
@@ -495,6 +523,34 @@ class Unavailable:
 
     def __exit__(self, *exc) -> None:
         pass
+
+
+def out_of_memory(result: object) -> bool:
+    """A worker ran out of device memory while the job shared its device (the result, or a sweep's)."""
+    if not isinstance(result, dict):
+        return False
+    return any(isinstance(one, dict) and one.get("out_of_memory") for one in [result, *(result.get("results") or [])])
+
+
+def again_alone(slots: Slots, job: dict, result: dict, run_on: Callable[[Any, dict], dict], cancelled: Cancelled | None) -> dict:
+    """A job that ran out of device memory beside other jobs is judged again with a device to itself
+    (`Slots.take_alone`), so that no verdict depends on what else shared the device: the second
+    result is the answer, `rerun_alone`⁺ says why (the first's message)."""
+    if slots.per_lane <= 1 or not out_of_memory(result) or (cancelled is not None and cancelled()):
+        return result
+    lane = slots.take_alone(cancelled)
+    if lane is None:
+        return result
+    try:
+        again = run_on(lane, {**job, "slots": 1})
+    finally:
+        slots.give_alone(lane)
+    if isinstance(again, dict):
+        first = result.get("message") or next(
+            (one.get("message") for one in result.get("results") or [] if isinstance(one, dict) and one.get("out_of_memory")), ""
+        )
+        again["rerun_alone"] = f"ran out of device memory beside other jobs: {first}"
+    return again
 
 
 def pool_report(backend: str, auto: str | None, devices: dict[str, int], per_device: int = 1) -> dict:

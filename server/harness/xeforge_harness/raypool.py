@@ -39,7 +39,7 @@ from typing import Any
 
 from . import files
 from . import protocol as P
-from .pool import Cancelled, Slots, mark_device, pool_report
+from .pool import Cancelled, Slots, again_alone, mark_device, pool_report
 
 # The arguments of a job that name files (pool jobs are built by `service` with every path resolved).
 _FILE_ARGS = ("kernel", "candidate", "spec", "reference")
@@ -265,6 +265,14 @@ class RayWorkers:
             shipped = _ship(job)
         except OSError as e:
             return P.error_result(f"cannot read a file of the job to send it to the Ray cluster: {e}")
+        result = self._run(slots, count, job, shipped, cancelled)
+
+        def alone(lane: Lane, one: dict) -> dict:
+            return _with_pool(self._attempt(lane, one, shipped, [], cancelled), lane, [])
+
+        return again_alone(slots, job, result, alone, cancelled)
+
+    def _run(self, slots: Slots, count: int, job: dict, shipped: dict, cancelled: Cancelled | None) -> dict:
         lane = slots.take(cancelled)
         if lane is None:
             return P.cancelled_result(job.get("kind"), "the client cancelled the job before a lane was free")

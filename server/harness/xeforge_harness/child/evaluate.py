@@ -122,6 +122,9 @@ class Judge:
         self.shared = bool(getattr(phase, "shared", False))
         self._permits: Any = phase if self.shared else None  # the zygote's `Channel`: permit, release, held
         self.permit_wait_s = 0.0
+        # A worker ran out of device memory while judging the current candidate: on a shared device the
+        # result says so (`out_of_memory`), and the pool judges it again with the device to itself.
+        self.out_of_memory = False
 
     def hold(self, mode: str, again: bool = False) -> None:
         """From now on hold `mode` of the device: `DEVICE` (shared with other jobs' untimed phases) or
@@ -185,6 +188,7 @@ class Judge:
                 self.trusted.resume()
             return self.trusted.call(msg, tensors, self.deadline + JUDGE_GRACE_S)
         except Failed as e:
+            self.out_of_memory |= e.kind == "oom"
             raise Stop(P.ERROR, f"{what} failed: {e.error}", e.trace) from None
         except Hung:
             raise Stop(P.ERROR, f"{what} did not finish within {self.args.timeout:g} s") from None
@@ -198,6 +202,7 @@ class Judge:
         try:
             return self.candidate.call(msg, tensors, self.deadline)
         except Failed as e:
+            self.out_of_memory |= e.kind == "oom"
             raise _candidate_failure(e, what) from None
         except Hung:
             raise Stop(P.TIMEOUT, f"the candidate did not finish within {self.args.timeout:g} s (while in {self.current})") from None
@@ -638,6 +643,9 @@ def _outcome(judge: Judge, body: Callable[[dict], None], trusted_spent: dict | N
         }
         if trusted_spent is not None:
             result["elapsed"]["candidate_s"] = round(time.monotonic() - started, 4)
+        if judge.out_of_memory and judge.shared:
+            result["out_of_memory"] = True
+        judge.out_of_memory = False
         tail = judge.candidate.log_tail()
         if tail.strip():
             log.append("--- candidate output ---\n" + tail)
@@ -666,7 +674,10 @@ def sweep(args: P.SweepArgs, phase: Callable[[str], None]) -> dict:
             prep = judge.prepare(setup)
         except Stop as s:
             detail = s.detail or ""
-            return {**P.sweep_failed(P.error_result(s.message, detail)), "device": setup.get("device")}
+            failed = {**P.sweep_failed(P.error_result(s.message, detail)), "device": setup.get("device")}
+            if judge.out_of_memory and judge.shared:
+                failed["out_of_memory"] = True
+            return failed
         out["device"] = setup.get("device")
         out["setup_s"] = round(time.monotonic() - started, 3)
         best: tuple[float, float] | None = None  # (speedup, lower end) of the fastest correct candidate

@@ -87,7 +87,7 @@ def probe(args: dict, phase) -> dict:
 def script(args: dict, phase) -> dict:
     """A test's stand-in for an evaluation: `steps`, each `[mode, seconds]` (hold `device` or `timing`
     and sleep), `["release", 0]`, `["crash", 0]` (die on a signal, holding what it holds) or
-    `["hang", seconds]`. Each step's activity (when it held its permit and slept) is appended to
+    `["hang", seconds]`, `["oom", 0]` (end as out of device memory, when the device is shared). Each step's activity (when it held its permit and slept) is appended to
     `args.log` as a JSON line, so a test can check from the jobs' side what ran at once."""
     name = str(args.get("name", "job"))
     log = args.get("log")
@@ -96,6 +96,10 @@ def script(args: dict, phase) -> dict:
             os.kill(os.getpid(), 9)
         if mode == "release":
             phase.release()
+            continue
+        if mode == "oom":  # as a worker out of device memory would, but only beside other jobs
+            if getattr(phase, "shared", False):
+                return {"ok": False, "name": name, "out_of_memory": True, "message": "out of device memory", "log": ""}
             continue
         if mode in MODES:
             phase(f"script:{mode}")
