@@ -137,7 +137,9 @@ def main() -> int:
     ap.add_argument("--simulate-only", action="store_true")
     args = ap.parse_args()
     os.environ["XEFORGE_HARNESS_SCRIPT_JOBS"] = "1"
-    print(f"N = {args.jobs * max(1, args.batch)} candidates in {args.jobs} jobs, c = {args.untimed} s, t = {args.timed} s, G = {args.devices}")
+    print(
+        f"N = {args.jobs * max(1, args.batch)} candidates in {args.jobs} jobs, c = {args.untimed} s, t = {args.timed} s, G = {args.devices}"
+    )
     print("| per device P | closed form, s | simulated, s | measured, s |")
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as folder:

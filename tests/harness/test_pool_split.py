@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -284,27 +285,34 @@ def test_a_job_that_crashes_holding_timing_gives_it_back(one_device, script_env)
 # --- real evaluations ------------------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def shared_lane(tmp_path_factory):
+    """`serve` with one interpreter lane running two jobs at once, the timed protocol on, the gate logged."""
+    log = tmp_path_factory.mktemp("shared") / "gate.jsonl"
+    session = ServeSession("--jobs-per-device", "2", env={"XEFORGE_HARNESS_CPU_TIMING": "1", "XEFORGE_HARNESS_GATE_LOG": str(log)})
+    session.log = log  # type: ignore[attr-defined]
+    yield session
+    session.close()
+
+
 @cpu_only
-def test_real_evaluations_share_a_device_and_time_alone(tmp_path):
+def test_real_evaluations_share_a_device_and_time_alone(shared_lane):
     """Two evaluations on one interpreter lane with the timed protocol: both verdicts as alone,
     their correctness phases at once, each timed comparison (the original alone, then the pairs)
     with the device to itself."""
-    log = tmp_path / "gate.jsonl"
-    session = ServeSession("--jobs-per-device", "2", env={"XEFORGE_HARNESS_CPU_TIMING": "1", "XEFORGE_HARNESS_GATE_LOG": str(log)})
-    try:
-        pool = session.send({"id": "p", "command": "ping"})["pool"]
-        assert pool["kinds"]["cpu"] == 2 and pool["devices"]["cpu"] == 1 and pool["per_device"] == 2, pool
-        args = {"runs": 10, "warmup": 2}
-        session.write({"id": "a", "command": "evaluate", "args": evaluate_args("adversarial/legit_add_block1024.py", **args)})
-        session.write({"id": "b", "command": "evaluate", "args": evaluate_args("adversarial/legit_add_num_warps.py", **args)})
-        replies = {r["id"]: r for r in (session.read(600), session.read(600))}
-    finally:
-        session.close()
+    session = shared_lane
+    pool = session.send({"id": "p", "command": "ping"})["pool"]
+    assert pool["kinds"]["cpu"] == 2 and pool["devices"]["cpu"] == 1 and pool["per_device"] == 2, pool
+    since = time.monotonic()
+    args = {"runs": 10, "warmup": 2}
+    session.write({"id": "a", "command": "evaluate", "args": evaluate_args("adversarial/legit_add_block1024.py", **args)})
+    session.write({"id": "b", "command": "evaluate", "args": evaluate_args("adversarial/legit_add_num_warps.py", **args)})
+    replies = {r["id"]: r for r in (session.read(600), session.read(600))}
     for rid in ("a", "b"):
         assert replies[rid]["verdict"] == "correct", replies[rid]["message"]
         assert "timed protocol ran" in replies[rid]["timing"]["reason"], replies[rid]["timing"]
         assert "permit_wait_s" in replies[rid]["elapsed"], replies[rid]["elapsed"]
-    grants = _held(log)
+    grants = [g for g in _held(session.log) if g["t0"] >= since]
     jobs = {g["job"] for g in grants}
     assert len(jobs) == 2, grants
     _exclusive_timing(grants)
@@ -312,6 +320,25 @@ def test_real_evaluations_share_a_device_and_time_alone(tmp_path):
         assert len([g for g in grants if g["job"] == job and g["mode"] == TIMING]) == 2, grants
     shared = [g for g in grants if g["mode"] == SHARED]
     assert any(_overlap(x, y) for x in shared for y in shared if x["job"] != y["job"]), shared
+
+
+@cpu_only
+def test_a_candidate_process_outside_its_group_is_killed_and_rejected_before_its_job_waits(shared_lane):
+    """On a shared device a job's candidate is stopped while it waits for a permit; a process of it
+    in a session of its own would not be, so it is killed there and the candidate rejected (the
+    timed protocol's own check comes later: the message says which caught it)."""
+    pid_file = Path(tempfile.gettempdir()) / "xeforge_test_stray_daemon.pid"  # the fixture's stray writes it
+    pid_file.unlink(missing_ok=True)
+    reply = shared_lane.request("evaluate", evaluate_args("fixtures/add_stray_daemon.py", runs=10, warmup=2), timeout=600)
+    assert reply["verdict"] == "rejected", reply["message"]
+    assert "outside its process group" in reply["message"] and "before timing" not in reply["message"], reply["message"]
+    pid = int(pid_file.read_text())
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        state = "gone"
+    assert state in ("gone", "Z"), f"the stray {pid} still runs (state {state})"
+    pid_file.unlink(missing_ok=True)
 
 
 @cpu_only

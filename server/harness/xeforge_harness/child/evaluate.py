@@ -125,6 +125,7 @@ class Judge:
         # A worker ran out of device memory while judging the current candidate: on a shared device the
         # result says so (`out_of_memory`), and the pool judges it again with the device to itself.
         self.out_of_memory = False
+        self.strays = 0  # processes of the candidate found outside its group while the device was shared
 
     def hold(self, mode: str, again: bool = False) -> None:
         """From now on hold `mode` of the device: `DEVICE` (shared with other jobs' untimed phases) or
@@ -138,12 +139,18 @@ class Judge:
         if permits is None or (permits.held == mode and not again):
             return
         self.candidate.pause()
+        if self.candidate.status is None:
+            # What left the candidate's process group would not be stopped: killed before the wait,
+            # and the candidate rejected for it (`strays`), as the timed protocol does.
+            self.strays += len(timing._stray_processes(self.candidate.pid))
         try:
             waited = permits.permit(mode)
         finally:
             self.candidate.resume()
         self.deadline += waited
         self.permit_wait_s += waited
+        if self.strays:
+            raise Stop(P.REJECTED, f"the candidate left {self.strays} process(es) running outside its process group")
 
     def use(self, index: int, args: P.EvaluateArgs) -> None:
         """Judge the sweep's candidate `index` next (`args.candidate` its file), with its own deadline."""
@@ -155,6 +162,7 @@ class Judge:
         self.candidate = self.candidates[index]
         self.candidate_dir = self.dirs[1 + index]
         self.args = args
+        self.strays = 0
         self.hold(DEVICE, again=True)  # between candidates, a timed comparison waiting on the device goes first
         self.deadline = time.monotonic() + args.timeout
 
