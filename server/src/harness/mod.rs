@@ -6,7 +6,8 @@
 //! restarted on the next request. Only the harness says "verified" (ARCHITECTURE.md invariant).
 //!
 //! Both take several requests at once. The harness runs as many jobs at once as its pool has lanes
-//! (`ping`'s `pool`: one per device, or `--cpu-workers` on the interpreter, or Ray's slots); [`Lanes`]
+//! (`ping`'s `pool`: one per device, or `--cpu-workers` on the interpreter, or Ray's slots, times
+//! `--jobs-per-device`); [`Lanes`]
 //! holds a job's request back until a lane is free, so that no request waits inside the harness
 //! while its timeout runs. With one lane, requests go one at a time, as they always did.
 
