@@ -61,6 +61,11 @@ class ServeSession:
     options, `env`: added to its environment)."""
 
     def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
+        # XEFORGE_TEST_JOBS_PER_DEVICE=N runs every such `serve` with N jobs per device (the device
+        # gate's permits asked by every job), unless the test chose its own.
+        shared = os.environ.get("XEFORGE_TEST_JOBS_PER_DEVICE")
+        if shared and "--jobs-per-device" not in extra:
+            extra = (*extra, "--jobs-per-device", shared)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "xeforge_harness", "serve", *extra],
             stdin=subprocess.PIPE,
