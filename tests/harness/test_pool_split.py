@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import DEVICE, ServeSession, evaluate_args
+from conftest import DEVICE, ServeSession, evaluate_args, gate_held, overlap, timing_alone
 from xeforge_harness.gate import DEVICE as SHARED
 from xeforge_harness.gate import TIMING, Gate, GateError
 
@@ -96,38 +96,6 @@ def _intervals(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _held(path: Path) -> list[dict]:
-    """The gate's account: from each `grant` to the `free` or `drop` that ends it, per zygote."""
-    events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-    open_: dict[tuple, dict] = {}
-    out = []
-    for e in sorted(events, key=lambda e: e["t"]):
-        key = (e["zygote"], e["job"])
-        if e["event"] == "grant":
-            open_[key] = {"zygote": e["zygote"], "job": e["job"], "mode": e["mode"], "t0": e["t"], "t1": None}
-        elif e["event"] in ("free", "drop") and key in open_:
-            interval = open_.pop(key)
-            interval["t1"] = e["t"]
-            out.append(interval)
-    out.extend({**i, "t1": float("inf")} for i in open_.values())
-    return out
-
-
-def _overlap(a: dict, b: dict) -> bool:
-    return a["t0"] < b["t1"] and b["t0"] < a["t1"]
-
-
-def _exclusive_timing(intervals: list[dict]) -> None:
-    """(a) and (b): on one device (zygote), a timing interval overlaps no interval of another job."""
-    for t in intervals:
-        if t["mode"] != TIMING:
-            continue
-        for other in intervals:
-            if other is t or other["zygote"] != t["zygote"] or other["job"] == t["job"]:
-                continue
-            assert not _overlap(t, other), f"{other['job']}'s {other['mode']} ran beside {t['job']}'s timing: {t} {other}"
-
-
 @pytest.fixture(scope="module")
 def script_env(tmp_path_factory):
     """Script jobs allowed and the gate's log on, for the zygotes the module's pools start."""
@@ -174,7 +142,7 @@ class _Logs:
         return _intervals(self.activity)
 
     def grants(self) -> list[dict]:
-        return [i for i in _held(self.gate) if i["t0"] >= self.since]
+        return [i for i in gate_held(self.gate) if i["t0"] >= self.since]
 
 
 def _script(logs: _Logs, name: str, steps: list, timeout: float = 60) -> dict:
@@ -198,7 +166,7 @@ def _run_all(workers, jobs: list[dict], cancelled: dict | None = None) -> dict[s
 
 
 @cpu_only
-def test_on_one_device_timing_is_alone_and_correctness_phases_overlap(one_device, script_env):
+def test_on_one_device_timing_is_alone_and_correctness_phasesoverlap(one_device, script_env):
     logs = _Logs(script_env, "one")
     steps = [[SHARED, 1.0], [TIMING, 0.2], [SHARED, 0.6], [TIMING, 0.2]]  # a sweep-like job: two candidates
     started = time.monotonic()
@@ -207,11 +175,11 @@ def test_on_one_device_timing_is_alone_and_correctness_phases_overlap(one_device
     assert all(r.get("ok") for r in results.values()), results
     jobs, grants = logs.jobs(), logs.grants()
     assert len(jobs) == 12 and len(grants) == 12, (jobs, grants)
-    _exclusive_timing(jobs)  # (a), (b) as the jobs saw it
-    _exclusive_timing(grants)  # ... and as the gate granted it
+    timing_alone(jobs)  # (a), (b) as the jobs saw it
+    timing_alone(grants)  # ... and as the gate granted it
     # (c) untimed phases of different jobs ran at once ...
     shared = [i for i in jobs if i["mode"] == SHARED]
-    assert any(_overlap(x, y) for x in shared for y in shared if x["job"] != y["job"]), shared
+    assert any(overlap(x, y) for x in shared for y in shared if x["job"] != y["job"]), shared
     # ... so three jobs took much less than one after another (3 × 2 s), and no less than their
     # timing one after another (3 × 0.4 s) after their first untimed phase (1 s).
     assert 2.2 <= wall < 4.5, wall
@@ -226,15 +194,15 @@ def test_jobs_spread_over_devices_and_time_on_both_at_once(two_devices, script_e
     results = _run_all(two_devices, [_script(logs, n, steps) for n in ("a", "b", "c", "d")])
     assert all(r.get("ok") for r in results.values()), results
     jobs = logs.jobs()
-    _exclusive_timing(jobs)
-    _exclusive_timing(logs.grants())
+    timing_alone(jobs)
+    timing_alone(logs.grants())
     per_device: dict[int, set] = {}
     for i in jobs:
         per_device.setdefault(i["zygote"], set()).add(i["job"])
     assert sorted(len(v) for v in per_device.values()) == [2, 2], per_device  # the least busy lane first
     timing = [i for i in jobs if i["mode"] == TIMING]
     # (c) timing on one device beside timing on the other: allowed, and what G devices are for.
-    assert any(_overlap(x, y) for x in timing for y in timing if x["zygote"] != y["zygote"]), timing
+    assert any(overlap(x, y) for x in timing for y in timing if x["zygote"] != y["zygote"]), timing
 
 
 @cpu_only
@@ -260,7 +228,7 @@ def test_a_cancelled_job_gives_back_its_timing_and_its_place_in_the_queue(one_de
     mine = [i for i in logs.jobs() if i["job"] == "next"]
     assert mine and mine[0]["t0"] - asked < 3.0, "the next job got the device soon after the cancels"
     assert not any(i["job"] == "queued" for i in logs.jobs()), "a cancelled waiter never ran"
-    _exclusive_timing(logs.grants())
+    timing_alone(logs.grants())
 
 
 @cpu_only
@@ -275,7 +243,7 @@ def test_a_job_that_crashes_holding_timing_gives_it_back(one_device, script_env)
     assert crashed["verdict"] == "error" and "SIGKILL" in crashed["message"], crashed
     assert waiter.get("ok"), waiter
     grants = logs.grants()
-    _exclusive_timing(grants)
+    timing_alone(grants)
     timing = sorted((g for g in grants if g["mode"] == TIMING), key=lambda g: g["t0"])
     assert len(timing) == 2 and timing[0]["t1"] != float("inf"), timing  # the crasher's, ended by its drop
     waited = [i for i in logs.jobs() if i["job"] == "waiter" and i["mode"] == TIMING]
@@ -312,14 +280,14 @@ def test_real_evaluations_share_a_device_and_time_alone(shared_lane):
         assert replies[rid]["verdict"] == "correct", replies[rid]["message"]
         assert "timed protocol ran" in replies[rid]["timing"]["reason"], replies[rid]["timing"]
         assert "permit_wait_s" in replies[rid]["elapsed"], replies[rid]["elapsed"]
-    grants = [g for g in _held(session.log) if g["t0"] >= since]
+    grants = [g for g in gate_held(session.log) if g["t0"] >= since]
     jobs = {g["job"] for g in grants}
     assert len(jobs) == 2, grants
-    _exclusive_timing(grants)
+    timing_alone(grants)
     for job in jobs:  # each timed twice: the original alone, then the pairs
         assert len([g for g in grants if g["job"] == job and g["mode"] == TIMING]) == 2, grants
     shared = [g for g in grants if g["mode"] == SHARED]
-    assert any(_overlap(x, y) for x in shared for y in shared if x["job"] != y["job"]), shared
+    assert any(overlap(x, y) for x in shared for y in shared if x["job"] != y["job"]), shared
 
 
 @cpu_only
@@ -381,6 +349,6 @@ def test_a_job_out_of_device_memory_beside_others_is_judged_again_alone(one_devi
     again = [i for i in jobs if i["job"] == "greedy"][1:]  # the first run's one step, then the rerun's
     assert [i["mode"] for i in again] == [SHARED, SHARED, TIMING], jobs
     others = [i for i in jobs if i["job"] != "greedy"]
-    assert not any(_overlap(a, o) for a in again for o in others), (again, others)
+    assert not any(overlap(a, o) for a in again for o in others), (again, others)
     late = next(i for i in jobs if i["job"] == "late")
     assert late["t0"] >= again[-1]["t1"], "the job sent while the lane emptied ran after the rerun"
