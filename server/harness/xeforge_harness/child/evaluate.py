@@ -328,8 +328,9 @@ class Judge:
         else:
             self.set_phase("candidate:timing")
             self.hold(TIMING)
+            # Kept through what follows (compile metadata, the verdict, the workers closed): asking for
+            # `device` now would queue this job's last steps behind other jobs' timed comparisons.
             result["timing"] = timing.measure(self, problem, timed, solo)
-            self.hold(DEVICE)
             if isinstance(self._device, dict):
                 # The device this comparison ran on, both sides of every pair (the pool adds its index).
                 result["timing"]["device"] = {k: self._device.get(k) for k in ("kind", "name")}
