@@ -223,7 +223,14 @@ class Jobs:
         read_fd, write_fd = os.pipe()
         grant_read, grant_write = os.pipe()
         others = [fd for j in self.running.values() for fd in (j.events, j.grant)]
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as e:  # no process left on the host: this job fails, the zygote goes on
+            for fd in (read_fd, write_fd, grant_read, grant_write):
+                os.close(fd)
+            shutil.rmtree(workdir, ignore_errors=True)
+            self._reply(rid, P.error_result(f"zygote: cannot start the job's process: {e}"))
+            return
         if pid == 0:  # the child: never returns into the zygote loop
             code = 0
             try:

@@ -86,9 +86,10 @@ def probe(args: dict, phase) -> dict:
 
 def script(args: dict, phase) -> dict:
     """A test's stand-in for an evaluation: `steps`, each `[mode, seconds]` (hold `device` or `timing`
-    and sleep), `["release", 0]`, `["crash", 0]` (die on a signal, holding what it holds) or
-    `["hang", seconds]`, `["oom", 0]` (end as out of device memory, when the device is shared). Each step's activity (when it held its permit and slept) is appended to
-    `args.log` as a JSON line, so a test can check from the jobs' side what ran at once."""
+    and sleep), `["release", 0]`, `["crash", 0]` (die on a signal, holding what it holds),
+    `["hang", seconds]`, or `["oom", 0]` (end as out of device memory, when the device is shared).
+    Each step's activity (when it held its permit and slept) is appended to `args.log` as a JSON
+    line, so a test can check from the jobs' side what ran at once."""
     name = str(args.get("name", "job"))
     log = args.get("log")
     for mode, seconds in args.get("steps") or []:
