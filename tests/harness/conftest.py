@@ -61,6 +61,11 @@ class ServeSession:
     options, `env`: added to its environment)."""
 
     def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
+        # XEFORGE_TEST_JOBS_PER_DEVICE=N runs every such `serve` with N jobs per device (the device
+        # gate's permits asked by every job), unless the test chose its own.
+        shared = os.environ.get("XEFORGE_TEST_JOBS_PER_DEVICE")
+        if shared and "--jobs-per-device" not in extra:
+            extra = (*extra, "--jobs-per-device", shared)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "xeforge_harness", "serve", *extra],
             stdin=subprocess.PIPE,
@@ -210,3 +215,39 @@ def pool_job(candidate: str, device: str = DEVICE) -> dict:
         "stop_below": None,
     }
     return {"kind": "evaluate", "args": args, "timeout": 120.0}
+
+
+# --- the device gate's order of events (tests/harness/test_pool_split.py, test_ray.py) ---
+
+
+def gate_held(path: Path) -> list[dict]:
+    """The gate's account: from each `grant` to the `free` or `drop` that ends it, per zygote."""
+    events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    open_: dict[tuple, dict] = {}
+    out = []
+    for e in sorted(events, key=lambda e: e["t"]):
+        key = (e["zygote"], e["job"])
+        if e["event"] == "grant":
+            open_[key] = {"zygote": e["zygote"], "job": e["job"], "mode": e["mode"], "t0": e["t"], "t1": None}
+        elif e["event"] in ("free", "drop") and key in open_:
+            interval = open_.pop(key)
+            interval["t1"] = e["t"]
+            out.append(interval)
+    out.extend({**i, "t1": float("inf")} for i in open_.values())
+    return out
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return a["t0"] < b["t1"] and b["t0"] < a["t1"]
+
+
+def timing_alone(intervals: list[dict]) -> None:
+    """On one device (one zygote), a timing interval overlaps no interval of another job: two timings
+    never overlap there, and nothing else runs beside one."""
+    for t in intervals:
+        if t["mode"] != "timing":
+            continue
+        for other in intervals:
+            if other is t or other["zygote"] != t["zygote"] or other["job"] == t["job"]:
+                continue
+            assert not overlap(t, other), f"{other['job']}'s {other['mode']} ran beside {t['job']}'s timing: {t} {other}"

@@ -36,7 +36,7 @@ import threading
 import time
 
 import pytest
-from conftest import HARNESS, HERE, ON_GPU, ServeSession, evaluate_args, pool_job
+from conftest import HARNESS, HERE, ON_GPU, ServeSession, evaluate_args, gate_held, overlap, pool_job, timing_alone
 
 try:
     import ray  # noqa: F401  (the backend imports it in the serve process; here: is it installed)
@@ -467,3 +467,40 @@ def test_a_stdio_cancel_stops_one_ray_job_and_leaves_the_other(ray_serve):
     assert replies["stop"]["verdict"] == "error" and replies["stop"].get("cancelled") is True, replies["stop"].get("message")
     assert times["stop"] - asked < 15, "the cancelled Ray job ran on"
     assert replies["keep"]["verdict"] == "correct", replies["keep"].get("message")
+
+
+def test_a_ray_lane_shares_its_device_under_its_zygotes_gate(ray_tmp, tmp_path):
+    """`--jobs-per-device 2` on Ray: one lane (an actor, its one zygote) runs two jobs at once; their
+    correctness phases overlap and each timed comparison has the device to itself (the gate's log,
+    written by the actor's zygote); a `cancel` of one of them (`ray.cancel` of its task, on a threaded
+    actor) stops it alone."""
+    log = tmp_path / "gate.jsonl"
+    session = ServeSession(
+        "--ray", "local", "--cpu-workers", "1", "--jobs-per-device", "2",
+        env={"RAY_TMPDIR": ray_tmp, **CPU_TIMING, "XEFORGE_HARNESS_GATE_LOG": str(log)},
+    )  # fmt: skip
+    try:
+        pool = session.request("ping")["pool"]
+        assert pool["backend"] == "ray" and pool["kinds"]["cpu"] == 2 and pool["per_device"] == 2, pool
+        timed = {"runs": 10, "warmup": 2}
+        session.write({"id": "a", "command": "evaluate", "args": evaluate_args("adversarial/legit_add_block1024.py", **timed)})
+        session.write({"id": "b", "command": "evaluate", "args": evaluate_args("adversarial/legit_add_num_warps.py", **timed)})
+        replies = {r["id"]: r for r in (session.read(600), session.read(600))}
+        for rid in ("a", "b"):
+            assert replies[rid]["verdict"] == "correct", replies[rid].get("message")
+            assert replies[rid]["pool"]["lane"] == "ray:cpu#0", replies[rid]["pool"]
+        grants = gate_held(log)
+        assert len({g["job"] for g in grants}) == 2, grants
+        timing_alone(grants)
+        shared = [g for g in grants if g["mode"] == "device"]
+        assert any(overlap(x, y) for x in shared for y in shared if x["job"] != y["job"]), shared
+
+        session.write({"id": "stop", "command": "evaluate", "args": evaluate_args("fixtures/add_sleepy.py", timeout=120)})
+        session.write({"id": "keep", "command": "evaluate", "args": evaluate_args("adversarial/legit_add_block1024.py")})
+        time.sleep(4.0)
+        session.write({"id": "c", "command": "cancel", "args": {"id": "stop"}})
+        replies = {r["id"]: r for r in (session.read(400), session.read(400), session.read(400))}
+        assert replies["stop"].get("cancelled") is True, replies["stop"].get("message")
+        assert replies["keep"]["verdict"] == "correct", replies["keep"].get("message")
+    finally:
+        session.close()

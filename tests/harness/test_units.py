@@ -175,29 +175,34 @@ def test_the_pool_counts_lanes_per_kind_and_auto_s_kind_is_its_size():
 
     # Nothing started: the interpreter lanes are known from the option, `auto` not yet.
     workers = Workers(cpu_workers=3)
-    assert workers.pool() == {"backend": "local", "kind": None, "size": 1, "kinds": {"cpu": 3}}
-    assert pool_report("local", "cpu", {"cpu": 3}) == {"backend": "local", "kind": "cpu", "size": 3, "kinds": {"cpu": 3}}
+    assert workers.pool() == {"backend": "local", "kind": None, "size": 1, "kinds": {"cpu": 3}, "devices": {"cpu": 3}, "per_device": 1}
+    assert pool_report("local", "cpu", {"cpu": 3})["size"] == 3
     assert pool_report("ray", "cuda", {"cpu": 1, "cuda": 8, "xpu": 8})["size"] == 8
     # A kind with no lanes at all (a cluster without GPUs asked for cuda) still runs one job at a time.
     assert pool_report("ray", "cuda", {"cpu": 1})["size"] == 1
+    # Several jobs per device: `kinds` and `size` count jobs at once, `devices` the lanes.
+    shared = Workers(cpu_workers=2, jobs_per_device=3).pool()
+    assert shared["kinds"] == {"cpu": 6} and shared["devices"] == {"cpu": 2} and shared["per_device"] == 3, shared
+    assert pool_report("local", "cuda", {"cpu": 1, "cuda": 4}, 2)["size"] == 8
 
 
-def test_the_zygotes_stdin_takes_cancel_lines_and_keeps_job_lines_in_order():
+def test_the_zygotes_stdin_gives_whole_lines_in_order():
     import os
 
     from xeforge_harness.zygote import Stdin
 
     read, write = os.pipe()
-    os.write(write, b'{"job": 1}\ncancel\n{"job": 2}\npartial')
-    os.close(write)
+    os.write(write, b'{"id": 1, "job": {}}\ncancel 1\n{"id": 2, "job": {}}\npart')
     stdin = Stdin(read)
     stdin.fill()
-    assert stdin.take_cancel()
-    assert not stdin.take_cancel()
-    assert stdin.readline() == '{"job": 1}'
-    assert stdin.readline() == '{"job": 2}'
-    assert stdin.readline() == "partial"  # the last line, unterminated, at EOF
-    assert stdin.readline() is None and stdin.eof
+    # Only whole lines: the unterminated rest waits for more bytes.
+    assert stdin.lines() == ['{"id": 1, "job": {}}', "cancel 1", '{"id": 2, "job": {}}']
+    os.write(write, b"ial")
+    os.close(write)
+    stdin.fill()
+    assert stdin.lines() == []
+    stdin.fill()
+    assert stdin.eof and stdin.lines() == ["partial"]  # the last line, unterminated, at EOF
     os.close(read)
 
 

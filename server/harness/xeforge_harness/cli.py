@@ -64,6 +64,14 @@ def _parser() -> argparse.ArgumentParser:
         "--max-body", type=int, default=None, metavar="BYTES", help="largest HTTP request body accepted (default 8 MiB; 413 beyond)"
     )
     sv.add_argument("--cpu-workers", type=int, default=1, help="interpreter workers that judge candidates at once on the CPU")
+    sv.add_argument(
+        "--jobs-per-device",
+        type=int,
+        default=1,
+        metavar="N",
+        help="jobs each device (each interpreter lane) runs at once: their setup, compile and correctness may overlap, "
+        "a timed comparison has the device to itself (default 1: a job has its device to itself)",
+    )
     for sp in (pr, ev, sw, sv):
         sp.add_argument(
             "--ray",
@@ -79,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "serve":
         from . import serve
 
-        return serve.main(ns.http, ns.max_body or serve.DEFAULT_MAX_BODY, ns.cpu_workers, ns.ray)
+        return serve.main(ns.http, ns.max_body or serve.DEFAULT_MAX_BODY, ns.cpu_workers, ns.ray, ns.jobs_per_device)
 
     with make_backend(ns.ray) as workers:
         if ns.command == "probe":

@@ -8,7 +8,9 @@ the trusted and the candidate worker. Ray only carries the job to a lane and its
 - A GPU lane asks Ray for `num_gpus=1`: Ray's accelerator managers pin the actor's process (and so
   its zygote and every process it forks) to that one device with CUDA_VISIBLE_DEVICES (NVIDIA) or
   ZE_AFFINITY_MASK (Intel), the variables the local lanes set. There is one GPU lane per GPU of
-  the cluster, and a lane runs one job at a time: a device times one candidate at a time, as locally.
+  the cluster; a lane runs up to `jobs_per_device` jobs at once (threads of the actor, default 1),
+  and its zygote's gate times one candidate at a time on its device with nothing else there, as
+  locally (`gate.py`).
 - A CPU lane (the Triton interpreter) asks for `num_cpus=1`; `cpu_workers` of them.
 - Files travel with the job: the submitting side reads every file the job names and sends the bytes;
   the actor writes them into a private directory of its node and puts the submitting side's paths
@@ -29,7 +31,6 @@ the trusted and the candidate worker. Ray only carries the job to a lane and its
 from __future__ import annotations
 
 import os
-import queue
 import shutil
 import tempfile
 import threading
@@ -38,7 +39,7 @@ from typing import Any
 
 from . import files
 from . import protocol as P
-from .pool import Cancelled, pool_report, take_lane
+from .pool import Cancelled, Slots, again_alone, mark_device, pool_report
 
 # The arguments of a job that name files (pool jobs are built by `service` with every path resolved).
 _FILE_ARGS = ("kernel", "candidate", "spec", "reference")
@@ -85,9 +86,7 @@ class LaneActor:
         result = files.unplace(result, back)
         gpus = ctx.get_accelerator_ids().get("GPU") or []
         if gpus and isinstance(result, dict):
-            for one in [result, *(result.get("results") or [])]:
-                if isinstance(one, dict) and isinstance(one.get("device"), dict):
-                    one["device"]["index"] = str(gpus[0])
+            mark_device(result, str(gpus[0]))
         return result
 
     def pid(self) -> dict:
@@ -142,9 +141,10 @@ class Lane:
 
 class RayWorkers:
     """The `pool.Backend` over a Ray cluster: one lane (actor) per GPU of the cluster, or
-    `cpu_workers` interpreter lanes; a job holds its lane from start to end."""
+    `cpu_workers` interpreter lanes; each runs up to `jobs_per_device` jobs at once, a job on one
+    lane from start to end."""
 
-    def __init__(self, address: str = "auto", cpu_workers: int = 1, python: str | None = None):
+    def __init__(self, address: str = "auto", cpu_workers: int = 1, python: str | None = None, jobs_per_device: int = 1):
         try:
             import ray
         except ImportError as e:
@@ -152,10 +152,11 @@ class RayWorkers:
         self._ray = ray
         self.address = address
         self.cpu_workers = max(1, cpu_workers)
+        self.jobs_per_device = max(1, jobs_per_device)
         self.python = python
         self._lock = threading.Lock()
         self._lanes: dict[str, list[Lane]] = {}
-        self._idle: dict[str, queue.Queue[Lane]] = {}
+        self._slots: dict[str, Slots] = {}
         self._auto: str | None = None
         self._running: dict[int, Any] = {}  # id(thread) → the task it waits for (cancelled on close)
         self._connect()
@@ -199,17 +200,14 @@ class RayWorkers:
     def _group(self, kind: str) -> str:
         return "cpu" if kind == "cpu" else "gpu"  # cuda and xpu are both Ray "GPU"s
 
-    def _lanes_for(self, kind: str) -> queue.Queue[Lane]:
+    def _slots_for(self, kind: str) -> Slots:
         group = self._group(kind)
         with self._lock:
-            if group not in self._idle:
+            if group not in self._slots:
                 lanes = self._make_lanes(group)
                 self._lanes[group] = lanes
-                idle: queue.Queue[Lane] = queue.Queue()
-                for lane in lanes:
-                    idle.put(lane)
-                self._idle[group] = idle
-            return self._idle[group]
+                self._slots[group] = Slots(lanes, self.jobs_per_device)
+            return self._slots[group]
 
     def _make_lanes(self, group: str) -> list[Lane]:
         ray = self._ray
@@ -222,7 +220,7 @@ class RayWorkers:
             # is retried by `run`, not by Ray, so that the retry is reported.
             max_restarts=-1,
             max_task_retries=0,
-            max_concurrency=1,
+            max_concurrency=self.jobs_per_device,  # its jobs share its device under its zygote's gate
             **options,
         )
         lanes = [Lane(f"ray:{group}#{i}", remote.remote(group, self.python)) for i in range(count)]
@@ -235,7 +233,7 @@ class RayWorkers:
         return lanes
 
     def warm(self, kind: str) -> None:
-        self._lanes_for(kind)
+        self._slots_for(kind)
 
     def resolve(self, requested: str) -> tuple[str | None, dict | None]:
         """`auto`: `cpu` on a cluster without GPUs, else what a GPU lane's probe finds (cuda, xpu)."""
@@ -259,32 +257,41 @@ class RayWorkers:
     # --- jobs -------------------------------------------------------------------------------------
 
     def run(self, kind: str, job: dict, cancelled: Cancelled | None = None) -> dict:
-        idle = self._lanes_for(kind)
-        count = len(self._lanes[self._group(kind)])
+        slots = self._slots_for(kind)
+        count = len(slots.lanes)
         if count == 0:
             return P.error_result(f"the Ray cluster {self.address!r} has no GPU for a {kind} job", field="device")
         try:
             shipped = _ship(job)
         except OSError as e:
             return P.error_result(f"cannot read a file of the job to send it to the Ray cluster: {e}")
-        lane = take_lane(idle, cancelled)
+        result = self._run(slots, count, job, shipped, cancelled)
+
+        def alone(lane: Lane, one: dict) -> dict:
+            return _with_pool(self._attempt(lane, one, shipped, [], cancelled), lane, [])
+
+        return again_alone(slots, job, result, alone, cancelled)
+
+    def _run(self, slots: Slots, count: int, job: dict, shipped: dict, cancelled: Cancelled | None) -> dict:
+        lane = slots.take(cancelled)
         if lane is None:
             return P.cancelled_result(job.get("kind"), "the client cancelled the job before a lane was free")
         lost: list[dict] = []
+        job = {**job, "slots": self.jobs_per_device}
         try:
             result = self._attempt(lane, job, shipped, lost, cancelled)
             if not lost or (cancelled is not None and cancelled()):
                 return _with_pool(result, lane, lost)
             # The lane was lost mid-job: once more on another lane (the same one, restarted by Ray,
             # when it is the only one), and the loss is reported with the result.
-            retry = lane if count == 1 else take_lane(idle, cancelled)
+            retry = lane if count == 1 else slots.take(cancelled, avoid=lane)
             if retry is None:
                 return _with_pool(P.cancelled_result(job.get("kind"), "the client cancelled the job before its retry"), lane, lost)
             try:
                 result = self._attempt(retry, job, shipped, lost, cancelled)
             finally:
                 if retry is not lane:
-                    idle.put(retry)
+                    slots.give(retry)
             if len(lost) > 1:
                 result = P.error_result(
                     "the Ray lanes running this job were lost twice; no verdict: " + "; ".join(x["error"] for x in lost)
@@ -293,14 +300,16 @@ class RayWorkers:
                     result = P.sweep_failed(result)
             return _with_pool(result, retry, lost)
         finally:
-            idle.put(lane)
+            slots.give(lane)
 
     def _attempt(self, lane: Lane, job: dict, shipped: dict, lost: list[dict], cancelled: Cancelled | None = None) -> dict:
         """One try on `lane`: its result, or (lane lost) an `error` result with the loss appended."""
         ray = self._ray
         from ray import exceptions as rx
 
-        limit = float(job.get("timeout", P.DEFAULT_TIMEOUT_S)) + _GRACE_S + _STARTUP_S
+        # A job that shares its device may wait for the other jobs' timed comparisons (its zygote does not
+        # count that against it): up to its share of the lane's time.
+        limit = (float(job.get("timeout", P.DEFAULT_TIMEOUT_S)) + _GRACE_S) * self.jobs_per_device + _STARTUP_S
         ref = lane.actor.run.remote(job, shipped)
         me = threading.get_ident()
         with self._lock:
@@ -356,16 +365,16 @@ class RayWorkers:
 
     def pool(self) -> dict:
         """Ray's slots: `cpu_workers` interpreter lanes, and one GPU lane per GPU of the cluster (Ray
-        counts Intel and NVIDIA GPUs alike, so both kinds get the count)."""
+        counts Intel and NVIDIA GPUs alike, so both kinds get the count), each `jobs_per_device` jobs."""
         try:
             gpus = int(self._ray.cluster_resources().get("GPU", 0))
         except Exception:  # noqa: BLE001  (the cluster is gone: the jobs will say so)
             gpus = 0
-        kinds = {"cpu": self.cpu_workers, **({"cuda": gpus, "xpu": gpus} if gpus else {})}
-        return pool_report("ray", self._auto, kinds)
+        devices = {"cpu": self.cpu_workers, **({"cuda": gpus, "xpu": gpus} if gpus else {})}
+        return pool_report("ray", self._auto, devices, self.jobs_per_device)
 
     def lanes(self, kind: str) -> list[Lane]:
-        self._lanes_for(kind)
+        self._slots_for(kind)
         return list(self._lanes[self._group(kind)])
 
     def close(self) -> None:
@@ -373,7 +382,7 @@ class RayWorkers:
         with self._lock:
             lanes = [lane for group in self._lanes.values() for lane in group]
             self._lanes.clear()
-            self._idle.clear()
+            self._slots.clear()
         for lane in lanes:
             try:
                 self._ray.kill(lane.actor, no_restart=True)

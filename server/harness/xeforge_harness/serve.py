@@ -1,8 +1,8 @@
 """`serve`: one warm backend, many requests, over stdio (JSON lines) or HTTP (POST, JSON bodies).
 
 Over either, each request has a thread and the backend (`pool.Workers`, `raypool.RayWorkers`)
-decides what runs at once: one job per device, so candidates are never timed side by side on one
-device. Over stdio every reply is one whole line tagged with its request's `id`, written when the
+decides what runs at once: `--jobs-per-device` jobs per device (default 1), whose timed comparisons
+take the device to themselves, so candidates are never timed side by side on one device. Over stdio every reply is one whole line tagged with its request's `id`, written when the
 request is done (so possibly out of order: a client that waits for each reply before sending the
 next sees them in order, as before); `cancel` names a request in flight and stops it alone; `ping`
 says how many jobs the pool runs at once (`pool`). The HTTP server runs code sent to it, so it is guarded: a bearer
@@ -500,7 +500,7 @@ class _V6Server(ThreadingHTTPServer):
     address_family = socket.AF_INET6
 
 
-def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 1, ray: str | None = None) -> int:
+def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 1, ray: str | None = None, jobs_per_device: int = 1) -> int:
     # Read once and removed: no process started from here (the zygotes, the candidates) inherits it.
     token = os.environ.pop(TOKEN_ENV, "") or None
     if http:
@@ -512,7 +512,7 @@ def main(http: str | None, max_body: int = DEFAULT_MAX_BODY, cpu_workers: int = 
     # tasks and ends its actors; local zygotes see their stdin close and stop their jobs).
     signal.signal(signal.SIGTERM, _terminate)
     out = _protocol_stdout()
-    with make_backend(ray, cpu_workers) as workers:
+    with make_backend(ray, cpu_workers, jobs_per_device) as workers:
         _warm(workers)
         if http:
             return serve_http(workers, http, token, max_body, out)

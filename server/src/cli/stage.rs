@@ -42,6 +42,11 @@ pub struct HarnessArgs {
     /// (default: `[tool.xeforge.harness] cpu-workers`, else 1).
     #[arg(long, value_name = "N")]
     pub cpu_workers: Option<u32>,
+    /// Jobs each device of the local harness runs at once (`serve --jobs-per-device N`): their
+    /// compile and correctness overlap, each timed comparison has the device to itself
+    /// (default: `[tool.xeforge.harness] jobs-per-device`, else 1).
+    #[arg(long, value_name = "N")]
+    pub jobs_per_device: Option<u32>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -179,6 +184,7 @@ impl Env {
             token_env: s.harness.token_env.clone(),
             ray: h.ray.clone().or(s.harness.ray.clone()),
             cpu_workers: h.cpu_workers.or(s.harness.cpu_workers),
+            jobs_per_device: h.jobs_per_device.or(s.harness.jobs_per_device),
             scrub_env: vec![s.llm.api_key_env.clone()],
             ..Default::default()
         };

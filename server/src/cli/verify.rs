@@ -56,6 +56,7 @@ pub fn run(args: VerifyArgs) -> u8 {
         token_env: s.harness.token_env.clone(),
         ray: args.harness.ray.clone().or(s.harness.ray.clone()),
         cpu_workers: args.harness.cpu_workers.or(s.harness.cpu_workers),
+        jobs_per_device: args.harness.jobs_per_device.or(s.harness.jobs_per_device),
         scrub_env: vec![s.llm.api_key_env.clone()],
         ..Default::default()
     };

@@ -89,6 +89,7 @@ impl EditorSettings {
                 token_env: set(self.harness.token_env),
                 ray: None,
                 cpu_workers: None,
+                jobs_per_device: None,
                 device: set(self.harness.device),
                 timeout: secs(self.harness.timeout),
             },

@@ -130,6 +130,8 @@ struct RawHarness {
     ray: Option<String>,
     #[serde(rename = "cpu-workers")]
     cpu_workers: Option<u32>,
+    #[serde(rename = "jobs-per-device")]
+    jobs_per_device: Option<u32>,
     device: Option<String>,
     #[serde(default, deserialize_with = "seconds")]
     timeout: Option<Duration>,
@@ -224,6 +226,7 @@ impl RawSettings {
                 token_env: non_empty(h.token_env),
                 ray: non_empty(h.ray),
                 cpu_workers: h.cpu_workers,
+                jobs_per_device: h.jobs_per_device,
                 device: non_empty(h.device),
                 timeout: h.timeout,
             })
@@ -283,6 +286,7 @@ timeout = 600
 token-env = "GPU_BOX_TOKEN"
 ray = "ray://head:10001"
 cpu-workers = 2
+jobs-per-device = 2
 "#,
         )
         .unwrap()
@@ -301,6 +305,7 @@ cpu-workers = 2
         assert_eq!(s.harness.token_env.as_deref(), Some("GPU_BOX_TOKEN"));
         assert_eq!(s.harness.ray.as_deref(), Some("ray://head:10001"));
         assert_eq!(s.harness.cpu_workers, Some(2));
+        assert_eq!(s.harness.jobs_per_device, Some(2));
     }
 
     #[test]

@@ -70,6 +70,8 @@ pub struct HarnessSettings {
     pub ray: Option<String>,
     /// Interpreter lanes of the local harness (`serve --cpu-workers N`).
     pub cpu_workers: Option<u32>,
+    /// Jobs each device of the local harness runs at once (`serve --jobs-per-device N`).
+    pub jobs_per_device: Option<u32>,
     /// Torch device the harness runs on ("xpu", "cuda").
     pub device: Option<String>,
     pub timeout: Option<Duration>,
@@ -100,6 +102,7 @@ impl Settings {
                 token_env: higher.harness.token_env.or(self.harness.token_env),
                 ray: higher.harness.ray.or(self.harness.ray),
                 cpu_workers: higher.harness.cpu_workers.or(self.harness.cpu_workers),
+                jobs_per_device: higher.harness.jobs_per_device.or(self.harness.jobs_per_device),
                 device: higher.harness.device.or(self.harness.device),
                 timeout: higher.harness.timeout.or(self.harness.timeout),
             },

@@ -37,6 +37,10 @@ pub struct RoundRecord {
     /// Wall-clock seconds of the harness evaluation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
+    /// Where this round's timed comparison ran (the device's name, `#index` on a host with several):
+    /// with several GPUs, rounds are timed on different devices, each ratio on one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing_device: Option<String>,
 }
 
 impl RoundRecord {
@@ -59,6 +63,7 @@ impl RoundRecord {
             autotune_picks: Vec::new(),
             notes: Vec::new(),
             seconds: None,
+            timing_device: None,
         }
     }
 
@@ -72,6 +77,9 @@ impl RoundRecord {
             self.runs = t.runs;
             self.baseline_us = t.baseline_us;
             self.candidate_us = t.candidate_us;
+            if t.meaningful {
+                self.timing_device = Some(t.device.as_ref().unwrap_or(&e.device).label());
+            }
         }
         self.autotune_picks = e.compile.as_ref().map(|c| c.autotune_picks.clone()).unwrap_or_default();
         // A sweep's result has its own share (candidate_s); an evaluation its whole wall time.
@@ -385,6 +393,23 @@ mod tests {
         let end = BEFORE.find("\n\n\ndef run").unwrap();
         assert_eq!(h, sha256(&BEFORE[start..end]));
         assert_eq!(kernel_sha256(BEFORE, "run"), None, "not a kernel");
+    }
+
+    #[test]
+    fn a_round_records_the_device_its_timing_ran_on() {
+        let e: Evaluation = serde_json::from_str(
+            r#"{"verdict": "accepted", "device": {"kind": "cuda", "name": "NVIDIA H200", "index": "5"},
+ "timing": {"meaningful": true, "speedup": 1.3, "speedup_ci95": [1.2, 1.4], "device": {"kind": "cuda", "name": "NVIDIA H200", "index": "5"}}}"#,
+        )
+        .unwrap();
+        let mut round = RoundRecord::new(1, "autotune", "BLOCK=128");
+        round.record_evaluation(&e);
+        assert_eq!(round.timing_device.as_deref(), Some("NVIDIA H200 #5"));
+        let untimed: Evaluation =
+            serde_json::from_str(r#"{"verdict": "correct", "device": {"kind": "cpu"}, "timing": {"meaningful": false}}"#).unwrap();
+        let mut round = RoundRecord::new(2, "autotune", "BLOCK=64");
+        round.record_evaluation(&untimed);
+        assert_eq!(round.timing_device, None, "nothing timed, no timing device");
     }
 
     #[test]

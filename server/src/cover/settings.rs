@@ -129,6 +129,9 @@ fn apply(s: &mut StageSettings, table: &toml::Value, file: &Path) -> Result<(), 
         if let Some(v) = num_of(h, "cpu-workers")? {
             s.harness.cpu_workers = Some((v as u32).max(1));
         }
+        if let Some(v) = num_of(h, "jobs-per-device")? {
+            s.harness.jobs_per_device = Some((v as u32).max(1));
+        }
         if h.get("token").is_some() {
             return Err(err(
                 "[harness] token: tokens do not belong in files; put it in an environment variable and name it with token-env".into(),
@@ -152,7 +155,7 @@ mod tests {
         .unwrap();
         std::fs::write(
             dir.path().join("xeforge.toml"),
-            "[llm]\nmodel = \"m2\"\n[harness]\nurl = \"http://h:8000\"\ntoken-env = \"GPU_BOX_TOKEN\"\nray = \"auto\"\ncpu-workers = 2\n",
+            "[llm]\nmodel = \"m2\"\n[harness]\nurl = \"http://h:8000\"\ntoken-env = \"GPU_BOX_TOKEN\"\nray = \"auto\"\ncpu-workers = 2\njobs-per-device = 3\n",
         )
         .unwrap();
         let s = load(dir.path()).unwrap();
@@ -161,6 +164,7 @@ mod tests {
         assert_eq!(s.harness.token_env.as_deref(), Some("GPU_BOX_TOKEN"));
         assert_eq!(s.harness.ray.as_deref(), Some("auto"));
         assert_eq!(s.harness.cpu_workers, Some(2));
+        assert_eq!(s.harness.jobs_per_device, Some(3));
         assert_eq!(s.device, "h200");
         assert_eq!(s.knowledge, Some(dir.path().join("kb")), "relative to the file that names it");
     }

@@ -6,7 +6,8 @@
 //! restarted on the next request. Only the harness says "verified" (ARCHITECTURE.md invariant).
 //!
 //! Both take several requests at once. The harness runs as many jobs at once as its pool has lanes
-//! (`ping`'s `pool`: one per device, or `--cpu-workers` on the interpreter, or Ray's slots); [`Lanes`]
+//! (`ping`'s `pool`: one per device, or `--cpu-workers` on the interpreter, or Ray's slots, times
+//! `--jobs-per-device`); [`Lanes`]
 //! holds a job's request back until a lane is free, so that no request waits inside the harness
 //! while its timeout runs. With one lane, requests go one at a time, as they always did.
 
@@ -61,6 +62,9 @@ pub struct HarnessSettings {
     pub ray: Option<String>,
     /// Interpreter lanes of the local harness (`serve --cpu-workers N`): CPU jobs judged at once.
     pub cpu_workers: Option<u32>,
+    /// Jobs each device runs at once (`serve --jobs-per-device N`): their setup, compile and
+    /// correctness may overlap; a timed comparison has the device to itself. Default 1.
+    pub jobs_per_device: Option<u32>,
     /// Directory holding the `xeforge_harness` package; default `$XEFORGE_HARNESS_PATH`, a checkout's,
     /// none for the binary's own environment (see [`default_harness_path_for`]).
     pub harness_path: Option<PathBuf>,
@@ -263,7 +267,8 @@ pub fn default_harness_path_for(python: &Path) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("server/harness")
 }
 
-/// Options after `serve`: `--ray ADDRESS` when jobs go to a Ray cluster, `--cpu-workers N`.
+/// Options after `serve`: `--ray ADDRESS` when jobs go to a Ray cluster, `--cpu-workers N`,
+/// `--jobs-per-device N`.
 fn serve_args(settings: &HarnessSettings) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(address) = settings.ray.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
@@ -271,6 +276,9 @@ fn serve_args(settings: &HarnessSettings) -> Vec<String> {
     }
     if let Some(n) = settings.cpu_workers.filter(|n| *n > 1) {
         out.extend(["--cpu-workers".to_string(), n.to_string()]);
+    }
+    if let Some(n) = settings.jobs_per_device.filter(|n| *n > 1) {
+        out.extend(["--jobs-per-device".to_string(), n.to_string()]);
     }
     out
 }
@@ -282,7 +290,16 @@ pub struct HarnessRegistry {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct HarnessSettingsKey(Option<PathBuf>, Option<String>, Option<PathBuf>, Option<String>, Option<String>, Option<String>, Option<u32>);
+struct HarnessSettingsKey(
+    Option<PathBuf>,
+    Option<String>,
+    Option<PathBuf>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<u32>,
+    Option<u32>,
+);
 
 impl HarnessRegistry {
     pub fn get(&self, workspace: &Path, settings: &HarnessSettings) -> Result<Arc<Harness>, HarnessError> {
@@ -296,6 +313,7 @@ impl HarnessRegistry {
                 settings.token_env.clone(),
                 settings.ray.clone(),
                 settings.cpu_workers,
+                settings.jobs_per_device,
             ),
         );
         let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());

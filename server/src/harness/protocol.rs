@@ -205,6 +205,15 @@ impl DeviceInfo {
     pub fn is_cpu(&self) -> bool {
         self.kind.eq_ignore_ascii_case("cpu")
     }
+
+    /// Its name (else its kind), with `#index` on a host with several: `NVIDIA H200 #3`.
+    pub fn label(&self) -> String {
+        let name = if self.name.is_empty() { &self.kind } else { &self.name };
+        match &self.index {
+            Some(i) => format!("{name} #{i}"),
+            None => name.clone(),
+        }
+    }
 }
 
 /// Compile metadata of one config, where the backend reports it.
@@ -374,6 +383,10 @@ pub struct TimingReport {
     pub flop: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_bytes: Option<f64>,
+    /// The device the timed comparison ran on, both sides of every pair (harness addition): its name,
+    /// and its index on a host with several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceInfo>,
 }
 
 /// The original's and the candidate's per-call µs, one of each per interleaved pair.
@@ -421,6 +434,10 @@ pub struct Evaluation {
     /// Where a cluster ran the job (`serve --ray`), and the lanes lost on the way; kept in the evidence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<PoolReport>,
+    /// Why this verdict was reached on a second run with the device to itself (harness addition,
+    /// `serve --jobs-per-device`): the first ran out of device memory beside other jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_alone: Option<String>,
 }
 
 /// The cluster's side of a result (harness addition, `serve --ray`). A lane lost mid-job is not a
@@ -529,7 +546,8 @@ pub struct Probe {
 }
 
 /// `ping`'s `pool` (harness addition): how many jobs the harness runs at once, per device kind (its
-/// lanes: one per device, `--cpu-workers` on the interpreter, Ray's slots), and which kind `auto` is.
+/// lanes: one per device, `--cpu-workers` on the interpreter, Ray's slots; each times `--jobs-per-device`
+/// jobs at once), and which kind `auto` is.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct PoolInfo {
     /// `local`, `ray` or `unavailable`.
@@ -627,6 +645,22 @@ mod tests {
         assert!(serde_json::to_string(&e).unwrap().contains("ActorUnavailableError"), "kept in the evidence record");
         let local: Evaluation = serde_json::from_str(r#"{"verdict": "correct"}"#).unwrap();
         assert!(local.pool.is_none() && !serde_json::to_string(&local).unwrap().contains("pool"));
+    }
+
+    #[test]
+    fn a_result_names_the_device_its_timing_ran_on_and_a_rerun_alone() {
+        let j = r#"{"verdict": "accepted", "device": {"kind": "cuda", "name": "NVIDIA H200", "index": "3"},
+ "timing": {"meaningful": true, "speedup": 1.3, "speedup_ci95": [1.2, 1.4], "device": {"kind": "cuda", "name": "NVIDIA H200", "index": "3"}},
+ "rerun_alone": "ran out of device memory beside other jobs: ..."}"#;
+        let e: Evaluation = serde_json::from_str(j).unwrap();
+        let device = e.timing.as_ref().and_then(|t| t.device.clone()).unwrap();
+        assert_eq!(device.label(), "NVIDIA H200 #3");
+        assert!(e.rerun_alone.as_deref().unwrap().contains("beside other jobs"));
+        let text = serde_json::to_string(&e).unwrap();
+        assert!(text.contains("rerun_alone") && text.matches("\"index\":\"3\"").count() == 2, "kept in the evidence record: {text}");
+        let plain: Evaluation = serde_json::from_str(r#"{"verdict": "correct", "device": {"kind": "cpu"}}"#).unwrap();
+        assert_eq!(plain.device.label(), "cpu");
+        assert!(!serde_json::to_string(&plain).unwrap().contains("rerun_alone"));
     }
 
     #[test]

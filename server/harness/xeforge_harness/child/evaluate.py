@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import protocol as P
 from .. import wire
+from ..gate import DEVICE, TIMING
 from ..spec import Spec, SpecError, Variant, load_spec
 from . import entry, guard, source, timing
 from .compare import compare_one, default_tolerance, fingerprint, flatten
@@ -114,6 +115,42 @@ class Judge:
         self.trusted_asleep = False
         self.device_memory: int | None = None  # from the trusted worker's `describe`: sizes timed batches
         self._device: dict | None = None
+        # The jobs its lane runs at once on this device (`serve --jobs-per-device`): beside others, the
+        # job asks its zygote for the device's permits (see `hold`), and a timed batch may use only its
+        # share of the device's memory.
+        self.slots = int(getattr(phase, "slots", 1) or 1)
+        self.shared = bool(getattr(phase, "shared", False))
+        self._permits: Any = phase if self.shared else None  # the zygote's `Channel`: permit, release, held
+        self.permit_wait_s = 0.0
+        # A worker ran out of device memory while judging the current candidate: on a shared device the
+        # result says so (`out_of_memory`), and the pool judges it again with the device to itself.
+        self.out_of_memory = False
+        self.strays = 0  # processes of the candidate found outside its group while the device was shared
+
+    def hold(self, mode: str, again: bool = False) -> None:
+        """From now on hold `mode` of the device: `DEVICE` (shared with other jobs' untimed phases) or
+        `TIMING` (the device to this job alone). The one rule for a device shared by several jobs:
+        this job's workers run only while it holds a permit, so the candidate's process group is
+        stopped (SIGSTOP) while the judge waits for one; a job that waits for `TIMING` waits until no
+        other job runs anything on the device, and nothing else starts there until it gives it back.
+        `again`: ask anew for what is held (a queued timed comparison goes first). The time waited is
+        not the candidate's: its deadline moves by as much. Nothing to do when the device is not shared."""
+        permits = self._permits
+        if permits is None or (permits.held == mode and not again):
+            return
+        self.candidate.pause()
+        if self.candidate.status is None:
+            # What left the candidate's process group would not be stopped: killed before the wait,
+            # and the candidate rejected for it (`strays`), as the timed protocol does.
+            self.strays += len(timing._stray_processes(self.candidate.pid))
+        try:
+            waited = permits.permit(mode)
+        finally:
+            self.candidate.resume()
+        self.deadline += waited
+        self.permit_wait_s += waited
+        if self.strays:
+            raise Stop(P.REJECTED, f"the candidate left {self.strays} process(es) running outside its process group")
 
     def use(self, index: int, args: P.EvaluateArgs) -> None:
         """Judge the sweep's candidate `index` next (`args.candidate` its file), with its own deadline."""
@@ -125,6 +162,8 @@ class Judge:
         self.candidate = self.candidates[index]
         self.candidate_dir = self.dirs[1 + index]
         self.args = args
+        self.strays = 0
+        self.hold(DEVICE, again=True)  # between candidates, a timed comparison waiting on the device goes first
         self.deadline = time.monotonic() + args.timeout
 
     def _give(self, path: str) -> str:
@@ -157,6 +196,7 @@ class Judge:
                 self.trusted.resume()
             return self.trusted.call(msg, tensors, self.deadline + JUDGE_GRACE_S)
         except Failed as e:
+            self.out_of_memory |= e.kind == "oom"
             raise Stop(P.ERROR, f"{what} failed: {e.error}", e.trace) from None
         except Hung:
             raise Stop(P.ERROR, f"{what} did not finish within {self.args.timeout:g} s") from None
@@ -170,6 +210,7 @@ class Judge:
         try:
             return self.candidate.call(msg, tensors, self.deadline)
         except Failed as e:
+            self.out_of_memory |= e.kind == "oom"
             raise _candidate_failure(e, what) from None
         except Hung:
             raise Stop(P.TIMEOUT, f"the candidate did not finish within {self.args.timeout:g} s (while in {self.current})") from None
@@ -191,6 +232,7 @@ class Judge:
         """The trusted side: device, problem, the original imported, references, the original timed alone."""
         args = self.args
         self.set_phase("setup")
+        self.hold(DEVICE)
         reply, _ = self.trusted_call({"op": "describe"}, what="the device")
         result["device"] = self._device = reply["device"]
         self.device_memory = reply.get("memory")
@@ -217,7 +259,9 @@ class Judge:
         solo = None
         if timed is not None:
             self.set_phase("reference:timing")
+            self.hold(TIMING)
             solo = timing.solo(self, problem, timed)
+            self.hold(DEVICE)
         return Prepared(problem=problem, entry_name=entry_name, timed=timed, solo=solo, notes=list(problem.notes))
 
     def judge(self, prep: Prepared, result: dict) -> None:
@@ -226,6 +270,7 @@ class Judge:
         problem, entry_name, timed, solo = prep.problem, prep.entry_name, prep.timed, prep.solo
         problem.notes = list(prep.notes)  # each candidate's notes start from the trusted side's
         result.setdefault("device", self._device)
+        self.hold(DEVICE)
         reaching = source.new_reaching(source.read(args.kernel), source.read(args.candidate))
         if reaching:
             shown = ", ".join(f"`{c}` (line {n})" for c, n in reaching[:4])
@@ -282,7 +327,13 @@ class Judge:
             result["timing"] = timing.not_meaningful(interpreter if self.kind == "cpu" else "no variant to time")
         else:
             self.set_phase("candidate:timing")
+            self.hold(TIMING)
+            # Kept through what follows (compile metadata, the verdict, the workers closed): asking for
+            # `device` now would queue this job's last steps behind other jobs' timed comparisons.
             result["timing"] = timing.measure(self, problem, timed, solo)
+            if isinstance(self._device, dict):
+                # The device this comparison ran on, both sides of every pair (the pool adds its index).
+                result["timing"]["device"] = {k: self._device.get(k) for k in ("kind", "name")}
             if result["timing"].get("rejected"):
                 raise Stop(P.REJECTED, result["timing"].pop("rejected"))
             if result["timing"].get("incorrect"):
@@ -601,6 +652,9 @@ def _outcome(judge: Judge, body: Callable[[dict], None], trusted_spent: dict | N
         }
         if trusted_spent is not None:
             result["elapsed"]["candidate_s"] = round(time.monotonic() - started, 4)
+        if judge.out_of_memory and judge.shared:
+            result["out_of_memory"] = True
+        judge.out_of_memory = False
         tail = judge.candidate.log_tail()
         if tail.strip():
             log.append("--- candidate output ---\n" + tail)
@@ -629,7 +683,10 @@ def sweep(args: P.SweepArgs, phase: Callable[[str], None]) -> dict:
             prep = judge.prepare(setup)
         except Stop as s:
             detail = s.detail or ""
-            return {**P.sweep_failed(P.error_result(s.message, detail)), "device": setup.get("device")}
+            failed = {**P.sweep_failed(P.error_result(s.message, detail)), "device": setup.get("device")}
+            if judge.out_of_memory and judge.shared:
+                failed["out_of_memory"] = True
+            return failed
         out["device"] = setup.get("device")
         out["setup_s"] = round(time.monotonic() - started, 3)
         best: tuple[float, float] | None = None  # (speedup, lower end) of the fastest correct candidate

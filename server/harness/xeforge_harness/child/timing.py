@@ -164,7 +164,9 @@ def solo(judge, problem, variant) -> dict:
     trusted({"op": "warm", "variant": name, "n": max(3, judge.args.warmup // 4)})
     per_set = problem.refs[name][0].sizes["bytes"]
     memory = judge.device_memory
-    budget = BATCH_BYTES or (memory // BATCH_SHARE if memory else 8 << 30)
+    # A device shared by several jobs (`serve --jobs-per-device`) gives each its share: the others'
+    # processes keep their memory while this one is timed.
+    budget = BATCH_BYTES or (memory // BATCH_SHARE if memory else 8 << 30) // max(1, getattr(judge, "slots", 1))
     fits = max(1, budget // max(1, 3 * per_set))
 
     def probe(k: int) -> float:
