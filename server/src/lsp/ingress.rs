@@ -3,7 +3,7 @@
 //! notebook notifications (`notebookDocument/did*`, applied by `lsp::notebook`).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -11,9 +11,8 @@ use tower_lsp::lsp_types::{
     DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, MessageType,
 };
 
-use super::documents::Document;
 use super::notebook;
-use super::session::{DocEntry, Session, lock, uri_path};
+use super::session::{DocEntry, Session, lock};
 use super::transport::Ingress;
 use super::worker;
 
@@ -74,20 +73,7 @@ fn with<P: DeserializeOwned>(s: &Arc<Session>, params: Option<&Value>, f: fn(&Ar
 
 fn did_open(s: &Arc<Session>, p: DidOpenTextDocumentParams) {
     let td = p.text_document;
-    let entry = Arc::new(DocEntry {
-        path: uri_path(&td.uri),
-        uri: td.uri.clone(),
-        doc: std::sync::Mutex::new(Document::new(&td.text, td.version)),
-        latest: AtomicI32::new(td.version),
-        wake: tokio::sync::Notify::new(),
-        force: AtomicBool::new(true),
-        closed: AtomicBool::new(false),
-        result: tokio::sync::watch::channel(None).0,
-        saved: std::sync::Mutex::new(None),
-        opening: super::session::next_opening(),
-        compiled: Default::default(),
-        notebook: None,
-    });
+    let entry = Arc::new(DocEntry::opened(td.uri, &td.text, td.version, None));
     install(s, entry);
 }
 

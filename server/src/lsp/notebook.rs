@@ -22,7 +22,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 
 use serde::Deserialize;
 use tower_lsp::lsp_types::{
@@ -34,7 +34,7 @@ use tower_lsp::lsp_types::{
 use super::documents::Document;
 use super::encoding::{Encoding, byte_to_position};
 use super::engine::Computed;
-use super::session::{DocEntry, Session, lock, uri_path};
+use super::session::{DocEntry, Session, lock};
 use crate::notebook::{Concat, Part};
 
 pub const DID_OPEN: &str = "notebookDocument/didOpen";
@@ -331,20 +331,7 @@ pub fn did_open(s: &Arc<Session>, p: DidOpenNotebookDocumentParams) {
             old.wake.notify_one();
         }
     }
-    let entry = Arc::new(DocEntry {
-        path: uri_path(&nb.uri),
-        uri: nb.uri.clone(),
-        doc: std::sync::Mutex::new(Document::new(&concat.text, 1)),
-        latest: AtomicI32::new(1),
-        wake: tokio::sync::Notify::new(),
-        force: AtomicBool::new(true),
-        closed: AtomicBool::new(false),
-        result: tokio::sync::watch::channel(None).0,
-        saved: std::sync::Mutex::new(None),
-        opening: super::session::next_opening(),
-        compiled: Default::default(),
-        notebook: Some(std::sync::Mutex::new(state)),
-    });
+    let entry = Arc::new(DocEntry::opened(nb.uri.clone(), &concat.text, 1, Some(state)));
     super::ingress::install(s, entry);
 }
 

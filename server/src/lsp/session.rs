@@ -108,6 +108,24 @@ pub fn next_opening() -> u64 {
 }
 
 impl DocEntry {
+    /// A document just opened at `version`, not yet analysed (a notebook's with its cells).
+    pub fn opened(uri: Url, text: &str, version: i32, notebook: Option<super::notebook::NotebookState>) -> DocEntry {
+        DocEntry {
+            path: uri_path(&uri),
+            uri,
+            doc: Mutex::new(Document::new(text, version)),
+            latest: AtomicI32::new(version),
+            wake: tokio::sync::Notify::new(),
+            force: AtomicBool::new(true),
+            closed: AtomicBool::new(false),
+            result: tokio::sync::watch::channel(None).0,
+            saved: Mutex::new(None),
+            opening: next_opening(),
+            compiled: Default::default(),
+            notebook: notebook.map(Mutex::new),
+        }
+    }
+
     pub fn current(&self) -> Option<Arc<Computed>> {
         self.result.borrow().clone()
     }
