@@ -43,23 +43,15 @@ pub struct VerifyCommand {
 impl<'de> Deserialize<'de> for VerifyCommand {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         #[derive(Deserialize)]
-        struct Doc {
-            uri: String,
-            version: Option<i32>,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
         struct Wire {
-            uri: Option<String>,
-            version: Option<i32>,
-            text_document: Option<Doc>,
+            #[serde(flatten)]
+            doc: super::super::stage::CommandDoc,
             #[serde(default)]
             refresh: bool,
         }
         let w = Wire::deserialize(d)?;
-        let (doc_uri, doc_version) = w.text_document.map(|t| (Some(t.uri), t.version)).unwrap_or((None, None));
-        let uri = w.uri.or(doc_uri).ok_or_else(|| serde::de::Error::missing_field("uri"))?;
-        Ok(VerifyCommand { uri, version: w.version.or(doc_version), refresh: w.refresh })
+        let (uri, version) = w.doc.resolve()?;
+        Ok(VerifyCommand { uri, version, refresh: w.refresh })
     }
 }
 

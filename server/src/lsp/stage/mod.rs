@@ -64,28 +64,45 @@ pub struct StageCommand {
     pub kernel: String,
 }
 
+/// The document a command names, as commands are written: `uri`/`version` at the top level (what
+/// the server puts in lenses and actions) or `textDocument: {uri, version}` (hand-written); the
+/// top level wins. Flattened into each command's wire form.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CommandDoc {
+    uri: Option<String>,
+    version: Option<i32>,
+    text_document: Option<TextDocumentArg>,
+}
+
+#[derive(Deserialize)]
+struct TextDocumentArg {
+    uri: String,
+    version: Option<i32>,
+}
+
+impl CommandDoc {
+    /// The uri (required) and the version (`None`: whatever is current).
+    pub(crate) fn resolve<E: serde::de::Error>(self) -> Result<(String, Option<i32>), E> {
+        let (doc_uri, doc_version) = self.text_document.map(|t| (Some(t.uri), t.version)).unwrap_or((None, None));
+        let uri = self.uri.or(doc_uri).ok_or_else(|| E::missing_field("uri"))?;
+        Ok((uri, self.version.or(doc_version)))
+    }
+}
+
 impl<'de> Deserialize<'de> for StageCommand {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Doc {
-            uri: String,
-            version: Option<i32>,
-        }
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
         struct Wire {
-            uri: Option<String>,
-            version: Option<i32>,
-            text_document: Option<Doc>,
+            #[serde(flatten)]
+            doc: CommandDoc,
             stage: String,
             #[serde(alias = "kernelName")]
             kernel: String,
         }
         let w = Wire::deserialize(d)?;
-        let (doc_uri, doc_version) = w.text_document.map(|t| (Some(t.uri), t.version)).unwrap_or((None, None));
-        let uri = w.uri.or(doc_uri).ok_or_else(|| serde::de::Error::missing_field("uri"))?;
-        Ok(StageCommand { uri, version: w.version.or(doc_version), stage: w.stage, kernel: w.kernel })
+        let (uri, version) = w.doc.resolve()?;
+        Ok(StageCommand { uri, version, stage: w.stage, kernel: w.kernel })
     }
 }
 
