@@ -8,30 +8,12 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{check, code, stderr, stdout};
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check/notebooks")
-}
-
-fn check(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xeforge"))
-        .arg("check")
-        .args(args)
-        .current_dir(cwd)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the xeforge binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited normally, not by a signal")
 }
 
 fn json_out(o: &Output) -> Vec<Value> {

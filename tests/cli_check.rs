@@ -2,33 +2,14 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{check, code, stderr, stdout};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check")
-}
-
-/// Run `xeforge check ARGS` in `cwd`, without colour.
-fn check(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_xeforge"))
-        .arg("check")
-        .args(args)
-        .current_dir(cwd)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the xeforge binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().expect("exited normally, not by a signal")
 }
 
 fn json(o: &Output) -> Vec<serde_json::Value> {
