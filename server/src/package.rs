@@ -364,8 +364,7 @@ impl Walk<'_> {
         if depth > MAX_REEXPORTS || !starred(imports, name) {
             return None;
         }
-        let stars: Vec<ModuleImport> = imports.star_imports().cloned().collect();
-        stars.iter().find_map(|imp| {
+        imports.star_imports().find_map(|imp| {
             let module = self.module_path(file, imp.level, &imp.module)?;
             // A star import binds a module's names, never its submodules not yet imported.
             match self.member(&module, name, depth + 1)? {
@@ -405,8 +404,7 @@ impl Walk<'_> {
                     return self.bound(module, &imp, depth + 1);
                 }
                 // A re-export through `from .inner import *` (an `__init__.py`'s usual spelling).
-                let imports = m.imports.clone();
-                if let Some(found) = self.through_stars(module, &imports, name, depth + 1) {
+                if let Some(found) = self.through_stars(module, &m.imports, name, depth + 1) {
                     return Some(found);
                 }
             }

@@ -77,7 +77,7 @@ def table(
         )
     done = [r for r in results if "stage_us" in r]
     within = [r for r in done if r.get("sweep_best_us") and r["stage_us"] <= 1.05 * r["sweep_best_us"]]
-    within_ok = [r for r in done if best_correct(r)[0] and r["stage_us"] <= 1.05 * best_correct(r)[0]]
+    within_ok = [r for r in done if (ok_us := best_correct(r)[0]) and r["stage_us"] <= 1.05 * ok_us]
     slower = [r["kernel"] for r in done if r["stage_us"] > 1.03 * r["naive_us"]]
     refused = [r["kernel"] for r in results if r["outcome"].startswith("failed")]
     gemm = [r for r in done if r["kernel"] in GEMMS and r.get("torch_us")]
