@@ -229,6 +229,46 @@ impl FlatTree {
         FlatTree { nodes, top, reused }
     }
 
+    /// A tree given in pre-order as (start, end, kind, field, named, depth) per node, the root
+    /// first at depth 0, without error nodes (what [`super::direct`] builds).
+    pub fn from_preorder(items: impl Iterator<Item = (u32, u32, u16, u16, bool, u16)>) -> Self {
+        let mut nodes: Vec<Raw> = Vec::with_capacity(items.size_hint().0);
+        let mut top = Vec::new();
+        // For each open ancestor: its index and the index of its last child so far.
+        let mut open: Vec<(u32, u32)> = Vec::with_capacity(64);
+        for (start, end, kind, field, named, depth) in items {
+            let idx = nodes.len() as u32;
+            open.truncate(depth as usize);
+            let parent = match open.last_mut() {
+                Some((p, last)) => {
+                    if *last == NONE {
+                        nodes[*p as usize].first_child = idx;
+                    } else {
+                        nodes[*last as usize].next_sibling = idx;
+                    }
+                    *last = idx;
+                    *p
+                }
+                None => NONE,
+            };
+            if depth == 1 {
+                top.push(idx);
+            }
+            nodes.push(Raw {
+                start,
+                end,
+                parent,
+                first_child: NONE,
+                next_sibling: NONE,
+                kind,
+                field,
+                flags: if named { NAMED } else { 0 },
+            });
+            open.push((idx, NONE));
+        }
+        FlatTree { nodes, top, reused: 0 }
+    }
+
     pub fn root_node(&self) -> Node<'_> {
         Node { tree: self, i: 0 }
     }
@@ -250,6 +290,43 @@ impl FlatTree {
 
     pub fn len(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// Every node on its own line, indented by depth (for test failures).
+    pub fn describe(&self, text: &str) -> String {
+        let mut out = String::new();
+        for (i, r) in self.nodes.iter().enumerate() {
+            let mut depth = 0;
+            let mut p = r.parent;
+            while p != NONE {
+                depth += 1;
+                p = self.nodes[p as usize].parent;
+            }
+            let t = text.get(r.start as usize..r.end as usize).unwrap_or("?");
+            let t: String = t.chars().take(30).collect::<String>().replace('\n', "\\n");
+            out += &format!("{i:4} {}{} {}..{} f{} {:?}\n", "  ".repeat(depth), kinds().name(r.kind), r.start, r.end, r.field, t);
+        }
+        out
+    }
+
+    /// Where `self` and `other` first differ (node, links or top-level list), described with
+    /// both nodes' kinds and ranges; None when they are the same tree.
+    pub fn first_difference(&self, other: &FlatTree) -> Option<String> {
+        let show = |t: &FlatTree, i: usize| {
+            t.nodes.get(i).map_or("(none)".to_string(), |r| {
+                let parent = if r.parent == NONE { "-".to_string() } else { kinds().name(t.nodes[r.parent as usize].kind).to_string() };
+                format!("{} {}..{} field {} named {} in {}", kinds().name(r.kind), r.start, r.end, r.field, r.flags & NAMED != 0, parent)
+            })
+        };
+        let own = |r: Option<&Raw>| r.map(|r| (r.start, r.end, r.kind, r.field, r.flags));
+        let n = self.nodes.len().max(other.nodes.len());
+        let first = (0..n).find(|&i| own(self.nodes.get(i)) != own(other.nodes.get(i)));
+        for i in first.into_iter().chain(0..n) {
+            if self.nodes.get(i) != other.nodes.get(i) {
+                return Some(format!("node {i}: {} vs {} ({:?} vs {:?})", show(self, i), show(other, i), self.nodes.get(i), other.nodes.get(i)));
+            }
+        }
+        (self.top != other.top).then(|| "top-level lists differ".to_string())
     }
 
     pub fn is_empty(&self) -> bool {

@@ -4,6 +4,7 @@
 //! dominate the cost of small files); every query in `queries/*.scm` is compiled once into a
 //! single `Query`, so the model builder walks the tree once for all of them.
 
+pub mod direct;
 pub mod flat;
 mod queries;
 

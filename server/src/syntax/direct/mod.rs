@@ -1,0 +1,50 @@
+//! A hand-written Python parser that builds, for text it is sure of, exactly the [`FlatTree`]
+//! tree-sitter-python's parse gives (every node's kind, range, field and place), several times
+//! faster. Text with a syntax error, or with a construct it does not model, is left to tree-sitter:
+//! [`parse`] returns None and the caller parses as before.
+//!
+//! The contract is equality with tree-sitter, node for node: `tests` checks it on every fixture
+//! (and on broken and edited variants of them), and `tests/bench/direct_parse.rs`-style runs over
+//! a corpus report any file where the two differ.
+
+mod build;
+mod ids;
+mod lex;
+mod parse;
+
+use super::flat::FlatTree;
+
+/// The parser is unsure of the text; tree-sitter decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unsure;
+
+#[cfg(test)]
+thread_local! {
+    /// Where the last [`unsure`] was raised (tests print it when a case falls back).
+    pub static LAST_UNSURE: std::cell::Cell<Option<&'static std::panic::Location<'static>>> = const { std::cell::Cell::new(None) };
+}
+
+#[track_caller]
+#[inline]
+fn unsure() -> Unsure {
+    #[cfg(test)]
+    {
+        let at = std::panic::Location::caller();
+        LAST_UNSURE.with(|l| l.set(Some(at)));
+    }
+    Unsure
+}
+
+/// The tree tree-sitter would give `text`, or None where that is not certain.
+pub fn parse(text: &str) -> Option<FlatTree> {
+    let syms = ids::syms()?;
+    if text.len() >= u32::MAX as usize / 2 {
+        return None;
+    }
+    let toks = lex::lex(text, syms).ok()?;
+    let nodes = parse::parse(text, &toks, syms).ok()?;
+    Some(FlatTree::from_preorder(nodes.iter().map(|n| (n.start, n.end, n.kind, n.field, n.named, n.depth))))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,105 @@
+use super::parse;
+use crate::syntax::{self, flat::FlatTree};
+
+/// The direct parse, where it answers, is tree-sitter's tree; returns whether it answered.
+#[track_caller]
+fn agrees(text: &str) -> bool {
+    let Some(direct) = parse(text) else { return false };
+    let ts = FlatTree::new(&syntax::parse(text));
+    if let Some(d) = ts.first_difference(&direct) {
+        panic!(
+            "direct parse differs from tree-sitter ({d}; left: tree-sitter) on:\n{text}\n--- tree-sitter:\n{}--- direct:\n{}",
+            ts.describe(text),
+            direct.describe(text)
+        );
+    }
+    true
+}
+
+fn fixtures() -> Vec<(std::path::PathBuf, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut out = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "py") {
+                if let Ok(t) = std::fs::read_to_string(&p) {
+                    out.push((p, t));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_fixture_is_parsed_as_tree_sitter_parses_it() {
+    let files = fixtures();
+    let direct = files.iter().filter(|(_, t)| agrees(t)).count();
+    // Most fixtures are plain Triton code; the parser must take nearly all of them.
+    assert!(direct * 10 >= files.len() * 9, "only {direct} of {} fixtures parsed directly", files.len());
+}
+
+#[test]
+fn edited_fixtures_agree_or_fall_back() {
+    // Edits that break the syntax, move indentation or insert comments and continuations at
+    // spread positions: the parser either agrees with tree-sitter or declines.
+    for (_, text) in fixtures() {
+        for i in 1..12 {
+            let Some(cut) = (text.len() * i / 12..text.len()).find(|c| text.is_char_boundary(*c)) else { continue };
+            for edit in ["x", "(", "\n", "  # note\n", " \\\n", ":", "'", "\n    y = 1\n", "\n# c\n", ",", " if a else b", "**"] {
+                let mut t = text.clone();
+                t.insert_str(cut, edit);
+                agrees(&t);
+            }
+        }
+    }
+}
+
+#[test]
+fn shapes_tree_sitter_gives() {
+    let cases = [
+        "",
+        "\n\n# only a comment\n",
+        "x = 1",
+        "x = 1\n",
+        "@triton.jit  # c0\ndef f(x):  # c1\n    # c2\n    y = x  # c3\n    # c4\n# c5\n    # c6\nz = 1\n",
+        "def f(x: int, y: Optional[int] = None, *args, z: int | None = 3, **kw) -> torch.Tensor: pass\n",
+        "def f(a, /, b, *, c): pass\n",
+        "x: tl.constexpr = 3\n",
+        "try:\n    pass\nexcept ValueError as e:\n    pass\nexcept (A, B):\n    pass\nexcept:\n    pass\nelse:\n    pass\nfinally:\n    pass\n",
+        "with open(f) as fh, g():\n    pass\n",
+        "with (open(f) as fh, g()):\n    pass\n",
+        "a not in b is not c < d\n",
+        "print(x, end='')\n",
+        "lambda x, y=1, *a, **k: x + y\n",
+        "a[1:2, :, None, ::2]\n",
+        "(a)\n(a,)\n()\n(*a, b)\n",
+        "[x for x in y if x for z in w]\n{k: v for k, v in d.items()}\n{a, b}\n{}\n{**a, 'b': 1}\n",
+        "f(*a, **k, x=1)\nf(x for x in y)\n",
+        "a, b = c, d\na, = b\na = b = c\nx += 1\nf(a), g(b)\n",
+        "def g():\n    return a, b\n",
+        "del a, b\nassert a, 'msg'\nglobal a, b\n",
+        "import a.b as c, d\nfrom . import x\nfrom ..a.b import (c, d as e,)\nfrom a import *\nfrom __future__ import annotations\n",
+        "class A(B, metaclass=M):\n    x = 1\n",
+        "for i, (a, b) in enumerate(z):\n    pass\nelse:\n    pass\n",
+        "while True:\n    break\nif a:\n    pass\nelif b:\n    pass\nelse:\n    pass\n",
+        "-x ** 2\nnot a and b or c\na if b else c\n(x := 5)\n...\n",
+        "f\"a{b!r:>10}c{{d}}\" 'e' b'\\x00\\q' r'\\n'\nf\"{x=}\"\n\"\"\"doc\nstring\"\"\"\n",
+        "a.b.c(d)[e].f\n1 + 2 * 3 - 4 // 5 % 6 @ 7 | 8 & 9 ^ 10 << 11 >> 12\n",
+        "1j + 1.5j + 0x1F + 1_000 + 1. + .5 + 1e-5\n",
+        "x = [\n    1,  # one\n    2,\n]\n",
+        "if x:\n    a = 1\n\n    # trailing\nelse:\n    pass\n",
+        "def f():\n    if a:\n        b\n      # between\n    c\n",
+        "x = 1 + \\\n    2\n",
+        "def f():\n\tx = 1\n\tif x:\n\t\treturn x\n",
+    ];
+    for c in cases {
+        assert!(agrees(c), "fell back at {:?} on:\n{c}", super::LAST_UNSURE.with(|l| l.get()));
+    }
+}
+
