@@ -18,25 +18,28 @@ use super::flat::FlatTree;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unsure;
 
-#[cfg(test)]
 thread_local! {
-    /// Where the last [`unsure`] was raised (tests print it when a case falls back).
+    /// Where the last [`unsure`] was raised on this thread (tests and the corpus bench tell why
+    /// a file fell back).
     pub static LAST_UNSURE: std::cell::Cell<Option<&'static std::panic::Location<'static>>> = const { std::cell::Cell::new(None) };
 }
 
 #[track_caller]
 #[inline]
 fn unsure() -> Unsure {
-    #[cfg(test)]
-    {
-        let at = std::panic::Location::caller();
-        LAST_UNSURE.with(|l| l.set(Some(at)));
-    }
+    let at = std::panic::Location::caller();
+    LAST_UNSURE.with(|l| l.set(Some(at)));
     Unsure
+}
+
+/// Where in this parser the last declined parse on this thread gave up (`file:line`).
+pub fn last_unsure() -> Option<String> {
+    LAST_UNSURE.with(|l| l.get()).map(|at| format!("{}:{}", at.file(), at.line()))
 }
 
 /// The tree tree-sitter would give `text`, or None where that is not certain.
 pub fn parse(text: &str) -> Option<FlatTree> {
+    LAST_UNSURE.with(|l| l.set(None));
     let syms = ids::syms()?;
     if text.len() >= u32::MAX as usize / 2 {
         return None;

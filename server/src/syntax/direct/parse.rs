@@ -199,6 +199,19 @@ pub fn parse(text: &str, toks: &[Tok], s: &Syms) -> R<Vec<Pre>> {
     p.b.finish(text.len() as u32)
 }
 
+/// How tree-sitter reads `*` in a list, as observed: its GLR parse chooses between the
+/// `list_splat` of an expression and a starred name that trailers then apply to, and the choice
+/// varies with the position.
+#[derive(Clone, Copy, PartialEq)]
+enum Star {
+    /// Argument lists, tuples, sets: `*` takes an expression (`*x.shape` is `*(x.shape)`).
+    Full,
+    /// First item of a bare list (`a = *x.shape, 1`): `(*x).shape`.
+    First,
+    /// Elsewhere only `*name` before a separator, which reads the same either way.
+    Plain,
+}
+
 /// How far an expression reaches.
 #[derive(Clone, Copy, PartialEq)]
 enum Reach {
@@ -371,7 +384,7 @@ impl<'a> P<'a> {
                     || (n.k == K::Op
                         && [self.o.lparen, self.o.dot, self.o.assign, self.o.comma, self.o.rparen, self.o.semicolon]
                             .contains(&n.sym));
-                if !plain || (word == b"match" && n.sym == self.o.lparen) {
+                if !plain || (matches!(word, b"match" | b"type") && n.sym == self.o.lparen) {
                     return Err(unsure());
                 }
             }
@@ -401,7 +414,7 @@ impl<'a> P<'a> {
             if self.at_statement_end() || self.is_op(self.o.assign) || self.is_aug() {
                 break;
             }
-            items.push(self.star_expression(0)?);
+            items.push(self.star_item(0, Star::Plain)?);
             trailing = false;
         }
         let multi = items.len() > 1 || trailing;
@@ -475,7 +488,7 @@ impl<'a> P<'a> {
             if self.at_statement_end() || self.is_op(self.o.assign) || self.is_aug() {
                 break;
             }
-            items.push(self.star_expression(0)?);
+            items.push(self.star_item(0, Star::Plain)?);
             trailing = false;
         }
         let multi = items.len() > 1 || trailing;
@@ -922,7 +935,7 @@ impl<'a> P<'a> {
                     break;
                 }
                 if star {
-                    self.star_expression(0)?;
+                    self.star_item(0, Star::Plain)?;
                 } else {
                     self.expression(0, Reach::Full)?;
                 }
@@ -942,29 +955,36 @@ impl<'a> P<'a> {
         }
     }
 
-    /// An expression, or `*expr` (a `list_splat`). Outside brackets tree-sitter reads a star
-    /// only before a name, attribute or subscript.
+    /// The first item of a bare expression list: an expression or a starred item.
     fn star_expression(&mut self, field: u16) -> R {
-        self.star_item(field, false)
+        self.star_item(field, Star::First)
     }
 
-    fn star_item(&mut self, field: u16, bracketed: bool) -> R {
-        if self.is_op(self.o.star) {
-            self.b.open(self.s.k.list_splat, field);
-            self.expect(self.o.star)?;
-            if bracketed {
-                self.expression(0, Reach::Full)?;
-            } else {
-                let e = self.primary(0)?;
-                let kind = self.b.nodes[e].kind;
-                let k = &self.s.k;
-                if kind != k.identifier && kind != k.attribute && kind != k.subscript {
-                    return Err(unsure());
-                }
-            }
+    /// An expression or a starred item, read as tree-sitter reads a star there (see [`Star`]).
+    fn star_item(&mut self, field: u16, star: Star) -> R {
+        if !self.is_op(self.o.star) {
+            return self.expression(field, Reach::Full);
+        }
+        self.b.open(self.s.k.list_splat, field);
+        self.expect(self.o.star)?;
+        if star == Star::Full {
+            self.expression(0, Reach::Full)?;
             return self.b.close();
         }
-        self.expression(field, Reach::Full)
+        self.identifier(0)?;
+        let mut x = self.b.close()?;
+        if star == Star::First {
+            x = self.trailers(x, field)?;
+        }
+        let t = self.peek();
+        let ends = t.k == K::Newline
+            || (t.k == K::Op
+                && [self.o.comma, self.o.rparen, self.o.rbrack, self.o.rbrace, self.o.assign, self.o.semicolon, self.o.colon]
+                    .contains(&t.sym));
+        if !ends {
+            return Err(unsure());
+        }
+        Ok(x)
     }
 
     fn expression(&mut self, field: u16, reach: Reach) -> R {
@@ -1123,6 +1143,11 @@ impl<'a> P<'a> {
     /// An atom and its trailers (`.name`, `(args)`, `[subscript]`).
     fn primary(&mut self, field: u16) -> R {
         let x = self.atom(field)?;
+        self.trailers(x, field)
+    }
+
+    /// Trailers applied to the finished node `x`.
+    fn trailers(&mut self, x: usize, field: u16) -> R {
         let (k, f) = (&self.s.k, &self.s.f);
         loop {
             let t = self.peek();
@@ -1207,7 +1232,7 @@ impl<'a> P<'a> {
         while !self.is_op(self.o.rparen) {
             let t = self.peek();
             if t.k == K::Op && t.sym == self.o.star {
-                self.star_item(0, true)?;
+                self.star_item(0, Star::Full)?;
             } else if t.k == K::Op && t.sym == self.o.dstar {
                 self.b.open(k.dictionary_splat, 0);
                 self.expect(self.o.dstar)?;
@@ -1364,14 +1389,14 @@ impl<'a> P<'a> {
             self.yield_expr(0)?;
         } else {
             let star = self.is_op(self.o.star);
-            let e = self.star_item(0, true)?;
+            let e = self.star_item(0, Star::Full)?;
             if !star && self.is_kw(self.kw.for_) {
                 self.b.relabel(n, k.generator_expression);
                 self.b.set_field(e, self.s.f.body);
                 self.comprehension_clauses()?;
             } else if self.is_op(self.o.comma) {
                 self.b.relabel(n, k.tuple);
-                self.collection_rest(self.o.rparen)?;
+                self.collection_rest(self.o.rparen, Star::Full)?;
             } else if star {
                 // `(*a)`: a parenthesized_list_splat.
                 return Err(unsure());
@@ -1382,7 +1407,7 @@ impl<'a> P<'a> {
     }
 
     /// After a collection's first element: `, element`... up to (not including) `end`.
-    fn collection_rest(&mut self, end: u16) -> R<()> {
+    fn collection_rest(&mut self, end: u16, star: Star) -> R<()> {
         while self.is_op(self.o.comma) {
             self.expect(self.o.comma)?;
             if self.is_op(end) {
@@ -1391,7 +1416,7 @@ impl<'a> P<'a> {
             if self.is_kw(self.kw.yield_) {
                 self.yield_expr(0)?;
             } else {
-                self.star_item(0, true)?;
+                self.star_item(0, star)?;
             }
         }
         Ok(())
@@ -1404,13 +1429,13 @@ impl<'a> P<'a> {
         let n = self.b.top();
         if !self.is_op(self.o.rbrack) {
             let star = self.is_op(self.o.star);
-            let e = self.star_item(0, true)?;
+            let e = self.star_item(0, Star::Plain)?;
             if !star && self.is_kw(self.kw.for_) {
                 self.b.relabel(n, k.list_comprehension);
                 self.b.set_field(e, self.s.f.body);
                 self.comprehension_clauses()?;
             } else {
-                self.collection_rest(self.o.rbrack)?;
+                self.collection_rest(self.o.rbrack, Star::Plain)?;
             }
         }
         self.expect(self.o.rbrack)?;
@@ -1428,8 +1453,8 @@ impl<'a> P<'a> {
         }
         if self.is_op(self.o.star) {
             self.b.relabel(n, k.set);
-            self.star_item(0, true)?;
-            self.collection_rest(self.o.rbrace)?;
+            self.star_item(0, Star::Full)?;
+            self.collection_rest(self.o.rbrace, Star::Full)?;
         } else if self.is_op(self.o.dstar) || self.dict_item_follows()? {
             let mut first = true;
             loop {
@@ -1468,7 +1493,7 @@ impl<'a> P<'a> {
                 self.comprehension_clauses()?;
             } else {
                 self.b.relabel(n, k.set);
-                self.collection_rest(self.o.rbrace)?;
+                self.collection_rest(self.o.rbrace, Star::Full)?;
             }
         }
         self.expect(self.o.rbrace)?;
