@@ -49,7 +49,9 @@ fn main() {
         let d_time = t.elapsed().as_secs_f64();
         direct_all_s += d_time;
         if d.is_none() {
-            let e = why.entry(direct::last_unsure().unwrap_or_else(|| "?".into())).or_insert((0, 0, path.clone()));
+            let (site, at) = direct::last_unsure().unwrap_or_else(|| ("?".into(), 0));
+            let line = text[..at.min(text.len())].matches('\n').count() + 1;
+            let e = why.entry(site).or_insert((0, 0, format!("{path}:{line}")));
             e.0 += 1;
             e.1 += text.len();
         }

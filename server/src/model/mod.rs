@@ -41,10 +41,25 @@ pub fn may_have_kernels(text: &str) -> bool {
     text.contains("triton") && text.contains("jit")
 }
 
+/// The flat tree of `text` from the direct parser, when it is sure of the text (then the tree is
+/// tree-sitter's and free of errors).
+fn parse_direct(text: &str) -> Option<FlatTree> {
+    let _t = timings::span(Phase::Parse);
+    let flat = syntax::direct::parse(text);
+    if flat.is_some() {
+        timings::parsed(text.len());
+    }
+    flat
+}
+
 /// Parses and builds in one go.
 pub fn build_text(text: &str) -> FileModel {
     if !may_have_kernels(text) {
         return FileModel::default();
+    }
+    if let Some(flat) = parse_direct(text) {
+        let _t = timings::span(Phase::Model);
+        return build_flat(text, &flat, FileModel::default(), None).0;
     }
     let tree = {
         let _t = timings::span(Phase::Parse);
@@ -67,19 +82,23 @@ pub fn build_module(text: &str) -> FileModel {
     if !text.contains("import") {
         return model;
     }
-    let tree = {
-        let _t = timings::span(Phase::Parse);
-        timings::parsed(text.len());
-        syntax::parse(text)
+    let flat = match parse_direct(text) {
+        Some(flat) => flat,
+        None => {
+            let tree = {
+                let _t = timings::span(Phase::Parse);
+                timings::parsed(text.len());
+                syntax::parse(text)
+            };
+            let flat = {
+                let _t = timings::span(Phase::Flat);
+                FlatTree::reusing(&tree, text, None)
+            };
+            let _t = timings::span(Phase::Drop);
+            drop(tree);
+            flat
+        }
     };
-    let flat = {
-        let _t = timings::span(Phase::Flat);
-        FlatTree::reusing(&tree, text, None)
-    };
-    {
-        let _t = timings::span(Phase::Drop);
-        drop(tree);
-    }
     let _t = timings::span(Phase::Model);
     let found = collect::collect(text, &flat);
     let mut shadowed = HashSet::new();

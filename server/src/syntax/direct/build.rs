@@ -141,6 +141,17 @@ impl<'a> Builder<'a> {
         self.nodes.len() - 1
     }
 
+    /// Consumes the next token as one anonymous leaf of `kind` per byte (`...` read as dots).
+    pub fn consume_split(&mut self, kind: u16) {
+        let t = self.toks[self.pos];
+        self.consume(Some(kind), false, 0);
+        let last = self.nodes.len() - 1;
+        self.nodes[last].end = t.start + 1;
+        for b in t.start + 1..t.end {
+            self.nodes.push(Pre { start: b, end: b + 1, ..self.nodes[last] });
+        }
+    }
+
     /// Consumes the next token as a leaf child of `parent`, the last leaf consumed (escapes in
     /// string content).
     pub fn consume_kid(&mut self, parent: usize, kind: u16, named: bool) {

@@ -57,7 +57,7 @@ table!(Kinds, named, {
     with_item = "with_item", function_definition = "function_definition", parameters = "parameters",
     default_parameter = "default_parameter", typed_parameter = "typed_parameter",
     typed_default_parameter = "typed_default_parameter", keyword_separator = "keyword_separator",
-    positional_separator = "positional_separator", type_ = "type", generic_type = "generic_type",
+    positional_separator = "positional_separator", type_ = "type", generic_type = "generic_type", union_type = "union_type",
     type_parameter = "type_parameter", class_definition = "class_definition", decorated_definition = "decorated_definition",
     decorator = "decorator", block = "block",
 });

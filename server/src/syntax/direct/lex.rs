@@ -67,9 +67,10 @@ pub struct Lexer<'a> {
     syms: &'a super::ids::Syms,
 }
 
-pub fn lex(text: &str, syms: &super::ids::Syms) -> Result<Vec<Tok>, Unsure> {
+/// The tokens of `text`, or where the lexer gave up.
+pub fn lex(text: &str, syms: &super::ids::Syms) -> Result<Vec<Tok>, (Unsure, usize)> {
     let mut lx = Lexer { src: text.as_bytes(), pos: 0, toks: Vec::with_capacity(text.len() / 3), indents: vec![0], depth: 0, syms };
-    lx.run()?;
+    lx.run().map_err(|u| (u, lx.pos))?;
     Ok(lx.toks)
 }
 

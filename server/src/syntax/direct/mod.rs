@@ -32,9 +32,15 @@ fn unsure() -> Unsure {
     Unsure
 }
 
-/// Where in this parser the last declined parse on this thread gave up (`file:line`).
-pub fn last_unsure() -> Option<String> {
-    LAST_UNSURE.with(|l| l.get()).map(|at| format!("{}:{}", at.file(), at.line()))
+thread_local! {
+    /// Byte offset in the text where the last declined parse stood.
+    static LAST_OFFSET: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Where in this parser the last declined parse on this thread gave up (`file:line`), and the
+/// byte offset in the text it had reached.
+pub fn last_unsure() -> Option<(String, usize)> {
+    LAST_UNSURE.with(|l| l.get()).map(|at| (format!("{}:{}", at.file(), at.line()), LAST_OFFSET.with(|o| o.get())))
 }
 
 /// The tree tree-sitter would give `text`, or None where that is not certain.
@@ -44,8 +50,8 @@ pub fn parse(text: &str) -> Option<FlatTree> {
     if text.len() >= u32::MAX as usize / 2 {
         return None;
     }
-    let toks = lex::lex(text, syms).ok()?;
-    let nodes = parse::parse(text, &toks, syms).ok()?;
+    let toks = lex::lex(text, syms).map_err(|(_, at)| LAST_OFFSET.with(|o| o.set(at))).ok()?;
+    let nodes = parse::parse(text, &toks, syms).map_err(|(_, at)| LAST_OFFSET.with(|o| o.set(at))).ok()?;
     Some(FlatTree::from_preorder(nodes.iter().map(|n| (n.start, n.end, n.kind, n.field, n.named, n.depth))))
 }
 

@@ -33,6 +33,7 @@ struct Ops {
     plus: u16,
     minus: u16,
     tilde: u16,
+    bar: u16,
     not_in: u16,
     is_not: u16,
     backslash: u16,
@@ -134,6 +135,7 @@ fn ops(s: &Syms) -> Ops {
         plus: s.op("+"),
         minus: s.op("-"),
         tilde: s.op("~"),
+        bar: s.op("|"),
         not_in: s.op("not in"),
         is_not: s.op("is not"),
         backslash: s.op("\\"),
@@ -190,13 +192,21 @@ struct P<'a> {
     src: &'a [u8],
 }
 
-pub fn parse(text: &str, toks: &[Tok], s: &Syms) -> R<Vec<Pre>> {
+/// The tree of `toks`, or where the parser gave up (the byte offset of its next token).
+pub fn parse(text: &str, toks: &[Tok], s: &Syms) -> Result<Vec<Pre>, (Unsure, usize)> {
     let b = Builder::new(toks, s.k.module, s.k.comment, s.k.line_continuation);
     let mut p = P { b, s, o: ops(s), kw: kws(s), src: text.as_bytes() };
-    while p.peek().k != K::Eof {
-        p.statement()?;
+    let mut run = || -> R<()> {
+        while p.peek().k != K::Eof {
+            p.statement()?;
+        }
+        Ok(())
+    };
+    let at = |p: &P| p.peek().start as usize;
+    match run() {
+        Ok(()) => p.b.finish(text.len() as u32).map_err(|u| (u, text.len())),
+        Err(u) => Err((u, at(&p))),
     }
-    p.b.finish(text.len() as u32)
 }
 
 /// How tree-sitter reads `*` in a list, as observed: its GLR parse chooses between the
@@ -591,14 +601,16 @@ impl<'a> P<'a> {
         } else {
             self.b.open(k.import_from_statement, 0);
             self.expect(self.kw.from)?;
-            if self.is_op(self.o.dot) {
+            if self.is_op(self.o.dot) || self.is_op(self.o.ellipsis) {
                 self.b.open(k.relative_import, f.module_name);
                 self.b.open(k.import_prefix, 0);
-                while self.is_op(self.o.dot) {
-                    self.expect(self.o.dot)?;
-                }
-                if self.is_op(self.o.ellipsis) {
-                    return Err(unsure());
+                // `...` is one token to the lexer, three dots to the grammar here.
+                while self.is_op(self.o.dot) || self.is_op(self.o.ellipsis) {
+                    if self.is_op(self.o.dot) {
+                        self.expect(self.o.dot)?;
+                    } else {
+                        self.b.consume_split(self.o.dot);
+                    }
                 }
                 self.b.close()?;
                 if !self.is_kw(self.kw.import) {
@@ -1584,6 +1596,28 @@ impl<'a> P<'a> {
         self.b.close()
     }
 
+    /// `name[type, ...]`.
+    fn generic_type(&mut self) -> R {
+        let k = &self.s.k;
+        self.b.open(k.generic_type, 0);
+        self.identifier(0)?;
+        self.b.open(k.type_parameter, 0);
+        self.expect(self.o.lbrack)?;
+        loop {
+            self.type_(0)?;
+            if !self.is_op(self.o.comma) {
+                break;
+            }
+            self.expect(self.o.comma)?;
+            if self.is_op(self.o.rbrack) {
+                break;
+            }
+        }
+        self.expect(self.o.rbrack)?;
+        self.b.close()?;
+        self.b.close()
+    }
+
     /// A `type` node (annotations, return types).
     fn type_(&mut self, field: u16) -> R<()> {
         let k = &self.s.k;
@@ -1594,24 +1628,28 @@ impl<'a> P<'a> {
             n.k == K::Op && n.sym == self.o.lbrack
         };
         if generic {
-            self.b.open(k.generic_type, 0);
-            self.identifier(0)?;
-            self.b.open(k.type_parameter, 0);
-            self.expect(self.o.lbrack)?;
-            loop {
-                self.type_(0)?;
-                if !self.is_op(self.o.comma) {
-                    break;
+            // `G[...]`, and after it `| X` unions (left-associative, each side its own `type`).
+            let mut left = self.generic_type()?;
+            while self.is_op(self.o.bar) {
+                self.b.wrap(left, k.type_, 0, 0);
+                self.b.close()?;
+                left = self.b.wrap(left, k.union_type, 0, 0);
+                self.expect(self.o.bar)?;
+                self.b.open(k.type_, 0);
+                let generic = self.peek().k == K::Name && self.b.peek2().k == K::Op && self.b.peek2().sym == self.o.lbrack;
+                if generic {
+                    self.generic_type()?;
+                } else {
+                    // Any other right side is an expression that takes the rest (`None | int`).
+                    self.expression(0, Reach::Full)?;
                 }
-                self.expect(self.o.comma)?;
-                if self.is_op(self.o.rbrack) {
+                self.b.close()?;
+                self.b.close()?;
+                if !generic {
                     break;
                 }
             }
-            self.expect(self.o.rbrack)?;
-            self.b.close()?;
-            self.b.close()?;
-            // What a generic type may be followed by inside a larger type is not modelled.
+            // What else may follow a generic type inside a larger type is not modelled.
             let n = self.peek();
             let done = n.k == K::Newline
                 || (n.k == K::Op

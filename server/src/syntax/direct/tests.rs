@@ -103,3 +103,16 @@ fn shapes_tree_sitter_gives() {
     }
 }
 
+
+#[test]
+fn unions_of_generic_types_and_relative_imports_of_three_dots() {
+    for c in [
+        "def f(a: tuple[int] | None = None, b: List[int] | None, c: Dict[str, int] = 1): pass\n",
+        "x: Optional[tuple[int, int]] | None | int = None\n",
+        "x: A[int] | B[int] | None = None\ny: A[int] | None | B[int] = None\nz: A[int] | b.c = 1\n",
+        "def g() -> tuple[int, int] | Dict[str, int] | None: pass\n",
+        "from ...a.b import c\nfrom .... import d\nfrom . import e\n",
+    ] {
+        assert!(agrees(c), "fell back at {:?} on:\n{c}", super::LAST_UNSURE.with(|l| l.get()));
+    }
+}
