@@ -2,7 +2,6 @@
 //! tree-sitter-python language once, so a node built here carries the id tree-sitter would give it.
 
 use crate::syntax::language;
-use std::collections::HashMap;
 
 macro_rules! table {
     ($name:ident, $lookup:expr, { $($f:ident = $s:literal),* $(,)? }) => {
@@ -79,38 +78,113 @@ const KEYWORDS: [&str; 36] = [
     "pass", "raise", "return", "try", "while", "with", "yield", "__future__",
 ];
 
-const OPS: [&str; 51] = [
+/// Operators and punctuation the lexer reads (see [`op_at`]), and the two-word comparison
+/// operators and the lone backslash the parser builds.
+pub const OPS: [&str; 51] = [
     "**=", "//=", ">>=", "<<=", "...", "->", ":=", "==", "!=", "<=", ">=", "<>", "**", "//", "<<", ">>", "+=", "-=", "*=",
     "/=", "@=", "%=", "&=", "^=", "|=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">", "(", ")", "[", "]",
     "{", "}", ",", ":", ";", "=", ".", "not in", "is not", "\\",
 ];
 
+/// The operator at the start of `s`, longest match: its index in [`OPS`] and its length.
+pub fn op_at(s: &[u8]) -> Option<(usize, usize)> {
+    let (a, b, c) = (s.first().copied()?, s.get(1).copied().unwrap_or(0), s.get(2).copied().unwrap_or(0));
+    // Longest first: the arms follow [`OPS`], whose order is longest first.
+    Some(match (a, b, c) {
+        (b'*', b'*', b'=') => (0, 3),
+        (b'/', b'/', b'=') => (1, 3),
+        (b'>', b'>', b'=') => (2, 3),
+        (b'<', b'<', b'=') => (3, 3),
+        (b'.', b'.', b'.') => (4, 3),
+        (b'-', b'>', _) => (5, 2),
+        (b':', b'=', _) => (6, 2),
+        (b'=', b'=', _) => (7, 2),
+        (b'!', b'=', _) => (8, 2),
+        (b'<', b'=', _) => (9, 2),
+        (b'>', b'=', _) => (10, 2),
+        (b'<', b'>', _) => (11, 2),
+        (b'*', b'*', _) => (12, 2),
+        (b'/', b'/', _) => (13, 2),
+        (b'<', b'<', _) => (14, 2),
+        (b'>', b'>', _) => (15, 2),
+        (b'+', b'=', _) => (16, 2),
+        (b'-', b'=', _) => (17, 2),
+        (b'*', b'=', _) => (18, 2),
+        (b'/', b'=', _) => (19, 2),
+        (b'@', b'=', _) => (20, 2),
+        (b'%', b'=', _) => (21, 2),
+        (b'&', b'=', _) => (22, 2),
+        (b'^', b'=', _) => (23, 2),
+        (b'|', b'=', _) => (24, 2),
+        (b'+', _, _) => (25, 1),
+        (b'-', _, _) => (26, 1),
+        (b'*', _, _) => (27, 1),
+        (b'/', _, _) => (28, 1),
+        (b'%', _, _) => (29, 1),
+        (b'@', _, _) => (30, 1),
+        (b'&', _, _) => (31, 1),
+        (b'|', _, _) => (32, 1),
+        (b'^', _, _) => (33, 1),
+        (b'~', _, _) => (34, 1),
+        (b'<', _, _) => (35, 1),
+        (b'>', _, _) => (36, 1),
+        (b'(', _, _) => (37, 1),
+        (b')', _, _) => (38, 1),
+        (b'[', _, _) => (39, 1),
+        (b']', _, _) => (40, 1),
+        (b'{', _, _) => (41, 1),
+        (b'}', _, _) => (42, 1),
+        (b',', _, _) => (43, 1),
+        (b':', _, _) => (44, 1),
+        (b';', _, _) => (45, 1),
+        (b'=', _, _) => (46, 1),
+        (b'.', _, _) => (47, 1),
+        _ => return None,
+    })
+}
+
+/// Index in [`KEYWORDS`] of a keyword.
+fn keyword_index(w: &[u8]) -> Option<usize> {
+    // Keywords are 2..=10 bytes and start with a letter from a short list; most names fail here.
+    if w.len() < 2 || w.len() > 10 || !b"FNTabcdefgilnoprtwy_".contains(&w[0]) {
+        return None;
+    }
+    KEYWORDS.iter().position(|k| k.as_bytes() == w)
+}
+
 pub struct Syms {
     pub k: Kinds,
     pub f: Fields,
     pub colon: u16,
-    words: HashMap<&'static [u8], u16>,
-    ops: HashMap<&'static str, u16>,
+    pub lbrace: u16,
+    pub rbrace: u16,
+    /// Kind of each of [`KEYWORDS`].
+    words: Vec<u16>,
+    /// Kind of each of [`OPS`].
+    ops: Vec<u16>,
 }
 
 impl Syms {
-    /// The word's anonymous keyword kind, or `identifier`.
+    /// The word's keyword kind, or `identifier`.
     #[inline]
     pub fn word(&self, w: &[u8]) -> u16 {
-        // Keywords are 2..=10 bytes and start with a letter from a short list; most names fail here.
-        if w.len() < 2 || w.len() > 10 || !b"FNTabcdefgilnoprtwy_".contains(&w[0]) {
-            return self.k.identifier;
-        }
-        self.words.get(w).copied().unwrap_or(self.k.identifier)
+        keyword_index(w).map_or(self.k.identifier, |i| self.words[i])
     }
 
-    /// The anonymous kind of a keyword (panics on a name not in the table: a bug here).
+    /// The kind of a keyword (panics on a word not in the table: a bug here).
     pub fn kw(&self, w: &str) -> u16 {
-        self.words[w.as_bytes()]
+        self.words[KEYWORDS.iter().position(|k| *k == w).expect("a keyword")]
     }
 
+    /// The kind of an operator of [`OPS`] (panics on another: a bug here).
     pub fn op(&self, op: &str) -> u16 {
-        self.ops[op]
+        self.ops[OPS.iter().position(|o| *o == op).expect("an operator")]
+    }
+
+    /// The kind of the operator with index `i` in [`OPS`].
+    #[inline]
+    pub fn op_kind(&self, i: usize) -> u16 {
+        self.ops[i]
     }
 }
 
@@ -121,23 +195,24 @@ pub fn syms() -> Option<&'static Syms> {
         let l = language();
         let anon = |s: &str| Some(l.id_for_node_kind(s, false)).filter(|&k| k != 0);
         let k = Kinds::load(&l)?;
-        let mut words = HashMap::new();
+        let mut words = Vec::new();
         for w in KEYWORDS {
             // The constants are the tokens of the named `true`, `false` and `none` only.
-            let id = match w {
+            words.push(match w {
                 "True" => k.true_,
                 "False" => k.false_,
                 "None" => k.none,
                 _ => anon(w)?,
-            };
-            words.insert(w.as_bytes(), id);
+            });
         }
-        let mut ops = HashMap::new();
+        let mut ops = Vec::new();
         for o in OPS {
             // `...` is the token of the named `ellipsis` only.
-            ops.insert(o, if o == "..." { k.ellipsis } else { anon(o)? });
+            ops.push(if o == "..." { k.ellipsis } else { anon(o)? });
         }
-        Some(Syms { k, f: Fields::load(&l)?, colon: ops[":"], words, ops })
+        let of = |op: &str| OPS.iter().position(|o| *o == op).map(|i| ops[i]);
+        let (colon, lbrace, rbrace) = (of(":")?, of("{")?, of("}")?);
+        Some(Syms { k, f: Fields::load(&l)?, colon, lbrace, rbrace, words, ops })
     })
     .as_ref()
 }

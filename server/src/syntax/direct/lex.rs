@@ -50,13 +50,6 @@ impl Tok {
     }
 }
 
-/// Operators and punctuation, longest first within each leading byte.
-const OPS: [&str; 47] = [
-    "**=", "//=", ">>=", "<<=", "...", "->", ":=", "==", "!=", "<=", ">=", "<>", "**", "//", "<<", ">>", "+=", "-=", "*=",
-    "/=", "@=", "%=", "&=", "^=", "|=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">", "(", ")", "[", "]",
-    "{", "}", ",", ":", ";", "=",
-];
-
 pub struct Lexer<'a> {
     src: &'a [u8],
     pos: usize,
@@ -314,26 +307,15 @@ impl<'a> Lexer<'a> {
         if c.is_ascii_digit() || (c == b'.' && self.peek(1).is_ascii_digit()) {
             return self.number();
         }
-        if c == b'.' {
-            let (sym, n) = if self.peek(1) == b'.' && self.peek(2) == b'.' { (self.syms.op("..."), 3) } else { (self.syms.op("."), 1) };
-            self.push(K::Op, sym, start, start + n);
-            self.pos += n;
-            return Ok(());
+        let Some((i, n)) = super::ids::op_at(&self.src[start..]) else { return Err(unsure()) };
+        match self.src[start] {
+            b'(' | b'[' | b'{' => self.depth += 1,
+            b')' | b']' | b'}' => self.depth = self.depth.checked_sub(1).ok_or_else(|| unsure())?,
+            _ => {}
         }
-        for op in OPS {
-            if self.src[start..].starts_with(op.as_bytes()) {
-                let sym = self.syms.op(op);
-                match op {
-                    "(" | "[" | "{" => self.depth += 1,
-                    ")" | "]" | "}" => self.depth = self.depth.checked_sub(1).ok_or_else(|| unsure())?,
-                    _ => {}
-                }
-                self.push(K::Op, sym, start, start + op.len());
-                self.pos += op.len();
-                return Ok(());
-            }
-        }
-        Err(unsure())
+        self.push(K::Op, self.syms.op_kind(i), start, start + n);
+        self.pos += n;
+        Ok(())
     }
 
     fn digits(&mut self, ok: impl Fn(u8) -> bool) -> usize {
@@ -495,7 +477,7 @@ impl<'a> Lexer<'a> {
 
     /// From `{` to its `}`: the expression's tokens, `!x` conversion and format specifier.
     fn interpolation(&mut self, triple: bool) -> Result<(), Unsure> {
-        self.push(K::Op, self.syms.op("{"), self.pos, self.pos + 1);
+        self.push(K::Op, self.syms.lbrace, self.pos, self.pos + 1);
         self.pos += 1;
         let outer = self.depth;
         self.depth = 0;
@@ -507,7 +489,7 @@ impl<'a> Lexer<'a> {
                 b'\n' if triple || self.depth > 0 => self.pos += 1,
                 b'\n' | b'\\' | b'#' | b'\t' | b'\r' => return Err(unsure()),
                 b'}' if self.depth == 0 => {
-                    self.push(K::Op, self.syms.op("}"), self.pos, self.pos + 1);
+                    self.push(K::Op, self.syms.rbrace, self.pos, self.pos + 1);
                     self.pos += 1;
                     break;
                 }

@@ -116,3 +116,13 @@ fn unions_of_generic_types_and_relative_imports_of_three_dots() {
         assert!(agrees(c), "fell back at {:?} on:\n{c}", super::LAST_UNSURE.with(|l| l.get()));
     }
 }
+
+#[test]
+fn operator_table_matches_its_list() {
+    use super::ids::{OPS, op_at};
+    for (i, op) in OPS.iter().enumerate().take(48) {
+        assert_eq!(op_at(op.as_bytes()), Some((i, op.len())), "{op}");
+        assert_eq!(op_at(format!("{op} x").as_bytes()), Some((i, op.len())), "{op}");
+    }
+    assert_eq!(op_at(b"$"), None);
+}
