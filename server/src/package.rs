@@ -49,6 +49,14 @@ pub trait Files: Send + Sync {
     fn stamp(&self, path: &Path) -> Option<Stamp>;
     /// The text of `path` with its stamp, read together.
     fn read(&self, path: &Path) -> Option<(Stamp, String)>;
+    /// Whether `path` is a directory now.
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+    /// Whether anything (file or directory) is at `path` now.
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
 }
 
 /// Files as they are on disk.
@@ -62,6 +70,42 @@ impl Files for Disk {
         let stamp = disk_stamp(path)?;
         let text = std::fs::read_to_string(path).ok()?;
         Some((stamp, text))
+    }
+}
+
+/// Files on disk as one run sees them: each path's stamp, directory test and existence are
+/// asked of the file system once. For a one-shot `check`, which reads every file once and looks up
+/// the same packages from every file (about thirty lookups a file, most of them misses).
+#[derive(Default)]
+pub struct RunDisk {
+    stamps: std::sync::Mutex<HashMap<PathBuf, Option<Stamp>>>,
+    dirs: std::sync::Mutex<HashMap<PathBuf, bool>>,
+    present: std::sync::Mutex<HashMap<PathBuf, bool>>,
+}
+
+fn memo<T: Clone>(map: &std::sync::Mutex<HashMap<PathBuf, T>>, path: &Path, ask: impl FnOnce() -> T) -> T {
+    if let Some(v) = map.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+        return v.clone();
+    }
+    let v = ask();
+    map.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), v.clone());
+    v
+}
+
+impl Files for RunDisk {
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
+        memo(&self.stamps, path, || disk_stamp(path))
+    }
+    fn read(&self, path: &Path) -> Option<(Stamp, String)> {
+        let stamp = self.stamp(path)?;
+        let text = std::fs::read_to_string(path).ok()?;
+        Some((stamp, text))
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        memo(&self.dirs, path, || path.is_dir())
+    }
+    fn exists(&self, path: &Path) -> bool {
+        memo(&self.present, path, || path.exists())
     }
 }
 
@@ -392,7 +436,7 @@ impl Walk<'_> {
         if depth > MAX_REEXPORTS {
             return None;
         }
-        let dir = if module.is_dir() {
+        let dir = if self.files.is_dir(module) {
             Some(module.to_path_buf())
         } else {
             if let Some(m) = self.exports(module) {
@@ -441,7 +485,7 @@ impl Walk<'_> {
                 return self.module_in(&dir, part);
             }
             dir.push(part);
-            if !dir.is_dir() {
+            if !self.files.is_dir(&dir) {
                 return None;
             }
         }
@@ -460,7 +504,7 @@ impl Walk<'_> {
             return Some(file);
         }
         let namespace = dir.join(name);
-        namespace.is_dir().then_some(namespace)
+        self.files.is_dir(&namespace).then_some(namespace)
     }
 }
 
@@ -475,7 +519,7 @@ fn roots(files: &dyn Files, file: &Path) -> Vec<PathBuf> {
         top = up;
     }
     let mut out = vec![top.to_path_buf()];
-    let project = dir.ancestors().find(|d| PROJECT_MARKERS.iter().any(|m| d.join(m).exists()));
+    let project = dir.ancestors().find(|d| PROJECT_MARKERS.iter().any(|m| files.exists(&d.join(m))));
     if let Some(p) = project
         && p != top
     {

@@ -9,7 +9,7 @@ use crate::knowledge::{Knowledge, Severity};
 use crate::lint::Diagnostic;
 use crate::notebook::{self, Concat, Notebook};
 use crate::output::{self, Counts, FileResult, Format};
-use crate::package::{Disk, Modules};
+use crate::package::{Modules, RunDisk};
 use crate::timings::Phase;
 use crate::workspace::{self, io_reason};
 use rayon::prelude::*;
@@ -98,6 +98,8 @@ struct Checker {
     reported: Mutex<BTreeSet<String>>,
     /// Models of the files checked or imported, each parsed once per run.
     modules: Modules,
+    /// The file system as this run sees it (package lookups stat each path once).
+    files: RunDisk,
 }
 
 impl Checker {
@@ -120,7 +122,7 @@ impl Checker {
                 return Err(format!("unknown rule selector(s): {} (see `xeforge rules`)", unknown.join(", ")));
             }
         }
-        Ok(Checker { resolver: Arc::new(resolver), cli, kbs: Mutex::default(), reported: Mutex::default(), modules: Modules::for_check() })
+        Ok(Checker { resolver: Arc::new(resolver), cli, kbs: Mutex::default(), reported: Mutex::default(), modules: Modules::for_check(), files: RunDisk::default() })
     }
 
     fn run(&self, args: &CheckArgs) -> u8 {
@@ -255,7 +257,7 @@ impl Checker {
         if workspace::is_notebook(path) {
             return self.check_notebook(path, shown, text, &kb, &opts, args);
         }
-        let place = analysis::Place { path, files: &Disk, modules: &self.modules };
+        let place = analysis::Place { path, files: &self.files, modules: &self.modules };
         let analyse = |t: &str| analysis::analyze_at(t, place, &kb, &opts);
         let mut analysis = match analyse(&text) {
             Ok(a) => a,
@@ -323,7 +325,7 @@ impl Checker {
             Ok(nb) => nb,
             Err(e) => return Outcome::Failed(format!("{shown}: {e}")),
         };
-        let place = analysis::Place { path, files: &Disk, modules: &self.modules };
+        let place = analysis::Place { path, files: &self.files, modules: &self.modules };
         let analyse = |t: &str| analysis::analyze_at(t, place, kb, opts);
         let mut cells: Vec<(usize, String)> = nb.python_cells().into_iter().map(|(i, s)| (i, s.to_string())).collect();
         let mut concat = Concat::build(cells.iter().map(|(i, s)| (*i, s.as_str())));

@@ -104,6 +104,8 @@ impl<'a> Lexer<'a> {
             match c {
                 b' ' => self.pos += 1,
                 b'\t' if self.depth > 0 || line_has_tokens => self.pos += 1,
+                // CRLF: the scanner skips the CR as whitespace before the line end.
+                b'\r' if self.peek(1) == b'\n' && (self.depth > 0 || line_has_tokens) => self.pos += 1,
                 0 if self.pos >= self.src.len() => {
                     if line_has_tokens {
                         self.end_line(true)?;
@@ -117,7 +119,7 @@ impl<'a> Lexer<'a> {
                         // A line inside brackets indented less than the block can end the block
                         // for the scanner (a dedent where no bracket may close): tree-sitter's call.
                         let (n, first) = self.indent_at(self.pos)?;
-                        if n < *self.indents.last().unwrap_or(&0) && self.src.get(first) != Some(&b'\n') {
+                        if n < *self.indents.last().unwrap_or(&0) && !matches!(self.src.get(first), Some(b'\n' | b'\r')) {
                             return Err(unsure());
                         }
                     } else if line_has_tokens {
@@ -132,14 +134,19 @@ impl<'a> Lexer<'a> {
                 b'#' => self.comment(),
                 b'\\' => {
                     // A continuation before the line's first token: the scanner reads it apart.
-                    if self.peek(1) != b'\n' || !line_has_tokens {
+                    let len = match (self.peek(1), self.peek(2)) {
+                        (b'\n', _) => 2,
+                        (b'\r', b'\n') => 3,
+                        _ => return Err(unsure()),
+                    };
+                    if !line_has_tokens {
                         return Err(unsure());
                     }
                     // Before a string the scanner skips the continuation as it looks for a
                     // string start: it becomes whitespace, not a node.
-                    let mut at = self.pos + 2;
+                    let mut at = self.pos + len;
                     let next = self.src[at..].iter().position(|&b| b != b' ' && b != b'\t').map(|p| self.src[at + p]);
-                    if matches!(next, None | Some(b'\n' | b'#' | b'\\')) {
+                    if matches!(next, None | Some(b'\n' | b'\r' | b'#' | b'\\')) {
                         // Followed by a blank line, a comment or another continuation: the
                         // scanner's newline handling decides; not modelled.
                         return Err(unsure());
@@ -147,7 +154,9 @@ impl<'a> Lexer<'a> {
                     loop {
                         match self.src.get(at) {
                             Some(b' ' | b'\t' | b'\n') => at += 1,
+                            Some(b'\r') if self.src.get(at + 1) == Some(&b'\n') => at += 1,
                             Some(b'\\') if self.src.get(at + 1) == Some(&b'\n') => at += 2,
+                            Some(b'\\') if self.src.get(at + 1) == Some(&b'\r') && self.src.get(at + 2) == Some(&b'\n') => at += 3,
                             _ => break,
                         }
                     }
@@ -156,9 +165,9 @@ impl<'a> Lexer<'a> {
                         word += 1;
                     }
                     if !matches!(self.src.get(word), Some(b'\'' | b'"')) {
-                        self.push(K::LineCont, 0, self.pos, self.pos + 2);
+                        self.push(K::LineCont, 0, self.pos, self.pos + len);
                     }
-                    self.pos += 2;
+                    self.pos += len;
                 }
                 _ => {
                     self.token(0)?;
@@ -184,6 +193,7 @@ impl<'a> Lexer<'a> {
             }
             match self.peek(0) {
                 b'\n' => self.pos += 1,
+                b'\r' if self.peek(1) == b'\n' => self.pos += 2,
                 b'#' => {
                     self.comment();
                     if self.peek(0) == b'\n' {
@@ -206,6 +216,8 @@ impl<'a> Lexer<'a> {
             match self.src.get(at) {
                 Some(b' ') => n += 1,
                 Some(b'\t') => n += 8,
+                // A CR before LF ends the line as the LF does (the scanner resets the count).
+                Some(b'\r') if self.src.get(at + 1) == Some(&b'\n') => return Ok((n, at)),
                 Some(b'\r' | b'\x0c') => return Err(unsure()),
                 _ => return Ok((n, at)),
             }
@@ -229,6 +241,7 @@ impl<'a> Lexer<'a> {
                 match self.src.get(first) {
                     None => break,
                     Some(b'\n') => at = first + 1,
+                    Some(b'\r') => at = first + 2,
                     Some(b'#') => {
                         let end = self.src[first..].iter().position(|&b| b == b'\n').map_or(self.src.len(), |p| first + p);
                         comments.push((n, first, end));
@@ -427,11 +440,14 @@ impl<'a> Lexer<'a> {
             }
             match c {
                 b'\n' if !triple => return Err(unsure()),
-                b'\r' => return Err(unsure()),
+                b'\r' if !triple => return Err(unsure()),
                 b'\\' if raw => {
                     run.get_or_insert(self.pos);
                     self.pos += 1;
                     if self.peek(0) == q || self.peek(0) == b'\\' {
+                        self.pos += 1;
+                    }
+                    if self.peek(0) == b'\r' {
                         self.pos += 1;
                     }
                     if self.peek(0) == b'\n' {
@@ -450,7 +466,7 @@ impl<'a> Lexer<'a> {
                     } else {
                         kids.push(Tok { k: K::Backslash, sym: 0, start: self.pos as u32, end: self.pos as u32 + 1 });
                         self.pos += 1;
-                        if self.peek(0) == b'\r' {
+                        if self.peek(0) == b'\r' && self.peek(1) != b'\n' {
                             return Err(unsure());
                         }
                     }
@@ -530,6 +546,7 @@ fn escape_len(s: &[u8]) -> usize {
         b'x' if hex(2, 2) => 4,
         b'0'..=b'9' => 1 + s[1..].iter().take(3).take_while(|b| b.is_ascii_digit()).count(),
         b'\n' => 2,
+        b'\r' if s.get(2) == Some(&b'\n') => 3,
         b'\r' => 0,
         b'\'' | b'"' | b'a' | b'b' | b'f' | b'r' | b'n' | b't' | b'v' | b'\\' => 2,
         b'N' if s.get(2) == Some(&b'{') => match s[3..].iter().position(|&b| b == b'}') {

@@ -218,8 +218,11 @@ enum Star {
     Full,
     /// First item of a bare list (`a = *x.shape, 1`): `(*x).shape`.
     First,
-    /// Elsewhere only `*name` before a separator, which reads the same either way.
-    Plain,
+    /// Later items of a bare list: only `*name` before a separator, which reads the same either
+    /// way (`*[a]` is an error there).
+    Bare,
+    /// Items of `[...]`: as `Bare`, and also `*[...]`, `*(...)` before a separator.
+    List,
 }
 
 /// How far an expression reaches.
@@ -424,7 +427,7 @@ impl<'a> P<'a> {
             if self.at_statement_end() || self.is_op(self.o.assign) || self.is_aug() {
                 break;
             }
-            items.push(self.star_item(0, Star::Plain)?);
+            items.push(self.star_item(0, Star::Bare)?);
             trailing = false;
         }
         let multi = items.len() > 1 || trailing;
@@ -498,7 +501,7 @@ impl<'a> P<'a> {
             if self.at_statement_end() || self.is_op(self.o.assign) || self.is_aug() {
                 break;
             }
-            items.push(self.star_item(0, Star::Plain)?);
+            items.push(self.star_item(0, Star::Bare)?);
             trailing = false;
         }
         let multi = items.len() > 1 || trailing;
@@ -797,6 +800,44 @@ impl<'a> P<'a> {
         self.b.close().map(drop)
     }
 
+    /// At `*`: whether a bracketed group follows it and then a separator (`*[a, b],`).
+    fn bracket_item_follows(&self) -> bool {
+        let toks = &self.b.toks[self.b.pos..];
+        let real = |i: &mut usize| {
+            *i += 1;
+            while toks.get(*i).is_some_and(Tok::is_extra) {
+                *i += 1;
+            }
+            toks.get(*i)
+        };
+        let mut i = 0;
+        let Some(open) = real(&mut i) else { return false };
+        if open.k != K::Op || (open.sym != self.o.lparen && open.sym != self.o.lbrack) {
+            return false;
+        }
+        let mut depth = 0i32;
+        loop {
+            let t = &toks[i];
+            if t.k == K::Eof {
+                return false;
+            }
+            if t.k == K::Op {
+                if t.sym == self.o.lparen || t.sym == self.o.lbrack || t.sym == self.o.lbrace {
+                    depth += 1;
+                } else if t.sym == self.o.rparen || t.sym == self.o.rbrack || t.sym == self.o.rbrace {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+            i += 1;
+        }
+        real(&mut i).is_some_and(|n| {
+            n.k == K::Newline || (n.k == K::Op && [self.o.comma, self.o.rbrack, self.o.rparen, self.o.rbrace, self.o.semicolon].contains(&n.sym))
+        })
+    }
+
     /// At `(` after `with`: whether an `as` stands directly inside these parentheses.
     fn parenthesized_as_follows(&self) -> bool {
         let mut depth = 0i32;
@@ -947,7 +988,7 @@ impl<'a> P<'a> {
                     break;
                 }
                 if star {
-                    self.star_item(0, Star::Plain)?;
+                    self.star_item(0, Star::Bare)?;
                 } else {
                     self.expression(0, Reach::Full)?;
                 }
@@ -977,6 +1018,8 @@ impl<'a> P<'a> {
         if !self.is_op(self.o.star) {
             return self.expression(field, Reach::Full);
         }
+        // `*[...]` and `*(...)` before a separator have one reading only: the list_splat of them.
+        let star = if star == Star::List && self.bracket_item_follows() { Star::Full } else { star };
         self.b.open(self.s.k.list_splat, field);
         self.expect(self.o.star)?;
         if star == Star::Full {
@@ -1441,13 +1484,13 @@ impl<'a> P<'a> {
         let n = self.b.top();
         if !self.is_op(self.o.rbrack) {
             let star = self.is_op(self.o.star);
-            let e = self.star_item(0, Star::Plain)?;
+            let e = self.star_item(0, Star::List)?;
             if !star && self.is_kw(self.kw.for_) {
                 self.b.relabel(n, k.list_comprehension);
                 self.b.set_field(e, self.s.f.body);
                 self.comprehension_clauses()?;
             } else {
-                self.collection_rest(self.o.rbrack, Star::Plain)?;
+                self.collection_rest(self.o.rbrack, Star::List)?;
             }
         }
         self.expect(self.o.rbrack)?;
