@@ -81,7 +81,31 @@ const FIELDS: [&str; 21] = [
 
 fn field_id(name: &str) -> Option<u16> {
     static IDS: std::sync::OnceLock<Vec<Option<u16>>> = std::sync::OnceLock::new();
-    let i = FIELDS.iter().position(|f| *f == name)?;
+    // A match compiles to a switch on the length and one comparison; the builder asks often.
+    let i = match name {
+        "name" => 0,
+        "left" => 1,
+        "function" => 2,
+        "right" => 3,
+        "arguments" => 4,
+        "value" => 5,
+        "body" => 6,
+        "operator" => 7,
+        "object" => 8,
+        "attribute" => 9,
+        "parameters" => 10,
+        "definition" => 11,
+        "argument" => 12,
+        "type" => 13,
+        "module_name" => 14,
+        "key" => 15,
+        "condition" => 16,
+        "alias" => 17,
+        "consequence" => 18,
+        "alternative" => 19,
+        "subscript" => 20,
+        _ => return None,
+    };
     let ids = IDS.get_or_init(|| {
         let lang = language();
         FIELDS.iter().map(|f| lang.field_id_for_name(f).map(|id| id.get())).collect()

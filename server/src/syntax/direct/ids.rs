@@ -72,7 +72,7 @@ table!(Fields, field, {
 });
 
 /// Keywords the lexer tells apart from identifiers (soft keywords stay identifiers).
-const KEYWORDS: [&str; 36] = [
+pub const KEYWORDS: [&str; 36] = [
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
     "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
     "pass", "raise", "return", "try", "while", "with", "yield", "__future__",
@@ -144,12 +144,51 @@ pub fn op_at(s: &[u8]) -> Option<(usize, usize)> {
 }
 
 /// Index in [`KEYWORDS`] of a keyword.
-fn keyword_index(w: &[u8]) -> Option<usize> {
+pub fn keyword_index(w: &[u8]) -> Option<usize> {
     // Keywords are 2..=10 bytes and start with a letter from a short list; most names fail here.
     if w.len() < 2 || w.len() > 10 || !b"FNTabcdefgilnoprtwy_".contains(&w[0]) {
         return None;
     }
-    KEYWORDS.iter().position(|k| k.as_bytes() == w)
+    // Arms in [`KEYWORDS`] order (a test checks them).
+    Some(match w {
+        b"False" => 0,
+        b"None" => 1,
+        b"True" => 2,
+        b"and" => 3,
+        b"as" => 4,
+        b"assert" => 5,
+        b"async" => 6,
+        b"await" => 7,
+        b"break" => 8,
+        b"class" => 9,
+        b"continue" => 10,
+        b"def" => 11,
+        b"del" => 12,
+        b"elif" => 13,
+        b"else" => 14,
+        b"except" => 15,
+        b"finally" => 16,
+        b"for" => 17,
+        b"from" => 18,
+        b"global" => 19,
+        b"if" => 20,
+        b"import" => 21,
+        b"in" => 22,
+        b"is" => 23,
+        b"lambda" => 24,
+        b"nonlocal" => 25,
+        b"not" => 26,
+        b"or" => 27,
+        b"pass" => 28,
+        b"raise" => 29,
+        b"return" => 30,
+        b"try" => 31,
+        b"while" => 32,
+        b"with" => 33,
+        b"yield" => 34,
+        b"__future__" => 35,
+        _ => return None,
+    })
 }
 
 pub struct Syms {

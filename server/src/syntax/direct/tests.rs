@@ -138,4 +138,8 @@ fn operator_table_matches_its_list() {
         assert_eq!(op_at(format!("{op} x").as_bytes()), Some((i, op.len())), "{op}");
     }
     assert_eq!(op_at(b"$"), None);
+    for (i, w) in super::ids::KEYWORDS.iter().enumerate() {
+        assert_eq!(super::ids::keyword_index(w.as_bytes()), Some(i), "{w}");
+    }
+    assert_eq!(super::ids::keyword_index(b"iff"), None);
 }
