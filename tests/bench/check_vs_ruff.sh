@@ -60,6 +60,12 @@ XEFORGE_TIMINGS=1 "$xeforge" check --exit-zero --format json "${dirs[@]}" 2>"$wo
 XEFORGE_TIMINGS=1 "$work/with-files.sh" "$work/triton-files.txt" "$xeforge" check --exit-zero --format json \
   2>"$work/triton.phases" >/dev/null
 
+# The direct parser against tree-sitter over every .py file of the corpus: where it answers, its tree must be
+# tree-sitter's node for node (the bench exits non-zero on any difference, which fails this script).
+find "${dirs[@]}" -name '*.py' | sort >"$work/all-files.txt"
+(cd "$repo" && XF_BENCH_FILES="$work/all-files.txt" cargo test --release --quiet --test direct_parse_bench) >"$work/direct.txt"
+(cd "$repo" && XF_BENCH_FILES="$work/triton-files.txt" cargo test --release --quiet --test direct_parse_bench) >"$work/direct-triton.txt"
+
 python3 - "$work" "$here/results/check_vs_ruff.md" "$RUFF_VERSION" "$n_py" "${#files[@]}" "$lines_triton" "$RUNS" <<'PY'
 import json, os, platform, subprocess, sys
 work, out, ruff_v, n_py, n_tri, lines, runs = sys.argv[1:]
@@ -85,6 +91,10 @@ for w, x, r, ratio, xu, ru in rows:
     lines_md.append(f"| {w} | {x:.3f} | {r:.3f} | {ratio:.2f} | {xu:.2f} | {ru:.2f} |")
 lines_md += ["", "`tree`: every package directory (each tool walks and filters). "
              "`triton`: only files containing `@triton.jit`, named explicitly. User CPU: hyperfine's mean.", ""]
+for name, what in (("direct.txt", "every .py file"), ("direct-triton.txt", "the kernel files")):
+    lines_md += [f"Direct parser vs tree-sitter over {what} (`tests/bench/direct_parse.rs`; one thread):", "", "```"]
+    lines_md += [l for l in open(f"{work}/{name}").read().splitlines() if l.strip() and not l.startswith("declined")][:3]
+    lines_md += ["```", ""]
 for w in ("tree", "triton"):
     lines_md += [f"xeforge phases, `{w}` (`XEFORGE_TIMINGS=1`, CPU seconds summed over threads):", "", "```"]
     lines_md += [l for l in open(f"{work}/{w}.phases").read().splitlines() if l.strip()]

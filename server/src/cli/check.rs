@@ -122,7 +122,14 @@ impl Checker {
                 return Err(format!("unknown rule selector(s): {} (see `xeforge rules`)", unknown.join(", ")));
             }
         }
-        Ok(Checker { resolver: Arc::new(resolver), cli, kbs: Mutex::default(), reported: Mutex::default(), modules: Modules::for_check(), files: RunDisk::default() })
+        Ok(Checker {
+            resolver: Arc::new(resolver),
+            cli,
+            kbs: Mutex::default(),
+            reported: Mutex::default(),
+            modules: Modules::for_check(),
+            files: RunDisk::default(),
+        })
     }
 
     fn run(&self, args: &CheckArgs) -> u8 {

@@ -323,7 +323,13 @@ impl FlatTree {
         let first = (0..n).find(|&i| own(self.nodes.get(i)) != own(other.nodes.get(i)));
         for i in first.into_iter().chain(0..n) {
             if self.nodes.get(i) != other.nodes.get(i) {
-                return Some(format!("node {i}: {} vs {} ({:?} vs {:?})", show(self, i), show(other, i), self.nodes.get(i), other.nodes.get(i)));
+                return Some(format!(
+                    "node {i}: {} vs {} ({:?} vs {:?})",
+                    show(self, i),
+                    show(other, i),
+                    self.nodes.get(i),
+                    other.nodes.get(i)
+                ));
             }
         }
         (self.top != other.top).then(|| "top-level lists differ".to_string())

@@ -6,8 +6,8 @@
 //! continuations) go where tree-sitter's reductions leave them: into the innermost node that has a
 //! token before them and one after them; a node's trailing extras belong to its parent.
 
-use super::{Unsure, unsure};
 use super::lex::{K, Tok};
+use super::{Unsure, unsure};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Pre {

@@ -73,17 +73,50 @@ table!(Fields, field, {
 
 /// Keywords the lexer tells apart from identifiers (soft keywords stay identifiers).
 pub const KEYWORDS: [&str; 36] = [
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
-    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
-    "pass", "raise", "return", "try", "while", "with", "yield", "__future__",
+    "False",
+    "None",
+    "True",
+    "and",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "break",
+    "class",
+    "continue",
+    "def",
+    "del",
+    "elif",
+    "else",
+    "except",
+    "finally",
+    "for",
+    "from",
+    "global",
+    "if",
+    "import",
+    "in",
+    "is",
+    "lambda",
+    "nonlocal",
+    "not",
+    "or",
+    "pass",
+    "raise",
+    "return",
+    "try",
+    "while",
+    "with",
+    "yield",
+    "__future__",
 ];
 
 /// Operators and punctuation the lexer reads (see [`op_at`]), and the two-word comparison
 /// operators and the lone backslash the parser builds.
 pub const OPS: [&str; 51] = [
-    "**=", "//=", ">>=", "<<=", "...", "->", ":=", "==", "!=", "<=", ">=", "<>", "**", "//", "<<", ">>", "+=", "-=", "*=",
-    "/=", "@=", "%=", "&=", "^=", "|=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">", "(", ")", "[", "]",
-    "{", "}", ",", ":", ";", "=", ".", "not in", "is not", "\\",
+    "**=", "//=", ">>=", "<<=", "...", "->", ":=", "==", "!=", "<=", ">=", "<>", "**", "//", "<<", ">>", "+=", "-=", "*=", "/=", "@=",
+    "%=", "&=", "^=", "|=", "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ";", "=",
+    ".", "not in", "is not", "\\",
 ];
 
 /// The operator at the start of `s`, longest match: its index in [`OPS`] and its length.

@@ -301,9 +301,7 @@ impl<'a> Lexer<'a> {
                 end += 1;
             }
             let next = self.src.get(end).copied().unwrap_or(0);
-            if (next == b'\'' || next == b'"')
-                && self.src[start..end].iter().all(|b| b"rRbBuUfFtT".contains(b))
-            {
+            if (next == b'\'' || next == b'"') && self.src[start..end].iter().all(|b| b"rRbBuUfFtT".contains(b)) {
                 return self.string();
             }
             if next >= 0x80 {
@@ -384,9 +382,7 @@ impl<'a> Lexer<'a> {
             self.digits(|b| b.is_ascii_digit());
             float = true;
         }
-        if matches!(self.peek(0), b'j' | b'J') {
-            self.pos += 1;
-        } else if !float && matches!(self.peek(0), b'l' | b'L') {
+        if matches!(self.peek(0), b'j' | b'J') || (!float && matches!(self.peek(0), b'l' | b'L')) {
             self.pos += 1;
         }
         self.end_number(if float { K::Float } else { K::Int }, start)

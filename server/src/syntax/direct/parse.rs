@@ -2,8 +2,8 @@
 //! gives it (its precedences, hidden rules, aliases and fields). Constructs it does not model
 //! (match statements, async, py2 print, type parameters, ...) return `Unsure`.
 
-use super::{Unsure, unsure};
 use super::build::{Builder, Pre};
+use super::{Unsure, unsure};
 
 use super::ids::Syms;
 use super::lex::{K, Tok};
@@ -395,8 +395,7 @@ impl<'a> P<'a> {
                 let n = self.b.peek2();
                 let plain = n.k == K::Newline
                     || (n.k == K::Op
-                        && [self.o.lparen, self.o.dot, self.o.assign, self.o.comma, self.o.rparen, self.o.semicolon]
-                            .contains(&n.sym));
+                        && [self.o.lparen, self.o.dot, self.o.assign, self.o.comma, self.o.rparen, self.o.semicolon].contains(&n.sym));
                 if !plain || (matches!(word, b"match" | b"type") && n.sym == self.o.lparen) {
                     return Err(unsure());
                 }
@@ -449,7 +448,7 @@ impl<'a> P<'a> {
     /// or a `pattern_list` of them.
     fn targets_from(&mut self, first: usize, items: &[usize], multi: bool) -> R {
         for &i in items.iter().rev() {
-            self.to_pattern(i)?;
+            self.relabel_as_pattern(i)?;
         }
         if multi {
             let w = self.b.wrap(first, self.s.k.pattern_list, 0, 0);
@@ -520,7 +519,7 @@ impl<'a> P<'a> {
     }
 
     /// Relabels an expression as the pattern tree-sitter reads in a target position.
-    fn to_pattern(&mut self, idx: usize) -> R<()> {
+    fn relabel_as_pattern(&mut self, idx: usize) -> R<()> {
         let k = &self.s.k;
         let kind = self.b.nodes[idx].kind;
         let to = if kind == k.identifier || kind == k.attribute || kind == k.subscript {
@@ -549,7 +548,7 @@ impl<'a> P<'a> {
             return if ck == k.identifier || ck == k.attribute || ck == k.subscript { Ok(()) } else { Err(unsure()) };
         }
         for c in kids {
-            self.to_pattern(c)?;
+            self.relabel_as_pattern(c)?;
         }
         Ok(())
     }
@@ -834,7 +833,8 @@ impl<'a> P<'a> {
             i += 1;
         }
         real(&mut i).is_some_and(|n| {
-            n.k == K::Newline || (n.k == K::Op && [self.o.comma, self.o.rbrack, self.o.rparen, self.o.rbrace, self.o.semicolon].contains(&n.sym))
+            n.k == K::Newline
+                || (n.k == K::Op && [self.o.comma, self.o.rbrack, self.o.rparen, self.o.rbrace, self.o.semicolon].contains(&n.sym))
         })
     }
 
@@ -1377,7 +1377,7 @@ impl<'a> P<'a> {
         } else {
             self.primary(field)?
         };
-        self.to_pattern(t)?;
+        self.relabel_as_pattern(t)?;
         Ok(t)
     }
 
@@ -1695,8 +1695,7 @@ impl<'a> P<'a> {
             // What else may follow a generic type inside a larger type is not modelled.
             let n = self.peek();
             let done = n.k == K::Newline
-                || (n.k == K::Op
-                    && [self.o.comma, self.o.rparen, self.o.assign, self.o.colon, self.o.rbrack].contains(&n.sym));
+                || (n.k == K::Op && [self.o.comma, self.o.rparen, self.o.assign, self.o.colon, self.o.rbrack].contains(&n.sym));
             if !done {
                 return Err(unsure());
             }

@@ -25,10 +25,10 @@ fn fixtures() -> Vec<(std::path::PathBuf, String)> {
             let p = e.path();
             if p.is_dir() {
                 dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "py") {
-                if let Ok(t) = std::fs::read_to_string(&p) {
-                    out.push((p, t));
-                }
+            } else if p.extension().is_some_and(|x| x == "py")
+                && let Ok(t) = std::fs::read_to_string(&p)
+            {
+                out.push((p, t));
             }
         }
     }
@@ -106,7 +106,6 @@ fn shapes_tree_sitter_gives() {
         assert!(agrees(c), "fell back at {:?} on:\n{c}", super::LAST_UNSURE.with(|l| l.get()));
     }
 }
-
 
 #[test]
 fn unions_of_generic_types_and_relative_imports_of_three_dots() {
