@@ -81,6 +81,11 @@ impl<'a> Builder<'a> {
         self.open.push(idx);
     }
 
+    /// How many nodes are open (the root included).
+    pub fn depth(&self) -> usize {
+        self.open.len()
+    }
+
     /// Index of the innermost open node.
     pub fn top(&self) -> usize {
         *self.open.last().unwrap_or(&0)

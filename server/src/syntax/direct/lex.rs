@@ -57,12 +57,14 @@ pub struct Lexer<'a> {
     indents: Vec<u32>,
     /// Open brackets of the current logical line (outside f-string interpolations' own count).
     depth: u32,
+    /// f-string interpolations open around the current position (bounded: the lexer recurses).
+    nested: u32,
     syms: &'a super::ids::Syms,
 }
 
 /// The tokens of `text`, or where the lexer gave up.
 pub fn lex(text: &str, syms: &super::ids::Syms) -> Result<Vec<Tok>, (Unsure, usize)> {
-    let mut lx = Lexer { src: text.as_bytes(), pos: 0, toks: Vec::with_capacity(text.len() / 3), indents: vec![0], depth: 0, syms };
+    let mut lx = Lexer { src: text.as_bytes(), pos: 0, toks: Vec::with_capacity(text.len() / 3), indents: vec![0], depth: 0, nested: 0, syms };
     lx.run().map_err(|u| (u, lx.pos))?;
     Ok(lx.toks)
 }
@@ -489,6 +491,16 @@ impl<'a> Lexer<'a> {
 
     /// From `{` to its `}`: the expression's tokens, `!x` conversion and format specifier.
     fn interpolation(&mut self, triple: bool) -> Result<(), Unsure> {
+        if self.nested >= 32 {
+            return Err(unsure());
+        }
+        self.nested += 1;
+        let r = self.interpolation_inner(triple);
+        self.nested -= 1;
+        r
+    }
+
+    fn interpolation_inner(&mut self, triple: bool) -> Result<(), Unsure> {
         self.push(K::Op, self.syms.lbrace, self.pos, self.pos + 1);
         self.pos += 1;
         let outer = self.depth;

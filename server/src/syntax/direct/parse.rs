@@ -84,6 +84,10 @@ struct Kw {
 
 const POWER: u8 = 21;
 
+/// Nesting beyond which the parser declines: its recursion must stay far inside a worker thread's
+/// stack (tree-sitter, which keeps its own stack, takes such files).
+const MAX_DEPTH: usize = 200;
+
 fn ops(s: &Syms) -> Ops {
     let n = s.k.decorator.max(s.k.module).max(400) as usize + 1;
     let mut bin = vec![0u8; n.max(1024)];
@@ -285,6 +289,9 @@ impl<'a> P<'a> {
     // ---- statements ----
 
     fn statement(&mut self) -> R<()> {
+        if self.b.depth() > MAX_DEPTH {
+            return Err(unsure());
+        }
         let t = self.peek();
         if t.k == K::Name {
             let kw = &self.kw;
@@ -1043,6 +1050,9 @@ impl<'a> P<'a> {
     }
 
     fn expression(&mut self, field: u16, reach: Reach) -> R {
+        if self.b.depth() > MAX_DEPTH {
+            return Err(unsure());
+        }
         let (k, f) = (&self.s.k, &self.s.f);
         if self.is_kw(self.kw.lambda) {
             if reach != Reach::Full {
@@ -1112,6 +1122,9 @@ impl<'a> P<'a> {
     }
 
     fn inversion(&mut self, field: u16) -> R {
+        if self.b.depth() > MAX_DEPTH {
+            return Err(unsure());
+        }
         if self.is_kw(self.kw.not) {
             self.b.open(self.s.k.not_operator, field);
             self.expect(self.kw.not)?;
@@ -1185,6 +1198,9 @@ impl<'a> P<'a> {
     }
 
     fn unary(&mut self, field: u16) -> R {
+        if self.b.depth() > MAX_DEPTH {
+            return Err(unsure());
+        }
         let t = self.peek();
         if t.k == K::Op && (t.sym == self.o.minus || t.sym == self.o.plus || t.sym == self.o.tilde) {
             self.b.open(self.s.k.unary_operator, field);

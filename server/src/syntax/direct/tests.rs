@@ -142,3 +142,28 @@ fn operator_table_matches_its_list() {
     }
     assert_eq!(super::ids::keyword_index(b"iff"), None);
 }
+
+#[test]
+fn deep_nesting_is_declined_not_a_stack_overflow() {
+    // Run on a thread with a small stack, as a worker thread might have.
+    let t = std::thread::Builder::new().stack_size(1 << 20);
+    t.spawn(|| {
+        for (open, close) in [("(", ")"), ("[", "]"), ("{", "}"), ("-", ""), ("not ", ""), ("f(", ")"), ("lambda: ", "")] {
+            let text = format!("x = {}1{}\n", open.repeat(5000), close.repeat(5000));
+            assert!(parse(&text).is_none(), "{open}");
+        }
+        let mut nested = String::new();
+        for d in 0..400 {
+            nested += &format!("{}if x:\n", "    ".repeat(d));
+        }
+        nested += &format!("{}pass\n", "    ".repeat(400));
+        assert!(parse(&nested).is_none());
+        let fstrings = format!("x = {}1{}\n", "f'{".repeat(3000), "}'".repeat(3000));
+        assert!(parse(&fstrings).is_none());
+        // Ordinary depth is still parsed.
+        assert!(agrees(&format!("x = {}1{}\n", "(".repeat(40), ")".repeat(40))));
+    })
+    .unwrap()
+    .join()
+    .unwrap();
+}
