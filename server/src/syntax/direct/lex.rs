@@ -64,7 +64,8 @@ pub struct Lexer<'a> {
 
 /// The tokens of `text`, or where the lexer gave up.
 pub fn lex(text: &str, syms: &super::ids::Syms) -> Result<Vec<Tok>, (Unsure, usize)> {
-    let mut lx = Lexer { src: text.as_bytes(), pos: 0, toks: Vec::with_capacity(text.len() / 3), indents: vec![0], depth: 0, nested: 0, syms };
+    let mut lx =
+        Lexer { src: text.as_bytes(), pos: 0, toks: Vec::with_capacity(text.len() / 3), indents: vec![0], depth: 0, nested: 0, syms };
     lx.run().map_err(|u| (u, lx.pos))?;
     Ok(lx.toks)
 }

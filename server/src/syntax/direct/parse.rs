@@ -424,19 +424,8 @@ impl<'a> P<'a> {
             self.b.close()?;
             return Ok(());
         }
-        let first = self.star_expression(0)?;
-        let mut items = vec![first];
-        let mut trailing = false;
-        while self.is_op(self.o.comma) {
-            self.expect(self.o.comma)?;
-            trailing = true;
-            if self.at_statement_end() || self.is_op(self.o.assign) || self.is_aug() {
-                break;
-            }
-            items.push(self.star_item(0, Star::Bare)?);
-            trailing = false;
-        }
-        let multi = items.len() > 1 || trailing;
+        let (items, multi) = self.bare_items(0)?;
+        let first = items[0];
         // Without `=`, `f(a), g(b)` keeps its expressions as the statement's own children.
         if self.is_op(self.o.assign) || self.is_aug() || (self.is_op(self.o.colon) && !multi) {
             let lhs = self.targets_from(first, &items, multi)?;
@@ -492,14 +481,10 @@ impl<'a> P<'a> {
         Ok(())
     }
 
-    /// `_right_hand_side`: expression(s), yield, or a further assignment in a chain.
-    fn right_hand_side(&mut self, field: u16) -> R<()> {
-        if self.is_kw(self.kw.yield_) {
-            self.yield_expr(field)?;
-            return Ok(());
-        }
-        let first = self.star_expression(field)?;
-        let mut items = vec![first];
+    /// A bare comma list up to `=`, an augmented operator or the statement's end: its items (the
+    /// first with `field`), and whether it is a list (more than one item, or a trailing comma).
+    fn bare_items(&mut self, field: u16) -> R<(Vec<usize>, bool)> {
+        let mut items = vec![self.star_expression(field)?];
         let mut trailing = false;
         while self.is_op(self.o.comma) {
             self.expect(self.o.comma)?;
@@ -511,6 +496,17 @@ impl<'a> P<'a> {
             trailing = false;
         }
         let multi = items.len() > 1 || trailing;
+        Ok((items, multi))
+    }
+
+    /// `_right_hand_side`: expression(s), yield, or a further assignment in a chain.
+    fn right_hand_side(&mut self, field: u16) -> R<()> {
+        if self.is_kw(self.kw.yield_) {
+            self.yield_expr(field)?;
+            return Ok(());
+        }
+        let (items, multi) = self.bare_items(field)?;
+        let first = items[0];
         if self.is_op(self.o.assign) || self.is_aug() {
             let lhs = self.targets_from(first, &items, multi)?;
             if multi {
@@ -701,10 +697,15 @@ impl<'a> P<'a> {
         self.targets(f.left)?;
         self.expect(self.kw.in_)?;
         self.expressions(f.right, false)?;
+        self.loop_rest()
+    }
+
+    /// A loop's `: body [else: ...]` and its end.
+    fn loop_rest(&mut self) -> R<()> {
         self.expect(self.o.colon)?;
-        self.suite(f.body)?;
+        self.suite(self.s.f.body)?;
         if self.is_kw(self.kw.else_) {
-            self.else_clause(f.alternative)?;
+            self.else_clause(self.s.f.alternative)?;
         }
         self.b.close().map(drop)
     }
@@ -714,12 +715,7 @@ impl<'a> P<'a> {
         self.b.open(k.while_statement, 0);
         self.expect(self.kw.while_)?;
         self.expression(f.condition, Reach::Full)?;
-        self.expect(self.o.colon)?;
-        self.suite(f.body)?;
-        if self.is_kw(self.kw.else_) {
-            self.else_clause(f.alternative)?;
-        }
-        self.b.close().map(drop)
+        self.loop_rest()
     }
 
     fn try_statement(&mut self) -> R<()> {
@@ -1098,24 +1094,18 @@ impl<'a> P<'a> {
     }
 
     fn disjunction(&mut self, field: u16) -> R {
-        let x = self.conjunction(field)?;
-        while self.is_kw(self.kw.or) {
-            let (k, f) = (&self.s.k, &self.s.f);
-            self.b.wrap(x, k.boolean_operator, field, f.left);
-            self.b.consume(Some(self.kw.or), false, f.operator);
-            self.conjunction(f.right)?;
-            self.b.close()?;
-        }
-        Ok(x)
+        self.boolean(field, self.kw.or)
     }
 
-    fn conjunction(&mut self, field: u16) -> R {
-        let x = self.inversion(field)?;
-        while self.is_kw(self.kw.and) {
+    /// `or` (over `and` operands) or `and` (over `not` operands), left-associative.
+    fn boolean(&mut self, field: u16, op: u16) -> R {
+        let operand = |p: &mut Self, field| if op == p.kw.or { p.boolean(field, p.kw.and) } else { p.inversion(field) };
+        let x = operand(self, field)?;
+        while self.is_kw(op) {
             let (k, f) = (&self.s.k, &self.s.f);
             self.b.wrap(x, k.boolean_operator, field, f.left);
-            self.b.consume(Some(self.kw.and), false, f.operator);
-            self.inversion(f.right)?;
+            self.b.consume(Some(op), false, f.operator);
+            operand(self, f.right)?;
             self.b.close()?;
         }
         Ok(x)
@@ -1239,20 +1229,25 @@ impl<'a> P<'a> {
             } else if t.sym == self.o.lbrack {
                 self.b.wrap(x, k.subscript, field, f.value);
                 self.expect(self.o.lbrack)?;
-                loop {
-                    self.subscript_item()?;
-                    if !self.is_op(self.o.comma) {
-                        break;
-                    }
-                    self.expect(self.o.comma)?;
-                    if self.is_op(self.o.rbrack) {
-                        break;
-                    }
-                }
+                self.comma_list(self.o.rbrack, Self::subscript_item)?;
                 self.expect(self.o.rbrack)?;
                 self.b.close()?;
             } else {
                 return Ok(x);
+            }
+        }
+    }
+
+    /// `item (, item)* [,]` before `end` (not consumed).
+    fn comma_list(&mut self, end: u16, mut item: impl FnMut(&mut Self) -> R<()>) -> R<()> {
+        loop {
+            item(self)?;
+            if !self.is_op(self.o.comma) {
+                return Ok(());
+            }
+            self.expect(self.o.comma)?;
+            if self.is_op(end) {
+                return Ok(());
             }
         }
     }
@@ -1321,9 +1316,7 @@ impl<'a> P<'a> {
             } else {
                 let e = self.expression(0, Reach::Full)?;
                 if first && (self.is_kw(self.kw.for_)) {
-                    self.b.relabel(list, k.generator_expression);
-                    self.b.set_field(e, f.body);
-                    self.comprehension_clauses()?;
+                    self.comprehension(list, k.generator_expression, e)?;
                     break;
                 }
             }
@@ -1334,6 +1327,14 @@ impl<'a> P<'a> {
             self.expect(self.o.comma)?;
         }
         self.expect(self.o.rparen)
+    }
+
+    /// The collection `node` (built so far as a list, dictionary, ...) is a comprehension of
+    /// `kind` over its first item `body`: its `for`/`if` clauses follow.
+    fn comprehension(&mut self, node: usize, kind: u16, body: usize) -> R<()> {
+        self.b.relabel(node, kind);
+        self.b.set_field(body, self.s.f.body);
+        self.comprehension_clauses()
     }
 
     fn comprehension_clauses(&mut self) -> R<()> {
@@ -1462,9 +1463,7 @@ impl<'a> P<'a> {
             let star = self.is_op(self.o.star);
             let e = self.star_item(0, Star::Full)?;
             if !star && self.is_kw(self.kw.for_) {
-                self.b.relabel(n, k.generator_expression);
-                self.b.set_field(e, self.s.f.body);
-                self.comprehension_clauses()?;
+                self.comprehension(n, k.generator_expression, e)?;
             } else if self.is_op(self.o.comma) {
                 self.b.relabel(n, k.tuple);
                 self.collection_rest(self.o.rparen, Star::Full)?;
@@ -1502,9 +1501,7 @@ impl<'a> P<'a> {
             let star = self.is_op(self.o.star);
             let e = self.star_item(0, Star::List)?;
             if !star && self.is_kw(self.kw.for_) {
-                self.b.relabel(n, k.list_comprehension);
-                self.b.set_field(e, self.s.f.body);
-                self.comprehension_clauses()?;
+                self.comprehension(n, k.list_comprehension, e)?;
             } else {
                 self.collection_rest(self.o.rbrack, Star::List)?;
             }
@@ -1541,9 +1538,7 @@ impl<'a> P<'a> {
                     self.expression(f.value, Reach::Full)?;
                     self.b.close()?;
                     if first && self.is_kw(self.kw.for_) {
-                        self.b.relabel(n, k.dictionary_comprehension);
-                        self.b.set_field(key, f.body);
-                        self.comprehension_clauses()?;
+                        self.comprehension(n, k.dictionary_comprehension, key)?;
                         break;
                     }
                 }
@@ -1559,9 +1554,7 @@ impl<'a> P<'a> {
         } else {
             let e = self.expression(0, Reach::Full)?;
             if self.is_kw(self.kw.for_) {
-                self.b.relabel(n, k.set_comprehension);
-                self.b.set_field(e, f.body);
-                self.comprehension_clauses()?;
+                self.comprehension(n, k.set_comprehension, e)?;
             } else {
                 self.b.relabel(n, k.set);
                 self.collection_rest(self.o.rbrace, Star::Full)?;
@@ -1662,16 +1655,7 @@ impl<'a> P<'a> {
         self.identifier(0)?;
         self.b.open(k.type_parameter, 0);
         self.expect(self.o.lbrack)?;
-        loop {
-            self.type_(0)?;
-            if !self.is_op(self.o.comma) {
-                break;
-            }
-            self.expect(self.o.comma)?;
-            if self.is_op(self.o.rbrack) {
-                break;
-            }
-        }
+        self.comma_list(self.o.rbrack, |p| p.type_(0))?;
         self.expect(self.o.rbrack)?;
         self.b.close()?;
         self.b.close()
