@@ -200,8 +200,9 @@ impl<'a> Builder<'a> {
             return Err(unsure());
         }
         self.attach_extras();
-        // The root starts at its first child (comments included) and ends at the end of the text.
-        let first = self.nodes.get(1).map_or(0, |n| n.start);
+        // The root starts at its first child (comments included; with none, at the end of the
+        // whitespace) and ends at the end of the text.
+        let first = self.nodes.get(1).map_or(len, |n| n.start);
         let root = &mut self.nodes[0];
         root.start = first;
         root.end = len;

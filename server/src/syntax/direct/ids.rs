@@ -230,6 +230,8 @@ pub struct Syms {
     pub colon: u16,
     pub lbrace: u16,
     pub rbrace: u16,
+    pub comma: u16,
+    pub assign: u16,
     /// Kind of each of [`KEYWORDS`].
     words: Vec<u16>,
     /// Kind of each of [`OPS`].
@@ -283,8 +285,8 @@ pub fn syms() -> Option<&'static Syms> {
             ops.push(if o == "..." { k.ellipsis } else { anon(o)? });
         }
         let of = |op: &str| OPS.iter().position(|o| *o == op).map(|i| ops[i]);
-        let (colon, lbrace, rbrace) = (of(":")?, of("{")?, of("}")?);
-        Some(Syms { k, f: Fields::load(&l)?, colon, lbrace, rbrace, words, ops })
+        let (colon, lbrace, rbrace, comma, assign) = (of(":")?, of("{")?, of("}")?, of(",")?, of("=")?);
+        Some(Syms { k, f: Fields::load(&l)?, colon, lbrace, rbrace, comma, assign, words, ops })
     })
     .as_ref()
 }

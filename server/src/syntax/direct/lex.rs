@@ -59,13 +59,23 @@ pub struct Lexer<'a> {
     depth: u32,
     /// f-string interpolations open around the current position (bounded: the lexer recurses).
     nested: u32,
+    /// Index of the first token of the current logical line.
+    line_start: usize,
     syms: &'a super::ids::Syms,
 }
 
 /// The tokens of `text`, or where the lexer gave up.
 pub fn lex(text: &str, syms: &super::ids::Syms) -> Result<Vec<Tok>, (Unsure, usize)> {
-    let mut lx =
-        Lexer { src: text.as_bytes(), pos: 0, toks: Vec::with_capacity(text.len() / 3), indents: vec![0], depth: 0, nested: 0, syms };
+    let mut lx = Lexer {
+        src: text.as_bytes(),
+        pos: 0,
+        toks: Vec::with_capacity(text.len() / 3),
+        indents: vec![0],
+        depth: 0,
+        nested: 0,
+        line_start: 0,
+        syms,
+    };
     lx.run().map_err(|u| (u, lx.pos))?;
     Ok(lx.toks)
 }
@@ -173,6 +183,9 @@ impl<'a> Lexer<'a> {
                     self.pos += len;
                 }
                 _ => {
+                    if !line_has_tokens {
+                        self.line_start = self.toks.len();
+                    }
                     self.token(0)?;
                     line_has_tokens = true;
                 }
@@ -272,6 +285,20 @@ impl<'a> Lexer<'a> {
                 self.push(K::Comment, 0, s, e);
             }
         } else {
+            // After a decorator line a comment indented less than the block (and no dedent) is an
+            // error to tree-sitter's parser; not modelled.
+            let decorator = self.toks.get(self.line_start).is_some_and(|t| t.k == K::Op && self.src[t.start as usize] == b'@');
+            let top = *self.indents.last().unwrap_or(&0);
+            if decorator && comments.iter().any(|&(n, _, _)| n < top) {
+                return Err(unsure());
+            }
+            // `a, b,` may be the start of a target list that goes on over the next line
+            // (`c = 1`): tree-sitter's parser keeps both readings; not modelled.
+            let (comma, assign) = (self.syms.comma, self.syms.assign);
+            let line = &self.toks[self.line_start.min(self.toks.len())..];
+            if self.last_real().is_some_and(|t| t.k == K::Op && t.sym == comma) && !line.iter().any(|t| t.k == K::Op && t.sym == assign) {
+                return Err(unsure());
+            }
             self.push_zero(K::Newline);
             for &(n, s, e) in &comments {
                 while self.indents.len() > 1 && code_indent < *self.indents.last().unwrap() && n < *self.indents.last().unwrap() {

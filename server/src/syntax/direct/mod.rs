@@ -47,7 +47,8 @@ pub fn last_unsure() -> Option<(String, usize)> {
 pub fn parse(text: &str) -> Option<FlatTree> {
     LAST_UNSURE.with(|l| l.set(None));
     let syms = ids::syms()?;
-    if text.len() >= u32::MAX as usize / 2 {
+    // tree-sitter's lexer reads a NUL byte as the end of input inside tokens; not modelled.
+    if text.len() >= u32::MAX as usize / 2 || text.as_bytes().contains(&0) {
         return None;
     }
     let toks = lex::lex(text, syms).map_err(|(_, at)| LAST_OFFSET.with(|o| o.set(at))).ok()?;

@@ -66,6 +66,8 @@ fn edited_fixtures_agree_or_fall_back() {
 fn shapes_tree_sitter_gives() {
     let cases = [
         "",
+        "        \n",
+        "\n\n",
         "\n\n# only a comment\n",
         "x = 1",
         "x = 1\n",
@@ -83,7 +85,7 @@ fn shapes_tree_sitter_gives() {
         "(a)\n(a,)\n()\n(*a, b)\n",
         "[x for x in y if x for z in w]\n{k: v for k, v in d.items()}\n{a, b}\n{}\n{**a, 'b': 1}\n",
         "f(*a, **k, x=1)\nf(x for x in y)\n",
-        "a, b = c, d\na, = b\na = b = c\nx += 1\nf(a), g(b)\n",
+        "a, b = c, d\na, = b\na = b = c\nx += 1\nf(a), g(b)\nx = a,\nb = 1\n",
         "def g():\n    return a, b\n",
         "del a, b\nassert a, 'msg'\nglobal a, b\n",
         "import a.b as c, d\nfrom . import x\nfrom ..a.b import (c, d as e,)\nfrom a import *\nfrom __future__ import annotations\n",
@@ -122,9 +124,17 @@ fn unions_of_generic_types_and_relative_imports_of_three_dots() {
 }
 
 #[test]
-fn starred_brackets_in_a_bare_list_are_left_to_tree_sitter() {
+fn what_tree_sitter_reads_as_errors_is_left_to_it() {
     // tree-sitter reads these as errors; the direct parse must not answer.
-    for c in ["y = a, *[c for c in d]\n", "y = a, *[c, d]\n", "r = *[c], 1\n"] {
+    for c in [
+        "y = a, *[c for c in d]\n",
+        "y = a, *[c, d]\n",
+        "r = *[c], 1\n",
+        "if a:\n    @dec\n# c\n    def f(): pass\n",
+        "if a:\n    @dec\n  # c\n    def f(): pass\n",
+        "a, b,\nc = 1\n",
+        "a,\nc = 1\n",
+    ] {
         assert!(!agrees(c), "answered:\n{c}");
     }
 }
@@ -166,4 +176,38 @@ fn deep_nesting_is_declined_not_a_stack_overflow() {
     .unwrap()
     .join()
     .unwrap();
+}
+
+#[test]
+fn line_shuffles_of_fixtures_agree_or_fall_back() {
+    // Lines dropped, repeated, swapped and re-indented at pseudo-random places (a fixed seed): the
+    // parser agrees with tree-sitter on whatever text results, or declines it.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: usize| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n.max(1)
+    };
+    let mut answered = 0;
+    for (_, text) in fixtures() {
+        let lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let rounds = std::env::var("XF_SHUFFLES").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+        for _ in 0..rounds {
+            let mut l = lines.clone();
+            let last = l.len() - 1;
+            let (a, b) = (next(l.len()).min(last), next(l.len()).min(last));
+            match next(5) {
+                0 => drop(l.remove(a)),
+                1 => l.insert(a, lines[b].clone()),
+                2 => l.swap(a, b),
+                3 => l[a] = "        \n".to_string(),
+                _ => l[a] = format!("    {}", l[a]),
+            }
+            answered += usize::from(agrees(&l.concat()));
+        }
+        assert!(parse("x = 1\0\n").is_none());
+    }
+    assert!(answered > 100, "only {answered} variants answered");
 }
