@@ -191,15 +191,22 @@ fn kws(s: &Syms) -> Kw {
 struct P<'a> {
     b: Builder<'a>,
     s: &'a Syms,
-    o: Ops,
-    kw: Kw,
+    o: &'static Ops,
+    kw: &'static Kw,
     src: &'a [u8],
+}
+
+/// The operator and keyword tables, built once from the grammar's ids.
+fn tables(s: &Syms) -> &'static (Ops, Kw) {
+    static TABLES: std::sync::OnceLock<(Ops, Kw)> = std::sync::OnceLock::new();
+    TABLES.get_or_init(|| (ops(s), kws(s)))
 }
 
 /// The tree of `toks`, or where the parser gave up (the byte offset of its next token).
 pub fn parse(text: &str, toks: &[Tok], s: &Syms) -> Result<Vec<Pre>, (Unsure, usize)> {
     let b = Builder::new(toks, s.k.module, s.k.comment, s.k.line_continuation);
-    let mut p = P { b, s, o: ops(s), kw: kws(s), src: text.as_bytes() };
+    let (o, kw) = tables(s);
+    let mut p = P { b, s, o, kw, src: text.as_bytes() };
     let mut run = || -> R<()> {
         while p.peek().k != K::Eof {
             p.statement()?;
