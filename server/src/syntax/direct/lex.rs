@@ -69,7 +69,7 @@ pub fn lex(text: &str, syms: &super::ids::Syms) -> Result<Vec<Tok>, (Unsure, usi
     let mut lx = Lexer {
         src: text.as_bytes(),
         pos: 0,
-        toks: Vec::with_capacity(text.len() / 3),
+        toks: Vec::with_capacity(text.len() / 4),
         indents: vec![0],
         depth: 0,
         nested: 0,

@@ -14,6 +14,9 @@ mod parse;
 
 use super::flat::FlatTree;
 
+/// Texts longer than this are left to tree-sitter.
+const MAX_TEXT: usize = 64 << 20;
+
 /// The parser is unsure of the text; tree-sitter decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unsure;
@@ -48,7 +51,8 @@ pub fn parse(text: &str) -> Option<FlatTree> {
     LAST_UNSURE.with(|l| l.set(None));
     let syms = ids::syms()?;
     // tree-sitter's lexer reads a NUL byte as the end of input inside tokens; not modelled.
-    if text.len() >= u32::MAX as usize / 2 || text.as_bytes().contains(&0) {
+    // Very large texts go to tree-sitter too: the token and node arrays here are reserved up front.
+    if text.len() > MAX_TEXT || text.as_bytes().contains(&0) {
         return None;
     }
     let toks = lex::lex(text, syms).map_err(|(_, at)| LAST_OFFSET.with(|o| o.set(at))).ok()?;
