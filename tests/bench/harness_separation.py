@@ -15,6 +15,7 @@ are used in alternation, so drift on a shared machine hits both.
   memory instead of four) timed the same way; a protocol whose own per-call cost is large reads it
   closer to 1.
 
+`--also NAME=DIR` adds a column for another earlier harness package (e.g. the one before the pool).
 `--setting NAME:VAR=VALUE,VAR=VALUE` adds a column: the current harness run with those environment
 variables (e.g. `torch-digest:XEFORGE_HARNESS_DIGEST=torch`), timed in the same alternation.
 """
@@ -79,9 +80,15 @@ def main() -> int:
     ap.add_argument("--setting", action="append", default=[], help="NAME:VAR=VALUE,... an extra column")
     ap.add_argument("--only", help="comma-separated problems to time (default: all); the overhead rows are skipped")
     ap.add_argument("--raw", type=Path, help="write every timed reply's timing object here (JSON lines)")
+    ap.add_argument("--timed", help="comma-separated problems to time, the overhead rows kept (default: all)")
+    ap.add_argument("--also", action="append", default=[], help="NAME=DIR: another earlier harness, a column of its own")
     a = ap.parse_args()
     raw = a.raw.open("w") if a.raw else None
-    sides = {"before": Serve(a.before), "after": Serve(REPO / "server" / "harness")}
+    sides = {"before": Serve(a.before)}
+    for other in a.also:
+        label, _, path = other.partition("=")
+        sides[label] = Serve(Path(path))
+    sides["after"] = Serve(REPO / "server" / "harness")
     for setting in a.setting:
         label, _, assigns = setting.partition(":")
         sides[label] = Serve(REPO / "server" / "harness", dict(kv.split("=", 1) for kv in assigns.split(",") if kv))
@@ -98,8 +105,8 @@ def main() -> int:
             }
         )
     pairs = [(p, f"problems/{p}.py") for p in NOISE] + GAIN
-    if a.only:
-        pairs = [(p, c) for p, c in pairs if p in a.only.split(",")]
+    if a.only or a.timed:
+        pairs = [(p, c) for p, c in pairs if p in (a.only or a.timed).split(",")]
     for r in range(a.rounds):
         order = list(sides) if r % 2 == 0 else list(reversed(sides))
         for name in order:
@@ -183,6 +190,7 @@ def report(a, sides, over, verdicts, timed, pairs, rounds) -> None:
         f"# Harness process separation: overhead and timing noise, before and after ({a.device})",
         "",
         f"`python tests/bench/harness_separation.py --before <earlier harness> --device {a.device} --rounds {a.rounds}"
+        + "".join(f" --also {x}" for x in a.also)
         + "".join(f" --setting {x}" for x in a.setting)
         + f"`; every harness a warm `serve`, used in alternation; {rounds} round(s).",
         "",
@@ -213,7 +221,7 @@ def report(a, sides, over, verdicts, timed, pairs, rounds) -> None:
             "The first rows time each problem's own kernel against itself (the interval should contain 1 and be "
             "narrow); the last times a real gain.",
             "",
-            "| problem / candidate | " + " | ".join(f"{n}: width / speedup / contains 1" for n in names) + " |",
+            "| problem / candidate | " + " | ".join(f"{n}: width / speedup / contains 1 / verdict" for n in names) + " |",
             "|---|" + "---|" * len(names),
         ]
         for problem, cand in pairs:
@@ -226,7 +234,7 @@ def report(a, sides, over, verdicts, timed, pairs, rounds) -> None:
                     continue
                 w = statistics.median(r["width"] for r in rows)
                 sp = statistics.median(r["speedup"] for r in rows if r["speedup"] is not None)
-                cells.append(f"{w:.4f} / {sp:.4f} / {sum(r['has1'] for r in rows)}/{len(rows)}")
+                cells.append(f"{w:.4f} / {sp:.4f} / {sum(r['has1'] for r in rows)}/{len(rows)} / {rows[-1]['verdict']}")
             lines.append(f"| {key} | " + " | ".join(cells) + " |")
         details = [
             f"- {n}, {problem} / {cand}: {r['detail']}"

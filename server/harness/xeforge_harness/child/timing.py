@@ -68,6 +68,12 @@ PAUSE = os.environ.get("XEFORGE_HARNESS_PAUSE", "1") == "1"
 EXTEND = float(os.environ.get("XEFORGE_HARNESS_EXTEND", "1"))
 EXTEND_S = float(os.environ.get("XEFORGE_HARNESS_EXTEND_S", "20"))
 EXTEND_WIDTH = 0.02
+# Device work (µs, zeroing the flush buffer) before every timed batch, on the trusted side for both
+# sides alike: off by default; a knob for measuring whether clocks lowered while idle widen intervals.
+PREROLL_US = float(os.environ.get("XEFORGE_HARNESS_PREROLL_US", "0"))
+# Each timed batch's own account of its time (launch issue, device time of the calls, digest) and the
+# wall clock of each pair, in the timing's `diag`: for measuring the harness, never used in a verdict.
+DIAG = os.environ.get("XEFORGE_HARNESS_DIAG", "0") == "1"
 
 
 def not_meaningful(reason: str) -> dict:
@@ -137,7 +143,7 @@ class _Awake:
 
 def _before(judge, side: str, candidate_call) -> None:
     """Flush L2 (trusted), then leave the device on the other side's context, for both sides alike."""
-    judge.trusted_call({"op": "flush"})
+    judge.trusted_call({"op": "flush", "preroll_us": PREROLL_US})
     if side == "A":
         candidate_call({"op": "touch"}, what="touching the device")
 
@@ -149,9 +155,9 @@ def _clocked(call, msg: dict) -> tuple[float, dict]:
     return (time.perf_counter() - start) * 1e6, reply
 
 
-def _timed(call, name: str) -> tuple[float, list | None]:
-    us, reply = _clocked(call, {"op": "go", "variant": name})
-    return us, reply.get("digests")
+def _timed(call, name: str) -> tuple[float, dict]:
+    """One timed batch: the judge's µs and the reply (whose `digests` prove the work was done)."""
+    return _clocked(call, {"op": "go", "variant": name, "diag": DIAG})
 
 
 def solo(judge, problem, variant) -> dict:
@@ -258,6 +264,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         }
 
     base, cand, checked, full, charged = [], [], 0, 0, []
+    diag: dict = {"original": [], "candidate": [], "t": []}
     original = _Awake(judge, pause=True, role="trusted")
     if original.pause:  # from here on it sleeps between requests too (judge.trusted_call wakes it)
         judge.trusted.pause()
@@ -271,18 +278,22 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
             charged.append(extra)
             order = ("A", "B") if i % 2 == 0 else ("B", "A")
             digests = {}
+            diag["t"].append(round(time.time(), 3))
             for side in order:
                 _before(judge, side, awake)
                 if side == "A":
-                    us, digests["A"] = original.around(
+                    us, reply = original.around(
                         lambda: _timed(lambda m, what="": judge.trusted_call(m, what=what, wake=False), name)
                     )
                     base.append(us)
                 else:
                     # The clock runs inside `around`: a stopped process's wake-up is not the
                     # candidate's time (the original never pays it).
-                    us, digests["B"] = awake.around(lambda: _timed(judge.candidate_call, name))
+                    us, reply = awake.around(lambda: _timed(judge.candidate_call, name))
                     cand.append(us)
+                digests[side] = reply.get("digests")
+                if DIAG:
+                    diag["original" if side == "A" else "candidate"].append(reply.get("diag"))
             outcome = _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol)
             if outcome is not None:
                 return outcome
@@ -310,7 +321,10 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         if judge.trusted_asleep:
             judge.trusted_asleep = False
             judge.trusted.resume()
-    return _summary(args, variant, batch, solo_info, base, cand, checked, full, charged, prep_times[1:])
+    result = _summary(args, variant, batch, solo_info, base, cand, checked, full, charged, prep_times[1:])
+    if DIAG:
+        result["diag"] = diag
+    return result
 
 
 def _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol) -> dict | None:
