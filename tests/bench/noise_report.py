@@ -1,0 +1,99 @@
+"""Where a timed comparison's noise comes from, from noise_bench.sh's raw records and clock log.
+
+    python3 tests/bench/noise_report.py RAW.jsonl [CLOCKS.csv]
+
+For every timed record that carries `diag` (XEFORGE_HARNESS_DIAG=1): per side, the median and spread
+(interquartile range over the median) of the judge's per-call time, of the worker's own launch-issue
+time and device time of its calls (per call), and of the digest; whether the batch was bound by issuing
+launches (issue time within 10% of the device time of the calls) or by the device; and how far the two
+sides of a pair move together (correlation of per-pair times). With the clock log: the SM and memory
+clocks seen during each record's pairs (min / median / max MHz).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+import sys
+
+
+def spread(xs: list[float]) -> str:
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return "—"
+    q = statistics.quantiles(xs, n=4) if len(xs) > 3 else [xs[0], statistics.median(xs), xs[-1]]
+    med = statistics.median(xs)
+    return f"{med:.1f} (IQR {100 * (q[2] - q[0]) / med:.0f}%)" if med else "0"
+
+
+def corr(a: list[float], b: list[float]) -> float | None:
+    if len(a) < 3:
+        return None
+    try:
+        return statistics.correlation(a, b)
+    except statistics.StatisticsError:
+        return None
+
+
+def clocks(path: str) -> list[tuple[float, int, int]]:
+    import datetime
+
+    out = []
+    with open(path, newline="") as f:
+        for row in csv.reader(f):
+            try:
+                t = datetime.datetime.strptime(row[0].strip(), "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc)
+                out.append((t.timestamp(), int(row[1].split()[0]), int(row[2].split()[0])))
+            except (ValueError, IndexError):
+                continue
+    return out
+
+
+def main() -> int:
+    records = [json.loads(line) for line in open(sys.argv[1])]
+    clk = clocks(sys.argv[2]) if len(sys.argv) > 2 else []
+    print(
+        "| side | problem | verdict | width | judge µs/call A · B | issue µs/call A · B | device µs/call A · B | "
+        "digest µs/batch A · B | bound by (A · B) | corr A,B | SM MHz min/med/max | mem MHz |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in records:
+        t = r.get("timing") or {}
+        lo, hi = (t.get("speedup_ci95") or [None, None])[:2]
+        width = f"{hi - lo:.4f}" if lo is not None else "—"
+        samples = t.get("samples_us") or {}
+        a, b = samples.get("original") or [], samples.get("candidate") or []
+        d = t.get("diag") or {}
+        batch = t.get("batch") or 1
+        cells = []
+        bound = []
+        for key in ("issue_us", "calls_gpu_us", "digest_us"):
+            per = 1 if key == "digest_us" else batch
+            cells.append(
+                " · ".join(spread([x[key] / per for x in d.get(side, []) if x and key in x]) for side in ("original", "candidate"))
+            )
+        for side in ("original", "candidate"):
+            xs = [x for x in d.get(side, []) if x and "calls_gpu_us" in x]
+            issue_bound = sum(1 for x in xs if x["issue_us"] >= 0.9 * x["calls_gpu_us"])
+            bound.append(f"issue {issue_bound}/{len(xs)}" if xs else "—")
+        c = corr(a, b)
+        sm = mem = "—"
+        ts = d.get("t") or []
+        if clk and ts:
+            seen = [(s, m) for (when, s, m) in clk if ts[0] - 0.5 <= when <= ts[-1] + 0.5]
+            if seen:
+                s_ = sorted(x for x, _ in seen)
+                m_ = sorted(y for _, y in seen)
+                sm = f"{s_[0]}/{statistics.median(s_):.0f}/{s_[-1]}"
+                mem = f"{m_[0]}/{statistics.median(m_):.0f}/{m_[-1]}"
+        print(
+            f"| {r['side']} | {r['problem']} | {r.get('verdict')} | {width} | {spread(a)} · {spread(b)} | "
+            + " | ".join(cells)
+            + f" | {' · '.join(bound)} | {'—' if c is None else f'{c:.2f}'} | {sm} | {mem} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
