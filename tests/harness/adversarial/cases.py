@@ -114,6 +114,7 @@ CASES = [
     ("add_precompute_in_prepare.py", "vector_add", "cheat", False, "outputs computed during the untimed op_prepare"),
     ("mm_autotuner_cache_swap.py", "matmul", "cheat", False, "autotuner configs/cache swapped to a tail-skipping config"),
     ("add_stop_trusted_sibling.py", "vector_add", "cheat", False, "thread SIGSTOP/SIGCONTs the sibling (trusted) worker"),
+    ("add_double_fork_daemon.py", "vector_add", "cheat", False, "double-forked daemon (reparented away) loading a core"),
     # --- attacks on the harness's processes (a fresh serve each) --------------------------------
     ("add_kill_parent.py", "vector_add", "cheat", False, "SIGKILL to the parent (judge)"),
     ("add_forge_channel_kill.py", "vector_add", "cheat", False, "forged R line into the judge's pipe, then SIGKILL"),
@@ -126,7 +127,8 @@ SESSION = {
     **{f: "timed" for f in (
         "add_cache_data_ptr.py", "add_honest_first_n.py", "add_stack_detect.py", "sm_dispatch_mode_detect.py",
         "mm_profiler_detect.py", "sm_nan_timed.py", "mm_digest_forge.py", "add_digest_linearity.py",
-        "add_precompute_in_prepare.py", "mm_autotuner_cache_swap.py", "add_stop_trusted_sibling.py")},
+        "add_precompute_in_prepare.py", "mm_autotuner_cache_swap.py", "add_stop_trusted_sibling.py",
+        "add_double_fork_daemon.py")},
     **{f: "fresh" for f in (
         "add_kill_parent.py", "add_forge_channel_kill.py", "add_env_probe.py", "add_forge_stdout.py",
         "add_kill_ancestors.py")},

@@ -504,7 +504,10 @@ def _full_check(judge, name: str, variant, index: int) -> str | None:
 
 
 def _stray_processes(root: int) -> list[int]:
-    """Descendants of `root` that left its process group (setsid, setpgid): SIGSTOP would miss them."""
+    """Processes of the candidate (`root`) that SIGSTOP of its group would miss, killed: descendants that
+    left its process group (setsid, setpgid), and orphans of its tree that the judge adopted (a double
+    fork: see `link.adopt_orphans`), with their descendants."""
+    from .link import FORKED
     parents: dict[int, tuple[int, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -515,17 +518,40 @@ def _stray_processes(root: int) -> list[int]:
             parents[int(entry)] = (int(fields[1]), int(fields[2]))  # ppid, pgrp
         except (OSError, IndexError, ValueError):
             continue
-    stray, frontier = [], [root]
-    while frontier:
-        p = frontier.pop()
-        for pid, (ppid, pgrp) in parents.items():
-            if ppid == p:
-                frontier.append(pid)
-                if pgrp != root:
-                    stray.append(pid)
+    def descendants(top: int) -> list[int]:
+        found, frontier = [], [top]
+        while frontier:
+            p = frontier.pop()
+            children = [pid for pid, (ppid, _) in parents.items() if ppid == p]
+            found += children
+            frontier += children
+        return found
+
+    me = os.getpid()
+    adopted = [pid for pid, (ppid, _) in parents.items() if ppid == me and pid not in FORKED]
+    stray = [pid for pid in descendants(root) if parents[pid][1] != root]
+    for pid in adopted:
+        stray += [pid, *descendants(pid)]
     for pid in stray:
         try:
             os.kill(pid, 9)
         except OSError:
             pass
+    _reap(adopted)
     return stray
+
+
+def _reap(children: list[int], within_s: float = 2.0) -> None:
+    """Wait for killed children of ours (adopted orphans), so that none is left a zombie."""
+    deadline = time.monotonic() + within_s
+    left = list(children)
+    while left and time.monotonic() < deadline:
+        for pid in list(left):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                left.remove(pid)
+        if left:
+            time.sleep(0.005)
