@@ -282,9 +282,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
             for side in order:
                 _before(judge, side, awake)
                 if side == "A":
-                    us, reply = original.around(
-                        lambda: _timed(lambda m, what="": judge.trusted_call(m, what=what, wake=False), name)
-                    )
+                    us, reply = original.around(lambda: _timed(lambda m, what="": judge.trusted_call(m, what=what, wake=False), name))
                     base.append(us)
                 else:
                     # The clock runs inside `around`: a stopped process's wake-up is not the
@@ -508,6 +506,7 @@ def _stray_processes(root: int) -> list[int]:
     left its process group (setsid, setpgid), and orphans of its tree that the judge adopted (a double
     fork: see `link.adopt_orphans`), with their descendants."""
     from .link import FORKED
+
     parents: dict[int, tuple[int, int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -518,6 +517,7 @@ def _stray_processes(root: int) -> list[int]:
             parents[int(entry)] = (int(fields[1]), int(fields[2]))  # ppid, pgrp
         except (OSError, IndexError, ValueError):
             continue
+
     def descendants(top: int) -> list[int]:
         found, frontier = [], [top]
         while frontier:
