@@ -34,6 +34,7 @@ import time
 
 from .. import wire
 from ..stats import median, median_ci
+from . import affinity
 from .compare import compare_one, default_tolerance, flatten
 
 FASTER = 1.02  # the interval's lower end must clear this for "faster"
@@ -74,6 +75,8 @@ PREROLL_US = float(os.environ.get("XEFORGE_HARNESS_PREROLL_US", "0"))
 # Each timed batch's own account of its time (launch issue, device time of the calls, digest) and the
 # wall clock of each pair, in the timing's `diag`: for measuring the harness, never used in a verdict.
 DIAG = os.environ.get("XEFORGE_HARNESS_DIAG", "0") == "1"
+# `pair`: the judge on one physical core and both workers on another for the timed loop (child/affinity.py).
+PLACE = os.environ.get("XEFORGE_HARNESS_PIN", "0") == "pair"
 
 
 def not_meaningful(reason: str) -> dict:
@@ -271,6 +274,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         judge.trusted_asleep = True
     started = time.monotonic()
     planned = args.runs
+    placement = affinity.Placement([judge.trusted.pid, candidate.pid]) if PLACE else None
     try:
         i = 0
         while True:
@@ -314,6 +318,8 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
             if last:
                 break
     finally:
+        if placement is not None:
+            placement.restore()
         if awake.pause:
             candidate.resume()
         if judge.trusted_asleep:
@@ -322,6 +328,8 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     result = _summary(args, variant, batch, solo_info, base, cand, checked, full, charged, prep_times[1:])
     if DIAG:
         result["diag"] = diag
+    if placement is not None and placement.where is not None:
+        result["cpus"] = placement.where
     return result
 
 

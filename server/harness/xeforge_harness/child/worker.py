@@ -29,7 +29,7 @@ import torch
 
 from .. import wire
 from ..spec import Spec, load_spec
-from . import compile_meta, device, entry, guard, inputs, integrity, loading
+from . import affinity, compile_meta, device, entry, guard, inputs, integrity, loading
 from . import digest as digests
 from .compare import aliased_inputs, changed_inputs, flatten
 from .digest import weights as _weights
@@ -83,36 +83,14 @@ def _isolate(role: str, keep_fd: int, workdir: str) -> None:
 
 
 def _pin(role: str) -> None:
-    """A knob for measuring the harness (`XEFORGE_HARNESS_PIN=1`): each side on a physical core of its own,
-    before any thread exists, so that the two sides of a pair never share a core or its SMT sibling and
-    a woken process resumes where its caches are."""
+    """A knob for measuring the harness (`XEFORGE_HARNESS_PIN=1`): each side on a physical core of its own
+    from the start (measured on an H200: it did not narrow intervals; see child/affinity.py)."""
     try:
-        allowed = sorted(os.sched_getaffinity(0))
-        cores: list[int] = []
-        taken: set[int] = set()
-        for cpu in allowed:
-            if cpu in taken:
-                continue
-            try:
-                with open(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list", encoding="ascii") as f:
-                    siblings = _cpu_list(f.read())
-            except OSError:
-                siblings = {cpu}
-            taken |= siblings
-            cores.append(cpu)
+        cores = affinity.physical_cores()
         if len(cores) >= 3:  # core 0 left to the judge and the system
             os.sched_setaffinity(0, {cores[1] if role == "trusted" else cores[2]})
     except (OSError, ValueError):
         pass
-
-
-def _cpu_list(text: str) -> set[int]:
-    """`0-3,8` as {0, 1, 2, 3, 8}."""
-    out: set[int] = set()
-    for part in text.strip().split(","):
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def sandbox_uid() -> int | None:
