@@ -7,7 +7,9 @@ For every timed record that carries `diag` (XEFORGE_HARNESS_DIAG=1): per side, t
 time and device time of its calls (per call), and of the digest; whether the batch was bound by issuing
 launches (issue time within 10% of the device time of the calls) or by the device; and how far the two
 sides of a pair move together (correlation of per-pair times). With the clock log: the SM and memory
-clocks seen during each record's pairs (min / median / max MHz).
+clocks seen during each record's pairs (min / median / max MHz). A second table splits each side's
+batch time (median ± standard deviation) into the device span of its calls and the rest, beside the
+launch-issue time and its correlation with the judge's time.
 """
 
 from __future__ import annotations
@@ -92,6 +94,31 @@ def main() -> int:
             + " | ".join(cells)
             + f" | {' · '.join(bound)} | {'—' if c is None else f'{c:.2f}'} | {sm} | {mem} |"
         )
+    print()
+    print("| side | problem | worker | batch µs (judge) | device span of the calls | judge − span | launch issue | corr(judge, issue) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in records:
+        t = r.get("timing") or {}
+        d, b = t.get("diag"), t.get("batches_us")
+        if not d or not b:
+            continue
+        for side in ("original", "candidate"):
+            pairs = [(j, x) for j, x in zip(b[side], d[side]) if x and "calls_gpu_us" in x][1:]  # the first is cold
+            if len(pairs) < 3:
+                continue
+            judge = [j for j, _ in pairs]
+            span = [x["calls_gpu_us"] for _, x in pairs]
+            issue = [x["issue_us"] for _, x in pairs]
+            rest = [j - s for j, s in zip(judge, span)]
+
+            def ms(v: list[float]) -> str:
+                return f"{statistics.median(v):.0f} ± {statistics.pstdev(v):.0f}"
+
+            c = corr(judge, issue)
+            print(
+                f"| {r['side']} | {r['problem']} | {side} | {ms(judge)} | {ms(span)} | {ms(rest)} | {ms(issue)} | "
+                f"{'—' if c is None else f'{c:.2f}'} |"
+            )
     return 0
 
 
