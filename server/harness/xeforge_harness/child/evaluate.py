@@ -27,7 +27,7 @@ from ..gate import DEVICE, TIMING
 from ..spec import Spec, SpecError, Variant, load_spec
 from . import entry, guard, source, timing
 from .compare import compare_one, default_tolerance, fingerprint, flatten
-from .link import Died, Failed, Hung, Link
+from .link import Died, Failed, Hung, Link, stray_processes
 from .worker import give_to_sandbox
 
 JUDGE_GRACE_S = 5.0  # the judge's own bookkeeping after the candidate's deadline
@@ -142,7 +142,7 @@ class Judge:
         if self.candidate.status is None:
             # What left the candidate's process group would not be stopped: killed before the wait,
             # and the candidate rejected for it (`strays`), as the timed protocol does.
-            self.strays += len(timing._stray_processes(self.candidate.pid))
+            self.strays += len(stray_processes(self.candidate.pid))
         try:
             waited = permits.permit(mode)
         finally:

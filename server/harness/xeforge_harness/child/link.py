@@ -52,7 +52,7 @@ def adopt_orphans() -> bool:
 
     A process that a candidate starts and that outlives its parent (a double fork) would otherwise be
     reparented to init, out of reach of a walk over the candidate's descendants; as a subreaper the
-    judge adopts it instead, so it shows up as a child the judge never forked (`timing._stray_processes`).
+    judge adopts it instead, so it shows up as a child the judge never forked (`stray_processes`).
     """
     global _adopting
     if not _adopting:
@@ -230,3 +230,57 @@ class Link:
         except OSError:
             return ""
         return "".join(line for line in text.splitlines(keepends=True) if not _PROFILER_NOISE.match(line))
+
+
+def stray_processes(root: int) -> list[int]:
+    """Processes of the candidate (`root`) that SIGSTOP of its group would miss, killed: descendants that
+    left its process group (setsid, setpgid), and orphans of its tree that the judge adopted (a double
+    fork: see `adopt_orphans`), with their descendants."""
+    parents: dict[int, tuple[int, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            parents[int(entry)] = (int(fields[1]), int(fields[2]))  # ppid, pgrp
+        except (OSError, IndexError, ValueError):
+            continue
+
+    def descendants(top: int) -> list[int]:
+        found, frontier = [], [top]
+        while frontier:
+            p = frontier.pop()
+            children = [pid for pid, (ppid, _) in parents.items() if ppid == p]
+            found += children
+            frontier += children
+        return found
+
+    me = os.getpid()
+    adopted = [pid for pid, (ppid, _) in parents.items() if ppid == me and pid not in FORKED]
+    stray = [pid for pid in descendants(root) if parents[pid][1] != root]
+    for pid in adopted:
+        stray += [pid, *descendants(pid)]
+    for pid in stray:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    _reap(adopted)
+    return stray
+
+
+def _reap(children: list[int], within_s: float = 2.0) -> None:
+    """Wait for killed children of ours (adopted orphans), so that none is left a zombie."""
+    deadline = time.monotonic() + within_s
+    left = list(children)
+    while left and time.monotonic() < deadline:
+        for pid in list(left):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                left.remove(pid)
+        if left:
+            time.sleep(0.005)

@@ -36,6 +36,7 @@ from .. import wire
 from ..stats import median, median_ci
 from . import affinity
 from .compare import compare_one, default_tolerance, flatten
+from .link import stray_processes
 
 FASTER = 1.02  # the interval's lower end must clear this for "faster"
 RESOLUTION = 0.005  # systematic floor: ratios within ±0.5% of each other are not told apart
@@ -258,7 +259,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
     prepare()
     judge.trusted_call({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)})
     awake({"op": "warm", "variant": name, "n": max(1, args.warmup // batch)}, what="warm-up")
-    stray = _stray_processes(candidate.pid)
+    stray = stray_processes(candidate.pid)
     if stray:
         return {
             "meaningful": False,
@@ -507,59 +508,3 @@ def _full_check(judge, name: str, variant, index: int) -> str | None:
         if not diff.ok:
             return diff.reason
     return None
-
-
-def _stray_processes(root: int) -> list[int]:
-    """Processes of the candidate (`root`) that SIGSTOP of its group would miss, killed: descendants that
-    left its process group (setsid, setpgid), and orphans of its tree that the judge adopted (a double
-    fork: see `link.adopt_orphans`), with their descendants."""
-    from .link import FORKED
-
-    parents: dict[int, tuple[int, int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            parents[int(entry)] = (int(fields[1]), int(fields[2]))  # ppid, pgrp
-        except (OSError, IndexError, ValueError):
-            continue
-
-    def descendants(top: int) -> list[int]:
-        found, frontier = [], [top]
-        while frontier:
-            p = frontier.pop()
-            children = [pid for pid, (ppid, _) in parents.items() if ppid == p]
-            found += children
-            frontier += children
-        return found
-
-    me = os.getpid()
-    adopted = [pid for pid, (ppid, _) in parents.items() if ppid == me and pid not in FORKED]
-    stray = [pid for pid in descendants(root) if parents[pid][1] != root]
-    for pid in adopted:
-        stray += [pid, *descendants(pid)]
-    for pid in stray:
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
-    _reap(adopted)
-    return stray
-
-
-def _reap(children: list[int], within_s: float = 2.0) -> None:
-    """Wait for killed children of ours (adopted orphans), so that none is left a zombie."""
-    deadline = time.monotonic() + within_s
-    left = list(children)
-    while left and time.monotonic() < deadline:
-        for pid in list(left):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
-                left.remove(pid)
-        if left:
-            time.sleep(0.005)
