@@ -14,7 +14,7 @@
 //! [`Files`] says where texts come from: the disk for `xeforge check`, open documents first in the
 //! language server.
 
-use crate::model::{self, FileModel, Imports, Kernel, ModuleImport};
+use crate::model::{self, FileModel, Imports, ModuleImport};
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -145,16 +145,13 @@ struct JitFunction {
 
 impl Exports {
     pub fn of(model: &FileModel) -> Exports {
+        let graph = model::CallGraph::new(&model.kernels);
         let functions = model
             .kernels
             .iter()
             .enumerate()
             .filter(|(_, k)| k.qualified_name == k.name)
-            .map(|(i, k)| JitFunction {
-                name: k.name.clone(),
-                dot: k.has_dot(),
-                imported_calls: imported_calls(&model.kernels, i, &model.imports),
-            })
+            .map(|(i, k)| JitFunction { name: k.name.clone(), dot: k.has_dot(), imported_calls: imported_calls(&graph, i, &model.imports) })
             .collect();
         Exports { imports: Imports { modules: model.imports.modules.clone(), ..Imports::default() }, functions }
     }
@@ -285,14 +282,17 @@ pub fn see_through_imports(modules: &Modules, files: &dyn Files, path: &Path, mo
     }
     let path = absolute(path);
     let mut walk = Walk { modules, files, deps: Vec::new(), clean: HashSet::new() };
-    for k in 0..model.kernels.len() {
+    let calls: Vec<Vec<String>> = {
+        let graph = model::CallGraph::new(&model.kernels);
+        (0..model.kernels.len())
+            .map(|k| if model.kernels[k].has_dot() { Vec::new() } else { imported_calls(&graph, k, &model.imports) })
+            .collect()
+    };
+    for (k, names) in calls.iter().enumerate() {
         if model.kernels[k].has_dot() {
             continue;
         }
-        let starts: Vec<Function> = imported_calls(&model.kernels, k, &model.imports)
-            .iter()
-            .filter_map(|name| walk.lookup(&path, &model.imports, name, 0))
-            .collect();
+        let starts: Vec<Function> = names.iter().filter_map(|name| walk.lookup(&path, &model.imports, name, 0)).collect();
         if !starts.is_empty() && walk.reaches_dot(starts) {
             Arc::make_mut(&mut model.kernels[k]).dot_in_callees = true;
         }
@@ -303,15 +303,14 @@ pub fn see_through_imports(modules: &Modules, files: &dyn Files, path: &Path, mo
 /// The names kernel `k` calls, itself or through the file's `@triton.jit` functions it calls,
 /// that go through an import: no function of the file has that name, and the first part of the
 /// name is bound by an import.
-fn imported_calls(kernels: &[Arc<Kernel>], k: usize, imports: &Imports) -> Vec<String> {
-    let local: HashSet<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+fn imported_calls(graph: &model::CallGraph, k: usize, imports: &Imports) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let through = std::iter::once(k).chain(model::callees(kernels, k));
+    let through = std::iter::once(k).chain(graph.callees(k));
     for c in through {
-        for name in kernels.get(c).map(|c| c.calls.as_slice()).unwrap_or_default() {
+        for name in graph.calls_of(c) {
             let root = name.split('.').next().unwrap_or_default();
             let bound = imports.module_binding(root).is_some() || (!name.contains('.') && starred(imports, root));
-            let imported = !local.contains(name.as_str()) && bound;
+            let imported = !graph.defines(name) && bound;
             if imported && !out.contains(name) {
                 out.push(name.clone());
             }

@@ -292,31 +292,60 @@ impl Kernel {
 /// plain name, the innermost definition not resolved: any kernel of that name) uses `tl.dot` itself.
 pub fn dot_in_callees(kernels: &[std::sync::Arc<Kernel>]) -> Vec<bool> {
     let own: Vec<bool> = kernels.iter().map(|k| k.ops.iter().any(|o| matches!(o.kind, TlOpKind::Dot { .. }))).collect();
-    (0..kernels.len()).map(|start| callees(kernels, start).into_iter().any(|c| own[c])).collect()
+    let graph = CallGraph::new(kernels);
+    (0..kernels.len()).map(|start| graph.callees(start).into_iter().any(|c| own[c])).collect()
 }
 
-/// The kernels of the file that kernel `start` calls, directly or through others, by plain name
-/// (any kernel of that name; `start` itself only when the calls come back to it).
-pub fn callees(kernels: &[std::sync::Arc<Kernel>], start: usize) -> Vec<usize> {
-    let mut by_name: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
-    for (i, k) in kernels.iter().enumerate() {
-        by_name.entry(k.name.as_str()).or_default().push(i);
+/// The file's `@triton.jit` functions by plain name, to follow the calls between them. Built once per
+/// file: built again for each kernel (as it once was) it cost kernels² hash inserts on every edit.
+pub struct CallGraph<'a> {
+    kernels: &'a [std::sync::Arc<Kernel>],
+    by_name: std::collections::HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> CallGraph<'a> {
+    pub fn new(kernels: &'a [std::sync::Arc<Kernel>]) -> Self {
+        let mut by_name: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+        if kernels.iter().any(|k| !k.calls.is_empty()) {
+            for (i, k) in kernels.iter().enumerate() {
+                by_name.entry(k.name.as_str()).or_default().push(i);
+            }
+        }
+        CallGraph { kernels, by_name }
     }
-    let mut seen = vec![false; kernels.len()];
-    let mut out = Vec::new();
-    let mut stack = vec![start];
-    while let Some(k) = stack.pop() {
-        for name in kernels.get(k).map(|k| k.calls.as_slice()).unwrap_or_default() {
-            for &c in by_name.get(name.as_str()).into_iter().flatten() {
-                if !seen[c] {
-                    seen[c] = true;
-                    out.push(c);
-                    stack.push(c);
+
+    /// The names kernel `k` calls.
+    pub fn calls_of(&self, k: usize) -> &'a [String] {
+        self.kernels.get(k).map(|k| k.calls.as_slice()).unwrap_or_default()
+    }
+
+    /// A function of the file has this plain name.
+    pub fn defines(&self, name: &str) -> bool {
+        self.by_name.contains_key(name) || (self.by_name.is_empty() && self.kernels.iter().any(|k| k.name == name))
+    }
+
+    /// The kernels that kernel `start` calls, directly or through others, by plain name (any kernel
+    /// of that name; `start` itself only when the calls come back to it).
+    pub fn callees(&self, start: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        if self.by_name.is_empty() {
+            return out; // no kernel of the file calls anything
+        }
+        let mut seen = vec![false; self.kernels.len()];
+        let mut stack = vec![start];
+        while let Some(k) = stack.pop() {
+            for name in self.kernels.get(k).map(|k| k.calls.as_slice()).unwrap_or_default() {
+                for &c in self.by_name.get(name.as_str()).into_iter().flatten() {
+                    if !seen[c] {
+                        seen[c] = true;
+                        out.push(c);
+                        stack.push(c);
+                    }
                 }
             }
         }
+        out
     }
-    out
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
