@@ -306,10 +306,8 @@ pub struct CallGraph<'a> {
 impl<'a> CallGraph<'a> {
     pub fn new(kernels: &'a [std::sync::Arc<Kernel>]) -> Self {
         let mut by_name: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
-        if kernels.iter().any(|k| !k.calls.is_empty()) {
-            for (i, k) in kernels.iter().enumerate() {
-                by_name.entry(k.name.as_str()).or_default().push(i);
-            }
+        for (i, k) in kernels.iter().enumerate() {
+            by_name.entry(k.name.as_str()).or_default().push(i);
         }
         CallGraph { kernels, by_name }
     }
@@ -321,16 +319,13 @@ impl<'a> CallGraph<'a> {
 
     /// A function of the file has this plain name.
     pub fn defines(&self, name: &str) -> bool {
-        self.by_name.contains_key(name) || (self.by_name.is_empty() && self.kernels.iter().any(|k| k.name == name))
+        self.by_name.contains_key(name)
     }
 
     /// The kernels that kernel `start` calls, directly or through others, by plain name (any kernel
     /// of that name; `start` itself only when the calls come back to it).
     pub fn callees(&self, start: usize) -> Vec<usize> {
         let mut out = Vec::new();
-        if self.by_name.is_empty() {
-            return out; // no kernel of the file calls anything
-        }
         let mut seen = vec![false; self.kernels.len()];
         let mut stack = vec![start];
         while let Some(k) = stack.pop() {

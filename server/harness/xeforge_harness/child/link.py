@@ -236,29 +236,29 @@ def stray_processes(root: int) -> list[int]:
     """Processes of the candidate (`root`) that SIGSTOP of its group would miss, killed: descendants that
     left its process group (setsid, setpgid), and orphans of its tree that the judge adopted (a double
     fork: see `adopt_orphans`), with their descendants."""
-    parents: dict[int, tuple[int, int]] = {}
+    group: dict[int, int] = {}  # pid → process group
+    children: dict[int, list[int]] = {}  # ppid → pids
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            parents[int(entry)] = (int(fields[1]), int(fields[2]))  # ppid, pgrp
+            group[int(entry)] = int(fields[2])
+            children.setdefault(int(fields[1]), []).append(int(entry))
         except (OSError, IndexError, ValueError):
             continue
 
     def descendants(top: int) -> list[int]:
         found, frontier = [], [top]
         while frontier:
-            p = frontier.pop()
-            children = [pid for pid, (ppid, _) in parents.items() if ppid == p]
-            found += children
-            frontier += children
+            below = children.get(frontier.pop(), [])
+            found += below
+            frontier += below
         return found
 
-    me = os.getpid()
-    adopted = [pid for pid, (ppid, _) in parents.items() if ppid == me and pid not in FORKED]
-    stray = [pid for pid in descendants(root) if parents[pid][1] != root]
+    adopted = [pid for pid in children.get(os.getpid(), []) if pid not in FORKED]
+    stray = [pid for pid in descendants(root) if group[pid] != root]
     for pid in adopted:
         stray += [pid, *descendants(pid)]
     for pid in stray:
