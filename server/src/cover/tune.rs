@@ -290,12 +290,14 @@ impl StageRunner {
                 RoundRecord::new(round, "autotune", format!("screen: all {} configs in one @triton.autotune list", configs.len()));
             rec.notes = reading_notes.clone();
             let cand = plan.render_as(text, &configs, &chosen_reading)?;
-            // Checked and timed on the timed family alone: every config the screen puts first is then
-            // judged in the sweep as any other, on the check family.
+            // Checked on the timed family alone and not timed: the autotuner's search runs on the
+            // first call of each of its keys, in the check, and its timings are all the screen is
+            // for (the harness's timed pairs of the list would order nothing). Every config the
+            // screen puts first is then judged in the sweep as any other, on the check family.
             let opts = EvalOpts {
                 family: fam.opts.timing_family.clone().or_else(|| fam.opts.family.clone()),
                 timing_family: None,
-                runs: Some(knobs.budget.sweep_runs),
+                no_timing: true,
                 ..fam.opts.clone()
             };
             let t = Instant::now();

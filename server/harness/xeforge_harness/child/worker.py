@@ -29,7 +29,7 @@ import torch
 
 from .. import wire
 from ..spec import Spec, load_spec
-from . import affinity, compile_meta, device, entry, guard, inputs, integrity, loading
+from . import affinity, compile_meta, device, entry, guard, inputs, integrity, loading, precompile
 from . import digest as digests
 from .compare import aliased_inputs, changed_inputs, flatten
 from .digest import weights as _weights
@@ -158,6 +158,8 @@ class Worker:
         if self.kind == "cpu":
             _interpreter_autotune()
         else:
+            if os.environ.get("XEFORGE_HARNESS_PRECOMPILE", "1") != "0":  # off: to measure what it saves
+                precompile.install()
             try:  # both workers make their device context now, side by side, not one after the other later
                 torch.empty(1, device=self.dev)
             except Exception:  # noqa: BLE001  (a broken device is reported by the first real request)
