@@ -306,6 +306,9 @@ async fn a_space_the_budget_cannot_sweep_is_screened_and_swept_in_the_autotuners
     assert!(out.rounds[0].detail.starts_with("screen: all 8 configs"), "{}", out.rounds[0].detail);
     let screen_file = requests[0]["args"]["candidate"]["name"].as_str().unwrap().to_string();
     assert!(requests[0]["args"].get("timing_family").is_none());
+    // The screen is for the autotuner's timings: checked, not timed by the harness.
+    assert_eq!(requests[0]["args"]["no_timing"], true, "{}", requests[0]["args"]);
+    assert!(out.rounds[0].notes.iter().any(|n| n.starts_with("harness ready ")), "{:?}", out.rounds[0].notes);
     assert!(
         out.rounds[0].notes.iter().any(|n| n.contains("ranked first: BLOCK_SIZE=512 w4 s3, BLOCK_SIZE=1024 w8 s3, BLOCK_SIZE=2048 w16 s3")),
         "{:?} ({screen_file})",
@@ -314,6 +317,8 @@ async fn a_space_the_budget_cannot_sweep_is_screened_and_swept_in_the_autotuners
     let args = &requests[1]["args"];
     assert_eq!(args["min_candidates"], 1, "after a screen one correct config is enough");
     assert!(out.rounds[1].detail.starts_with("BLOCK_SIZE=512 w4 s3"), "{}", out.rounds[1].detail);
+    // The batch's own set-up (outside any config's seconds) is said on its first config.
+    assert!(out.rounds[1].notes.iter().any(|n| n.starts_with("its batch of 1 took ")), "{:?}", out.rounds[1].notes);
     let new = out.new_text.unwrap();
     assert_eq!(new.matches("triton.Config(").count(), 1, "{new}");
     assert!(new.contains("triton.Config({'BLOCK_SIZE': 512}, num_warps=4, num_stages=3)"), "{new}");

@@ -119,7 +119,47 @@ def main() -> int:
                 f"| {r['side']} | {r['problem']} | {side} | {ms(judge)} | {ms(span)} | {ms(rest)} | {ms(issue)} | "
                 f"{'—' if c is None else f'{c:.2f}'} |"
             )
+    print()
+    print(order_table(records))
     return 0
+
+
+def order_table(records: list[dict]) -> str:
+    """Does the side timed second lose? Pairs alternate AB (original first) and BA; per record, the
+    median over pairs of candidate ÷ original, for the judge's batch time and for launch issue, split
+    by order. Equal sides give 1.0 in both columns; a lean that follows the order does not cancel."""
+    rows = [
+        "| side | round | problem | speedup | judge time C/O: AB · BA | launch issue C/O: AB · BA |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        t = r.get("timing") or {}
+        d, b = t.get("diag") or {}, t.get("batches_us") or {}
+        o, c = d.get("original") or [], d.get("candidate") or []
+        bo, bc = b.get("original") or [], b.get("candidate") or []
+        if not o or not c or not bo or not bc:
+            continue
+
+        def med(xs: list[float]) -> str:
+            return f"{statistics.median(xs):.3f}" if xs else "—"
+
+        cells = []
+        for ratio in (
+            lambda i: bc[i] / bo[i],
+            lambda i: c[i]["issue_us"] / o[i]["issue_us"] if o[i] and c[i] and o[i].get("issue_us") else None,
+        ):
+            split = []
+            for first in (0, 1):  # even pairs: the original first (AB)
+                xs = [ratio(i) for i in range(first, min(len(bo), len(bc), len(o), len(c)), 2)]
+                split.append(med([x for x in xs if x is not None]))
+            cells.append(" · ".join(split))
+        speedup = t.get("speedup")
+        rows.append(
+            f"| {r['side']} | {r.get('round', '—')} | {r['problem']} | {'—' if speedup is None else f'{speedup:.3f}'} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":

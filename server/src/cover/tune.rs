@@ -126,6 +126,9 @@ impl StageRunner {
         let mut eval_s = knobs.eval_prior(device);
         // Jobs the harness runs at once on this device (`ping`'s pool; 1 without one).
         let lanes = self.harness.lanes(ctx.req.device).await;
+        // Where a stage's time goes outside its rounds: the harness's start, then each sweep batch's
+        // set-up (noted on the first round recorded, and on each batch's first config).
+        let mut ready = Some(format!("harness ready {:.1} s into the stage", clock.elapsed().as_secs_f64()));
         let mut spent: Vec<f64> = Vec::new();
 
         let mut fam = Families::new(ctx, on_cpu);
@@ -140,6 +143,7 @@ impl StageRunner {
         while fam.derived.is_some() {
             round += 1;
             let mut rec = RoundRecord::new(round, "autotune", "starting config on the check family (are the derived variants sound?)");
+            rec.notes.extend(ready.take());
             rec.notes.push(fam.note());
             let opts = EvalOpts { no_timing: !on_cpu, ..fam.opts.clone() };
             let t = Instant::now();
@@ -177,6 +181,7 @@ impl StageRunner {
                             format!("grid reading {} of {} with {}", ri + 1, plan.readings.len(), p.label()),
                         );
                         rec.notes = plan.grid.describe(r);
+                        rec.notes.extend(ready.take());
                         rec.notes.push(fam.note());
                         let cand = plan.render_as(text, std::slice::from_ref(p), r)?;
                         let t = Instant::now();
@@ -252,6 +257,7 @@ impl StageRunner {
             round += 1;
             let mut rec = RoundRecord::new(round, "autotune", "starting config only (the interpreter cannot time configs)");
             rec.notes = reading_notes.clone();
+            rec.notes.extend(ready.take());
             rec.notes.push(fam.note());
             let cand = plan.render_as(text, std::slice::from_ref(&plan.input.start), &chosen_reading)?;
             let mut e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&fam.opts)).await?;
@@ -289,6 +295,7 @@ impl StageRunner {
             let mut rec =
                 RoundRecord::new(round, "autotune", format!("screen: all {} configs in one @triton.autotune list", configs.len()));
             rec.notes = reading_notes.clone();
+            rec.notes.extend(ready.take());
             let cand = plan.render_as(text, &configs, &chosen_reading)?;
             // Checked on the timed family alone and not timed: the autotuner's search runs on the
             // first call of each of its keys, in the check, and its timings are all the screen is
@@ -375,6 +382,12 @@ impl StageRunner {
                             let n = s.results.len() as f64;
                             let fixed = (took - own).max(0.0);
                             eval_s = fixed + own / n;
+                            carried.push(format!(
+                                "its batch of {} took {:.1} s beside the configs' own {:.1} s (the original set up: imported, its references, timed alone)",
+                                s.results.len(),
+                                fixed,
+                                own
+                            ));
                         }
                         (s.results, s.stopped)
                     }
@@ -570,6 +583,7 @@ impl StageRunner {
         let label = format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" });
         let mut rec = RoundRecord::new(round, "autotune", label);
         rec.notes = reading_notes;
+        rec.notes.extend(ready.take());
         rec.notes.push(fam.note());
         if chosen.len() > 1 {
             rec.notes.push("the autotuner chooses among these in the harness's warm-up; its picks are recorded per key".into());
