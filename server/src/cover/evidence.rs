@@ -37,6 +37,10 @@ pub struct RoundRecord {
     /// Wall-clock seconds of the harness evaluation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
+    /// Of those, seconds spent in the judge's requests to each worker (`trusted:reference`,
+    /// `candidate:run`, ...), the longest first: where a stage's time goes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub harness_s: Vec<(String, f64)>,
     /// Where this round's timed comparison ran (the device's name, `#index` on a host with several):
     /// with several GPUs, rounds are timed on different devices, each ratio on one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -63,6 +67,7 @@ impl RoundRecord {
             autotune_picks: Vec::new(),
             notes: Vec::new(),
             seconds: None,
+            harness_s: Vec::new(),
             timing_device: None,
         }
     }
@@ -84,6 +89,11 @@ impl RoundRecord {
         self.autotune_picks = e.compile.as_ref().map(|c| c.autotune_picks.clone()).unwrap_or_default();
         // A sweep's result has its own share (candidate_s); an evaluation its whole wall time.
         self.seconds = e.elapsed.as_ref().and_then(|x| x.wall_s.or(x.candidate_s));
+        if let Some(x) = &e.elapsed {
+            let mut by: Vec<(String, f64)> = x.requests.iter().filter(|(_, t)| t.s >= 0.05).map(|(k, t)| (k.clone(), t.s)).collect();
+            by.sort_by(|a, b| b.1.total_cmp(&a.1));
+            self.harness_s = by;
+        }
         self.variants = e.correctness.as_ref().map(|c| c.variants.clone()).unwrap_or_default();
         if !e.verdict.is_correct() {
             self.message = Some(e.failure_text(600));
@@ -352,6 +362,22 @@ mod tests {
     const BEFORE: &str =
         "import triton\n\n@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n    pass\n\n\ndef run(x):\n    k[(1,)](x, BLOCK=64)\n";
     const AFTER: &str = "import triton\n\n@triton.autotune(configs=[\n    triton.Config({'BLOCK': 64}),\n], key=[])\n@triton.jit\ndef k(x, BLOCK: tl.constexpr):\n    pass\n\n\ndef run(x):\n    k[(1,)](x)\n";
+
+    #[test]
+    fn a_round_says_where_the_harness_spent_its_time_longest_first() {
+        let e: Evaluation = serde_json::from_str(
+            r#"{"verdict": "correct", "elapsed": {"wall_s": 21.3, "requests": {
+                "trusted:reference": {"n": 3, "s": 6.2}, "candidate:run": {"n": 3, "s": 9.75},
+                "candidate:describe": {"n": 1, "s": 0.01}}}}"#,
+        )
+        .unwrap();
+        let mut rec = RoundRecord::new(1, "autotune", "screen");
+        rec.record_evaluation(&e);
+        assert_eq!(rec.seconds, Some(21.3));
+        assert_eq!(rec.harness_s, [("candidate:run".to_string(), 9.75), ("trusted:reference".to_string(), 6.2)]);
+        let json = serde_json::to_value(&rec).unwrap();
+        assert_eq!(json["harness_s"][0], serde_json::json!(["candidate:run", 9.75]));
+    }
 
     #[test]
     fn a_records_diff_rebuilds_the_verified_text_from_the_text_it_was_computed_for() {

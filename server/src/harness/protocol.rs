@@ -291,6 +291,18 @@ pub struct Elapsed {
     /// In a sweep: this candidate's own share (the trusted side's setup is the sweep's `setup_s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidate_s: Option<f64>,
+    /// The judge's requests to each worker, by `side:op` (`trusted:reference`, `candidate:go`): how
+    /// many and how long in all. Where an evaluation's time went.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub requests: std::collections::BTreeMap<String, RequestTally>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestTally {
+    #[serde(default)]
+    pub n: u64,
+    #[serde(default)]
+    pub s: f64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

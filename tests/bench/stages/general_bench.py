@@ -268,7 +268,9 @@ def run_kernel(name: str) -> dict:
         r["harness_speedup"] = res.get("speedup")
         r["measured"] = sum(1 for x in res.get("rounds", []) if x.get("verdict"))
         # Each round in brief (what was judged, its verdict and time, the stage's notes on it).
-        r["rounds"] = [{k: x.get(k) for k in ("detail", "verdict", "speedup", "seconds", "notes")} for x in res.get("rounds", [])]
+        r["rounds"] = [
+            {k: x.get(k) for k in ("detail", "verdict", "speedup", "seconds", "notes", "harness_s")} for x in res.get("rounds", [])
+        ]
     except ValueError:
         r["outcome"] = f"failed (exit {p.returncode})"
         r["changed"] = False
