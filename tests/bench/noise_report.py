@@ -143,15 +143,13 @@ def order_table(records: list[dict]) -> str:
         def med(xs: list[float]) -> str:
             return f"{statistics.median(xs):.3f}" if xs else "—"
 
+        n = min(len(bo), len(bc), len(o), len(c))
+        judge = [bc[i] / bo[i] for i in range(n)]
+        issue = [c[i]["issue_us"] / o[i]["issue_us"] if o[i] and c[i] and o[i].get("issue_us") else None for i in range(n)]
         cells = []
-        for ratio in (
-            lambda i: bc[i] / bo[i],
-            lambda i: c[i]["issue_us"] / o[i]["issue_us"] if o[i] and c[i] and o[i].get("issue_us") else None,
-        ):
-            split = []
-            for first in (0, 1):  # even pairs: the original first (AB)
-                xs = [ratio(i) for i in range(first, min(len(bo), len(bc), len(o), len(c)), 2)]
-                split.append(med([x for x in xs if x is not None]))
+        for ratios in (judge, issue):
+            # even pairs: the original first (AB); odd: the candidate first (BA)
+            split = [med([x for x in ratios[first::2] if x is not None]) for first in (0, 1)]
             cells.append(" · ".join(split))
         speedup = t.get("speedup")
         rows.append(
