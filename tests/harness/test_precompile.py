@@ -110,3 +110,21 @@ def test_installed_once_and_the_search_itself_still_runs(monkeypatch):
 def test_threads_follow_the_cpus_this_process_may_use(monkeypatch, cpus, expected):
     monkeypatch.setattr(precompile.os, "sched_getaffinity", lambda _pid: set(range(cpus)))
     assert precompile.threads() == expected
+
+
+def test_a_warm_up_is_not_counted_as_a_launch(monkeypatch):
+    """The guard counts Triton launches to tell a candidate that launches none; the compiles done
+    ahead of a search (or a candidate's own `warmup` calls) launch nothing and must not count."""
+    from triton.runtime import jit
+    from xeforge_harness.child import guard
+
+    ran = []
+    monkeypatch.setattr(jit.JITFunction, "run", lambda self, *a, **k: ran.append(k.get("warmup")))
+    guard.install_launch_hooks()
+    before = guard.LAUNCHES.count
+    fn = object.__new__(jit.JITFunction)
+    jit.JITFunction.run(fn, grid=(1,), warmup=True)
+    assert guard.LAUNCHES.count == before
+    jit.JITFunction.run(fn, grid=(1,), warmup=False)
+    assert guard.LAUNCHES.count == before + 1
+    assert ran == [True, False]

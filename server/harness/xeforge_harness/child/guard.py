@@ -184,7 +184,8 @@ def _wrap(cls, attr: str) -> None:
         return
 
     def counted(self, *args, **kwargs):
-        LAUNCHES.bump()
+        if not kwargs.get("warmup"):  # `JITFunction.warmup` compiles and launches nothing
+            LAUNCHES.bump()
         return inner(self, *args, **kwargs)
 
     counted._xeforge_counted = True  # type: ignore[attr-defined]
