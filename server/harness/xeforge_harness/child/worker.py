@@ -274,7 +274,9 @@ class Worker:
         """Trusted: the inputs of (variant, seed), the reference's outputs, what it ran."""
         name, seed = msg["variant"], msg["seed"]
         ref, orig = self.models[name]
-        base = self._make_inputs(name, seed, on_device=False)
+        # A timed-only variant's inputs never leave this process (only their sizes do): drawn on the
+        # device, as the timed batches' are, not on the CPU as a checked call's (shared with the judge).
+        base = self._make_inputs(name, seed, on_device=bool(msg.get("summary")))
         args = inputs.clone_args(base)
         with torch.no_grad(), guard.Recording(self.kind) as rec:
             out = ref(*args)
