@@ -92,3 +92,47 @@ def test_a_candidate_wrong_only_on_the_timed_family_is_incorrect(tmp_path):
     assert rc == 0, r
     assert r["verdict"] == "incorrect", r
     assert r["correctness"]["variants"][0]["ok"] is True
+
+
+# Prints the size of every call: the candidate's output tail, in the result's log, says which shapes ran.
+SAYS_ITS_SIZE = (
+    open(PROBLEMS / "vector_add.py")
+    .read()
+    .replace(
+        "    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n",
+        "    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n        print('called with', x.numel(), flush=True)\n",
+    )
+)
+
+
+def _untimed(kernel, candidate, *extra):
+    args = ["evaluate", "--kernel", str(kernel), "--candidate", str(candidate), "--device", DEVICE]
+    return run_cli(*args, "--family", "ci", "--timing-family", "big", "--no-timing", *extra, env=harness_env())
+
+
+def test_without_timing_the_timed_family_costs_no_reference_call(tmp_path):
+    rc, r = _untimed(*_setup(tmp_path))
+    assert rc == 0 and r["verdict"] == "correct", r
+    requests = r["elapsed"]["requests"]
+    assert requests["trusted:reference"]["n"] == 3, requests  # the checked variant's seeds, nothing for `big`
+    assert "candidate:once" not in requests
+
+
+def test_search_timed_calls_the_candidate_once_per_timed_variant_and_judges_the_checked_family(tmp_path):
+    kernel, candidate = _setup(tmp_path, SAYS_ITS_SIZE)
+    assert "called with" in candidate.read_text()
+    rc, r = _untimed(kernel, candidate, "--search-timed")
+    assert rc == 0 and r["verdict"] == "correct", r
+    assert [v["name"] for v in r["correctness"]["variants"]] == ["ci[0]"]
+    assert r["elapsed"]["requests"]["candidate:once"]["n"] == 2, r["elapsed"]
+    assert "called with 3000" in r["log"] and "called with 9000" in r["log"], r["log"]
+    # Untimed and unchecked: a candidate wrong only there is judged on the checked family alone.
+    rc, r = _untimed(*_setup(tmp_path, WRONG_WHEN_LARGE), "--search-timed")
+    assert r["verdict"] == "correct", r
+
+
+def test_search_timed_needs_no_timing(tmp_path):
+    kernel, candidate = _setup(tmp_path)
+    args = ["evaluate", "--kernel", str(kernel), "--candidate", str(candidate), "--device", DEVICE, "--search-timed"]
+    rc, r = run_cli(*args, env=harness_env())
+    assert rc == 2 and r["verdict"] == "error" and r.get("field") == "search_timed", r

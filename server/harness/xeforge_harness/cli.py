@@ -42,6 +42,11 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--runs", type=int, default=100, help="timed baseline/candidate pairs (GPU only)")
     ev.add_argument("--stop-below", type=float, help="stop timing once the interval lies below this speedup (sequential stopping)")
     ev.add_argument("--warmup", type=int, default=25, help="untimed pairs before timing (GPU only)")
+    ev.add_argument(
+        "--search-timed",
+        action="store_true",
+        help="with --no-timing: one untimed call on each timing-family variant (its compiles and autotune searches)",
+    )
 
     sw = sub.add_parser("sweep", help="judge several candidates of one problem, one after another (one trusted side)")
     sw.add_argument("--kernel", required=True, help="the original kernel file")
@@ -131,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                     "warmup",
                     "timing_family",
                     "stop_below",
+                    "search_timed",
                 )
             }
             result = service.evaluate(raw, workers)

@@ -53,6 +53,10 @@ class EvaluateArgs:
     # Sequential stopping: end timing once the interval's upper end is below this ratio (decided slower
     # than the caller's best so far); checked every STOP_EVERY pairs from MIN_RUNS on.
     stop_below: float | None = None
+    # With `no_timing`: after the checks, call the candidate once on each timing-family variant (inputs
+    # made on the device, untimed, unchecked), so that what its first call of that shape does (compiles,
+    # an autotuner's search) shows in the compile report. The verdict is the checked family's.
+    search_timed: bool = False
 
     @staticmethod
     def from_mapping(raw: Any) -> EvaluateArgs:
@@ -82,6 +86,11 @@ class EvaluateArgs:
         no_timing = args.get("no_timing", False)
         if not isinstance(no_timing, bool):
             raise ArgsError("no_timing", "expected true or false")
+        search_timed = args.get("search_timed", False)
+        if not isinstance(search_timed, bool):
+            raise ArgsError("search_timed", "expected true or false")
+        if search_timed and not no_timing:
+            raise ArgsError("search_timed", "only with no_timing (a timed evaluation runs the timed family anyway)")
         runs = _int(args, "runs", 100)
         warmup = _int(args, "warmup", 25)
         if runs < 10:
@@ -105,6 +114,7 @@ class EvaluateArgs:
             warmup=warmup,
             timing_family=args.get("timing_family"),
             stop_below=float(stop_below) if stop_below is not None else None,
+            search_timed=search_timed,
         )
 
 

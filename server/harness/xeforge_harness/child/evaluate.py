@@ -254,7 +254,9 @@ class Judge:
         if problem.spec is None and not has_inputs:
             raise Stop(P.ERROR, "no spec (none given, no <kernel>.yaml beside the kernel) and the kernel file defines no get_inputs()")
         self._reference_runs(problem)
-        self._reference_runs(problem, problem.timed_only, seeds=1, summary=True)
+        # A timed-only variant's reference call gives the timing its sizes and the original's record;
+        # with nothing timed only its entry is built (a candidate's is built beside it, see `judge`).
+        self._reference_runs(problem, problem.timed_only, seeds=0 if args.no_timing else 1, summary=True)
         timed = self._timed_variant(problem)
         solo = None
         if timed is not None:
@@ -310,6 +312,8 @@ class Judge:
         for variant in problem.timed_only:
             if failure is None:
                 self._build_candidate(problem, variant)
+                if args.no_timing and args.search_timed:
+                    self._search(variant)
         result["compile"] = self._compile_report()
         self._guard(problem, result, cand_ops, cand_kernels, launches, tampered)
         if failure is not None:
@@ -426,6 +430,16 @@ class Judge:
             if numel > size:
                 best, size = variant, numel
         return best
+
+    def _search(self, variant) -> None:
+        """`search_timed`: the candidate's first call of a timed-only variant's shape, untimed and
+        unchecked (what a timed evaluation's warm-up would run), for the compile report after it."""
+        name = _name(variant)
+        self.set_phase("candidate:warm-up")
+        self.candidate_call(
+            {"op": "once", "variant": name, "seed": _seeds(1)[0], "inputs_file": self._give(self.args.reference or self.args.kernel)},
+            what=f"the first call on {name}",
+        )
 
     def _build_candidate(self, problem: Problem, variant) -> None:
         name = _name(variant)

@@ -347,6 +347,18 @@ class Worker:
             "autotune_timings": compile_meta.timings(module),
         }, []
 
+    def op_once(self, msg: dict, _t) -> tuple[dict, list]:
+        """Candidate: one call on fresh device inputs of a variant, untimed and unchecked (its
+        compiles and autotune searches keyed on that shape happen here, as in a warm-up)."""
+        name = msg["variant"]
+        if self.spec is None and "inputs" not in self.modules and msg.get("inputs_file"):
+            self.modules["inputs"] = loading.import_file(msg["inputs_file"], "inputs")
+        model, _ = self.models[name]
+        with torch.no_grad():
+            model(*self._make_inputs(name, msg["seed"], on_device=True))
+        device.synchronize(self.kind)
+        return {}, []
+
     # --- timed calls ---------------------------------------------------------------------------
 
     def op_prepare(self, msg: dict, _t) -> tuple[dict, list]:
