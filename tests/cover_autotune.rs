@@ -308,6 +308,7 @@ async fn a_space_the_budget_cannot_sweep_is_screened_and_swept_in_the_autotuners
     assert!(requests[0]["args"].get("timing_family").is_none());
     // The screen is for the autotuner's timings: checked, not timed by the harness.
     assert_eq!(requests[0]["args"]["no_timing"], true, "{}", requests[0]["args"]);
+    assert!(requests[0]["args"].get("search_timed").is_none(), "{}", requests[0]["args"]);
     assert!(out.rounds[0].notes.iter().any(|n| n.starts_with("harness ready ")), "{:?}", out.rounds[0].notes);
     assert!(
         out.rounds[0].notes.iter().any(|n| n.contains("ranked first: BLOCK_SIZE=512 w4 s3, BLOCK_SIZE=1024 w8 s3, BLOCK_SIZE=2048 w16 s3")),
@@ -323,6 +324,42 @@ async fn a_space_the_budget_cannot_sweep_is_screened_and_swept_in_the_autotuners
     assert_eq!(new.matches("triton.Config(").count(), 1, "{new}");
     assert!(new.contains("triton.Config({'BLOCK_SIZE': 512}, num_warps=4, num_stages=3)"), "{new}");
     assert_eq!(requests[2]["args"]["runs"], 40);
+}
+
+/// `XEFORGE_AUTOTUNE_SCREEN=check`: the screen is checked where the sweep checks, and the timed
+/// shape is only called once (untimed) for the autotuner's search; the order is taken as before.
+#[tokio::test]
+async fn a_screen_on_the_check_family_calls_the_timed_shape_once_for_the_search() {
+    let (dir, mut req) = setup();
+    req.max_configs = 8;
+    req.budget_s = 15;
+    req.screen = xeforge::cover::autotune::budget::Screen::Check;
+    req.family = Some("bench-gpu".into());
+    let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
+    std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    let timings = serde_json::json!([
+        {"kernel": "scale_kernel", "config": cfg(1024, 8), "ms": 0.11},
+        {"kernel": "scale_kernel", "config": cfg(512, 4), "ms": 0.20},
+    ]);
+    let stub = Stub::start(vec![
+        verdict("correct", 1.0),
+        screened("correct", timings, serde_json::json!([])),
+        sweep(&[("accepted", 1.3)], Some("budget")),
+        verdict("accepted", 1.3),
+    ])
+    .await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    let requests = stub.requests.lock().unwrap().clone();
+    assert!(out.rounds[1].detail.starts_with("screen: all"), "{}", out.rounds[1].detail);
+    let (screen, swept) = (&requests[1]["args"], &requests[2]["args"]);
+    assert_eq!((screen["no_timing"].as_bool(), screen["search_timed"].as_bool()), (Some(true), Some(true)), "{screen}");
+    assert_eq!(screen["family"], "xeforge-check", "checked where the sweep checks");
+    assert_eq!(swept["family"], "xeforge-check");
+    assert_eq!((&screen["timing_family"], &swept["timing_family"]), (&serde_json::json!("bench-gpu"), &serde_json::json!("bench-gpu")));
+    assert!(out.rounds[2].detail.starts_with("BLOCK_SIZE=1024 w8 s3"), "{}", out.rounds[2].detail);
+    // Only the screen sends the addition (a harness without it is never asked otherwise).
+    assert!(requests.iter().enumerate().all(|(i, r)| i == 1 || r["args"].get("search_timed").is_none()));
 }
 
 #[tokio::test]

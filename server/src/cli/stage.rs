@@ -219,6 +219,8 @@ impl Env {
         req.timeout = h.timeout;
         req.target_device = self.settings.device.clone();
         req.target_toolchain = self.settings.toolchain.clone();
+        // A measurement knob of the autotune stage's screen (see `budget::Screen`).
+        req.screen = crate::cover::autotune::budget::Screen::parse(std::env::var("XEFORGE_AUTOTUNE_SCREEN").ok().as_deref());
         req
     }
 

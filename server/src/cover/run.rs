@@ -42,6 +42,8 @@ pub struct StageRequest {
     pub pristine: Option<String>,
     /// Where `.xeforge/` lives.
     pub workspace: PathBuf,
+    /// What the autotune stage's screen is checked on (`XEFORGE_AUTOTUNE_SCREEN` in the CLI).
+    pub screen: super::autotune::budget::Screen,
 }
 
 impl StageRequest {
@@ -78,6 +80,7 @@ impl StageRequest {
             budget_s: 0,
             pristine: None,
             workspace,
+            screen: Default::default(),
         }
     }
 }
@@ -265,6 +268,7 @@ pub(super) struct EvalOpts {
     pub(super) runs: Option<u32>,
     pub(super) stop_below: Option<f64>,
     pub(super) no_timing: bool,
+    pub(super) search_timed: bool,
 }
 
 impl StageRunner {
@@ -458,6 +462,7 @@ impl StageRunner {
             args.runs = o.runs;
             args.stop_below = o.stop_below;
             args.no_timing = o.no_timing;
+            args.search_timed = o.search_timed;
         }
         args
     }

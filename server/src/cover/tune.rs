@@ -297,15 +297,22 @@ impl StageRunner {
             rec.notes = reading_notes.clone();
             rec.notes.extend(ready.take());
             let cand = plan.render_as(text, &configs, &chosen_reading)?;
-            // Checked on the timed family alone and not timed: the autotuner's search runs on the
-            // first call of each of its keys, in the check, and its timings are all the screen is
-            // for (the harness's timed pairs of the list would order nothing). Every config the
-            // screen puts first is then judged in the sweep as any other, on the check family.
-            let opts = EvalOpts {
-                family: fam.opts.timing_family.clone().or_else(|| fam.opts.family.clone()),
-                timing_family: None,
-                no_timing: true,
-                ..fam.opts.clone()
+            // Not timed: the autotuner's search runs on the first call of each of its keys, and its
+            // timings are all the screen is for (the harness's timed pairs of the list would order
+            // nothing). By default checked on the timed family alone, where that first call happens;
+            // with `Screen::Check` on the check family, the timed shape then called once untimed
+            // (`search_timed`). Every config the screen puts first is then judged in the sweep as
+            // any other, on the check family.
+            let opts = match ctx.req.screen {
+                budget::Screen::Check if fam.opts.timing_family.is_some() => {
+                    EvalOpts { no_timing: true, search_timed: true, ..fam.opts.clone() }
+                }
+                _ => EvalOpts {
+                    family: fam.opts.timing_family.clone().or_else(|| fam.opts.family.clone()),
+                    timing_family: None,
+                    no_timing: true,
+                    ..fam.opts.clone()
+                },
             };
             let t = Instant::now();
             let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&opts)).await?;

@@ -109,6 +109,11 @@ pub struct EvaluateArgs {
     /// Sequential stopping: end timing once the interval lies below this speedup (harness addition).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_below: Option<f64>,
+    /// With `no_timing`: one untimed, unchecked call of the candidate on each `timing_family` variant,
+    /// so that its compiles and autotune searches of that shape reach the compile report (harness
+    /// addition; sent only when set, so a harness without it is never asked).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub search_timed: bool,
 }
 
 impl EvaluateArgs {
@@ -126,6 +131,7 @@ impl EvaluateArgs {
             timing_family: None,
             runs: None,
             stop_below: None,
+            search_timed: false,
         }
     }
 }

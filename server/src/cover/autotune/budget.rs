@@ -29,6 +29,28 @@ impl Default for Tiles {
     }
 }
 
+/// What the screen (the whole space in one `@triton.autotune` list, for the autotuner's timings) is
+/// checked on. `Timed`: the timed family, every seed, its large outputs compared on the host.
+/// `Check`: the check family, then one untimed call on each timed variant (`search_timed`), where
+/// the autotuner searches the timed shape; the small shapes get searches and compiles of their own.
+/// Which costs less is for the GPU benchmark to say (`XEFORGE_AUTOTUNE_SCREEN=check|timed`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Screen {
+    #[default]
+    Timed,
+    Check,
+}
+
+impl Screen {
+    /// `check` or `timed`; anything else (or nothing) is the default.
+    pub fn parse(s: Option<&str>) -> Screen {
+        match s.map(str::trim) {
+            Some("check") => Screen::Check,
+            _ => Screen::Timed,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Budget {
     pub stage_s: f64,
@@ -144,6 +166,15 @@ pub fn prune(configs: &mut Vec<TuneConfig>, input: &TuneInput, k: &Knobs, elem_b
 mod tests {
     use super::*;
     use crate::cover::autotune::space::ConfigValue;
+
+    #[test]
+    fn the_screen_knob_reads_check_and_falls_back_to_the_timed_family() {
+        assert_eq!(Screen::parse(Some("check")), Screen::Check);
+        assert_eq!(Screen::parse(Some(" check\n")), Screen::Check);
+        for other in [None, Some(""), Some("timed"), Some("CHECK"), Some("small")] {
+            assert_eq!(Screen::parse(other), Screen::Timed, "{other:?}");
+        }
+    }
 
     #[test]
     fn the_embedded_file_parses() {
