@@ -299,8 +299,14 @@ pub struct Elapsed {
     pub candidate_s: Option<f64>,
     /// The judge's requests to each worker, by `side:op` (`trusted:reference`, `candidate:go`): how
     /// many and how long in all. Where an evaluation's time went.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty", deserialize_with = "lenient_tallies")]
     pub requests: std::collections::BTreeMap<String, RequestTally>,
+}
+
+/// A report, never a reason to lose the result it came with: entries that are not tallies are left out.
+fn lenient_tallies<'de, D: serde::Deserializer<'de>>(d: D) -> Result<std::collections::BTreeMap<String, RequestTally>, D::Error> {
+    let serde_json::Value::Object(raw) = serde_json::Value::deserialize(d)? else { return Ok(Default::default()) };
+    Ok(raw.into_iter().filter_map(|(k, v)| Some((k, serde_json::from_value(v).ok()?))).collect())
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -727,6 +733,19 @@ mod tests {
             let e: Evaluation = serde_json::from_str(j).unwrap_or_else(|err| panic!("{j}: {err}"));
             assert!(!e.failure_text(400).is_empty());
         }
+    }
+
+    #[test]
+    fn a_malformed_request_tally_is_left_out_and_the_result_kept() {
+        let e: Evaluation = serde_json::from_str(
+            r#"{"verdict": "correct", "elapsed": {"wall_s": 2.0, "requests": {"trusted:load": {"n": 1, "s": 0.5}, "odd": "x"}}}"#,
+        )
+        .unwrap();
+        let x = e.elapsed.unwrap();
+        assert_eq!(x.requests.len(), 1);
+        assert_eq!(x.requests["trusted:load"], RequestTally { n: 1, s: 0.5 });
+        let e: Evaluation = serde_json::from_str(r#"{"verdict": "correct", "elapsed": {"requests": 7}, "log": "kept"}"#).unwrap();
+        assert!(e.elapsed.unwrap().requests.is_empty());
     }
 
     #[test]
