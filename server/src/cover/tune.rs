@@ -7,8 +7,9 @@
 //! 3. readings: when the code leaves a grid factor open, each reading is checked with configs that set
 //!    the candidate names apart; the first that is correct is used;
 //! 4. screen: when the budget cannot measure the whole space one config at a time, the whole space
-//!    goes into one `@triton.autotune` list, judged once on the timed family: Triton's autotuner times
-//!    every config on the device during the harness's warm-up, and its timings order the sweep. They
+//!    goes into one `@triton.autotune` list, checked once on the timed family and not timed: Triton's
+//!    autotuner times every config on the device on the first call of that shape (its configs compiled
+//!    side by side first, in the harness worker), and its timings order the sweep. They
 //!    are measured in the candidate's process, so they only order the search: every config kept is
 //!    judged by the harness on the check family, and after a screen one correct config is enough;
 //! 5. sweep: configs in order, in batches of one harness `sweep` request each (the original set up once
