@@ -84,7 +84,10 @@ def precompile(tuner, args: tuple, kwargs: dict, jit_function: type) -> int:
     if len(jobs) < 2:
         return 0
     device = _current_device()
-    jobs[0]()  # alone: the JIT function makes its per-device caches on first use
+    try:
+        jobs[0]()  # alone: the JIT function makes its per-device caches on first use
+    except Exception:  # noqa: BLE001  (that config fails again, and is reported, in the search)
+        pass
     with ThreadPoolExecutor(max_workers=min(threads(), len(jobs) - 1), thread_name_prefix="xeforge-compile") as pool:
         futures = [pool.submit(_on_device, device, job) for job in jobs[1:]]
         for f in futures:
