@@ -95,8 +95,11 @@ def main() -> int:
             + f" | {' · '.join(bound)} | {'—' if c is None else f'{c:.2f}'} | {sm} | {mem} |"
         )
     print()
-    print("| side | problem | worker | batch µs (judge) | device span of the calls | judge − span | launch issue | corr(judge, issue) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(
+        "| side | problem | worker | batch µs (judge) | device span of the calls | judge − span | launch issue | "
+        "corr(judge, issue) | judge − issue − digest |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in records:
         t = r.get("timing") or {}
         d, b = t.get("diag"), t.get("batches_us")
@@ -110,6 +113,8 @@ def main() -> int:
             span = [x["calls_gpu_us"] for _, x in pairs]
             issue = [x["issue_us"] for _, x in pairs]
             rest = [j - s for j, s in zip(judge, span)]
+            # What the worker's own account leaves out: the request's trip, the wake-up, the handler.
+            own = [j - x["issue_us"] - x["digest_us"] for j, (_, x) in zip(judge, pairs) if "digest_us" in x]
 
             def ms(v: list[float]) -> str:
                 return f"{statistics.median(v):.0f} ± {statistics.pstdev(v):.0f}"
@@ -117,7 +122,7 @@ def main() -> int:
             c = corr(judge, issue)
             print(
                 f"| {r['side']} | {r['problem']} | {side} | {ms(judge)} | {ms(span)} | {ms(rest)} | {ms(issue)} | "
-                f"{'—' if c is None else f'{c:.2f}'} |"
+                f"{'—' if c is None else f'{c:.2f}'} | {ms(own) if own else '—'} |"
             )
     print()
     print(order_table(records))
