@@ -38,7 +38,7 @@ pub struct RoundRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
     /// Of those, seconds spent in the judge's requests to each worker (`trusted:reference`,
-    /// `candidate:run`, ...), the longest first: where a stage's time goes.
+    /// `candidate:run`, ...), the longest first, those under 0.05 s left out: where a stage's time goes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub harness_s: Vec<(String, f64)>,
     /// Where this round's timed comparison ran (the device's name, `#index` on a host with several):

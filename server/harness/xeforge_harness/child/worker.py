@@ -328,6 +328,12 @@ class Worker:
         }
         return reply, tensors
 
+    def _import_inputs(self, msg: dict) -> None:
+        """Without a spec the candidate makes inputs with the original's `get_inputs`, from a copy of
+        that file the judge gave it (`inputs_file`), imported on first use."""
+        if self.role == "candidate" and self.spec is None and "inputs" not in self.modules and msg.get("inputs_file"):
+            self.modules["inputs"] = loading.import_file(msg["inputs_file"], "inputs")
+
     def _make_inputs(self, name: str, seed: int, on_device: bool) -> list:
         if self.spec is not None and name != "default":
             return inputs.spec_inputs(self.spec, self.spec.variant_by_name(name), seed, self.dev, on_device=on_device)
@@ -351,8 +357,7 @@ class Worker:
         """Candidate: one call on fresh device inputs of a variant, untimed and unchecked (its
         compiles and autotune searches keyed on that shape happen here, as in a warm-up)."""
         name = msg["variant"]
-        if self.spec is None and "inputs" not in self.modules and msg.get("inputs_file"):
-            self.modules["inputs"] = loading.import_file(msg["inputs_file"], "inputs")
+        self._import_inputs(msg)
         model, _ = self.models[name]
         with torch.no_grad():
             model(*self._make_inputs(name, msg["seed"], on_device=True))
@@ -364,8 +369,7 @@ class Worker:
     def op_prepare(self, msg: dict, _t) -> tuple[dict, list]:
         """Fresh inputs for each seed of the next batch, made here on the device (untimed)."""
         name = msg["variant"]
-        if self.role == "candidate" and self.spec is None and "inputs" not in self.modules and msg.get("inputs_file"):
-            self.modules["inputs"] = loading.import_file(msg["inputs_file"], "inputs")
+        self._import_inputs(msg)
         _, orig = self.models[name]
         keep = self.role == "trusted" and self.models[name][0] is not orig  # a separate reference re-runs them
         previous, self.batch = self.batch, []
