@@ -58,12 +58,20 @@ def _threads(pid: int) -> list[int]:
 
 
 class Placement:
-    """Pins the judge (this thread) and every thread of the given worker processes for the timed loop,
-    and puts back what each had. Best effort: a process it may not move is left where it is."""
+    """Pins the judge (this thread) and every thread of the given worker processes for the timed
+    batches, and puts back what each had. Best effort: a process it may not move is left where it is.
+
+    Held only while batches are timed: a full output comparison between batches (a gigabyte of
+    outputs for a large element-wise kernel) on one core, or a thread pool first started while pinned
+    and so confined to that core for good, made a stage's final round 7x slower on an H100
+    (tests/bench/results/autotune_general_h100.md, call 2026-12-05j)."""
 
     def __init__(self, workers: list[int]):
-        self.saved: dict[int, set[int]] = {}
+        self.workers = workers
+        self.saved: dict[int, set[int]] = {}  # tid -> the CPUs it had
+        self.home: dict[int, set[int]] = {}  # pid -> what its threads get back (a thread born pinned included)
         self.where: dict | None = None
+        self.cores: tuple[int, int] | None = None
         cores = physical_cores()
         if len(cores) < 3:
             return
@@ -71,26 +79,47 @@ class Placement:
         judge_core, worker_core = cores[(1 + 2 * k) % len(cores)], cores[(2 + 2 * k) % len(cores)]
         if judge_core == worker_core:
             return
-        moved = self._move(0, {judge_core})
-        for pid in workers:
+        self.cores = (judge_core, worker_core)
+        self.hold()
+
+    def hold(self) -> None:
+        """Pin (again, after `release`)."""
+        if self.cores is None:
+            return
+        judge_core, worker_core = self.cores
+        moved = self._move(0, {judge_core}, os.getpid())
+        for pid in self.workers:
             for tid in _threads(pid):
-                moved += self._move(tid, {worker_core})
+                moved += self._move(tid, {worker_core}, pid)
         if moved:
             self.where = {"judge": judge_core, "workers": worker_core}
 
-    def _move(self, tid: int, cpus: set[int]) -> int:
+    def release(self) -> None:
+        """Every thread of the judge and the workers back where it was; one started while pinned gets
+        what its process had."""
+        for tid, cpus in self.saved.items():
+            _set(tid, cpus)
+        for pid, cpus in self.home.items():
+            for tid in _threads(pid):
+                if tid not in self.saved:
+                    _set(tid, cpus)
+        self.saved.clear()
+
+    restore = release
+
+    def _move(self, tid: int, cpus: set[int], pid: int) -> int:
         try:
             before = os.sched_getaffinity(tid)
             os.sched_setaffinity(tid, cpus)
         except OSError:
             return 0
-        self.saved[tid] = before
+        self.saved.setdefault(tid, before)
+        self.home.setdefault(pid, before)
         return 1
 
-    def restore(self) -> None:
-        for tid, cpus in self.saved.items():
-            try:
-                os.sched_setaffinity(tid, cpus)
-            except OSError:
-                pass
-        self.saved.clear()
+
+def _set(tid: int, cpus: set[int]) -> None:
+    try:
+        os.sched_setaffinity(tid, cpus)
+    except OSError:
+        pass

@@ -329,7 +329,11 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
             # Random full checks in the planned runs; the pairs added to narrow the interval get
             # digests only (a full comparison costs as much as several pairs), and the last pair a full check.
             if (i < args.runs and _rng.randrange(FULL_CHECK_EVERY) == 0) or last:
+                if placement is not None:  # a comparison of large outputs wants every core (affinity.Placement)
+                    placement.release()
                 reason = awake.around(lambda: _full_check(judge, name, variant, _rng.randrange(batch)))
+                if placement is not None and not last:
+                    placement.hold()
                 if reason is not None:
                     return {"meaningful": False, "reason": "incorrect", "incorrect": f"timed run {i + 1}: {reason}"}
                 full += 1
