@@ -60,7 +60,9 @@ ORDER = [
 ]
 sys.path.insert(0, SUITE)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import suite  # noqa: E402
 from bench_table import table as _table  # noqa: E402
+from suite import read_spec  # noqa: E402
 from torch_equivalents import EQUIVALENTS  # noqa: E402
 
 
@@ -72,98 +74,8 @@ def log(msg: str) -> None:
     print(f"[{time.monotonic() - T0:6.1f}s] {msg}", flush=True)
 
 
-# --- specs: the subset of YAML the suite uses (block maps, `- ` lists of maps, flow maps and lists) ---
-
-
-def _scalar(s: str):
-    s = s.strip()
-    if s.startswith("{") or s.startswith("["):
-        return _flow(s)
-    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
-        return s[1:-1]
-    for cast in (int, float):
-        try:
-            return cast(s)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "null": None}.get(s, s)
-
-
-def _split_top(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
-    return out
-
-
-def _flow(s: str):
-    inner = s.strip()[1:-1]
-    if s.strip().startswith("["):
-        return [_scalar(x) for x in _split_top(inner)]
-    return {k.strip(): _scalar(v) for k, v in (p.split(":", 1) for p in _split_top(inner))}
-
-
-def read_spec(path: str) -> dict:
-    try:
-        import yaml
-
-        return yaml.safe_load(open(path))
-    except ImportError:
-        pass
-    lines = []
-    for raw in open(path):
-        line = raw.split(" #")[0].rstrip() if not raw.lstrip().startswith("#") else ""
-        if line.strip():
-            lines.append((len(line) - len(line.lstrip()), line.strip()))
-
-    def block(i: int, indent: int):
-        if lines[i][1].startswith("- "):
-            items = []
-            while i < len(lines) and lines[i][0] == indent and lines[i][1].startswith("- "):
-                lines[i] = (indent + 2, lines[i][1][2:])
-                value, i = block(i, indent + 2)
-                items.append(value)
-            return items, i
-        out = {}
-        while i < len(lines) and lines[i][0] == indent and not lines[i][1].startswith("- "):
-            key, _, rest = lines[i][1].partition(":")
-            i += 1
-            if rest.strip():
-                out[key.strip()] = _scalar(rest)
-            elif i < len(lines) and lines[i][0] > indent:
-                out[key.strip()], i = block(i, lines[i][0])
-            else:
-                out[key.strip()] = None
-        return out, i
-
-    return block(0, 0)[0]
-
-
 def make_inputs(spec: dict, variant: dict) -> list:
-    dims = variant["dims"]
-    g = torch.Generator(device=DEV).manual_seed(0)
-    out = []
-    for name in variant["params"]:
-        e = spec["inputs"][name]
-        shape = [dims[d] if isinstance(d, str) else d for d in e["shape"]]
-        dtype = getattr(torch, variant.get("dtype") if e["dtype"] == "inherit" else e["dtype"])
-        if dtype.is_floating_point:
-            out.append(torch.randn(shape, generator=g, device=DEV, dtype=torch.float32).to(dtype))
-        else:
-            lo, hi = e.get("range", [0, 16])
-            hi = dims[hi] if isinstance(hi, str) else hi
-            out.append(torch.randint(lo, hi, shape, generator=g, device=DEV).to(dtype))
-    return out
+    return suite.make_inputs(spec, variant, DEV)
 
 
 # --- timing --------------------------------------------------------------------------------------
