@@ -31,9 +31,19 @@ fn result(v: &str, speedup: f64) -> serde_json::Value {
     r
 }
 
+/// `result` with the interval [lo, hi] instead of ±0.02.
+fn result_ci(v: &str, speedup: f64, lo: f64, hi: f64) -> serde_json::Value {
+    let mut r = result(v, speedup);
+    r["timing"]["speedup_ci95"] = serde_json::json!([lo, hi]);
+    r
+}
+
 /// A `sweep` answer: one result per (verdict, speedup), then why it stopped short, if it did.
 fn sweep(results: &[(&str, f64)], stopped: Option<&str>) -> Reply {
-    let results: Vec<_> = results.iter().map(|(v, s)| result(v, *s)).collect();
+    sweep_of(results.iter().map(|(v, s)| result(v, *s)).collect(), stopped)
+}
+
+fn sweep_of(results: Vec<serde_json::Value>, stopped: Option<&str>) -> Reply {
     Reply::Raw(
         200,
         serde_json::json!({"id": 0, "kind": "sweep", "device": {"kind": "cuda"}, "results": results, "stopped": stopped, "setup_s": 3.0})
@@ -157,7 +167,7 @@ async fn a_sweep_whose_judge_died_goes_on_from_the_config_after_the_one_blamed()
     let died = Some("the judge died while candidate 2 of 3 ran: was killed by SIGKILL");
     let stub = Stub::start(vec![
         sweep(&[("accepted", 1.3), ("crashed", 1.0)], died),
-        sweep(&[("accepted", 1.25)], None),
+        sweep_of(vec![result_ci("accepted", 1.25, 1.1, 1.4)], None),
         verdict("accepted", 1.2),
     ])
     .await;
@@ -177,7 +187,7 @@ async fn a_sweep_whose_judge_died_goes_on_from_the_config_after_the_one_blamed()
 async fn a_sweep_stopped_by_its_budget_ends_the_sweep() {
     let (dir, req) = setup();
     let stub = Stub::start(vec![
-        sweep(&[("accepted", 1.3)], Some("budget: 1 of 3 candidates judged in 40 s (budget 41 s)")),
+        sweep_of(vec![result_ci("accepted", 1.3, 1.15, 1.45)], Some("budget: 1 of 3 candidates judged in 40 s (budget 41 s)")),
         verdict("accepted", 1.29),
     ])
     .await;
@@ -187,6 +197,42 @@ async fn a_sweep_stopped_by_its_budget_ends_the_sweep() {
     let last = out.rounds.last().unwrap();
     assert!(last.notes.iter().any(|n| n.starts_with("budget: 1 of 3")), "{:?}", last.notes);
     assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1, 2], "no gap for the configs not judged");
+}
+
+#[tokio::test]
+async fn a_final_list_of_one_config_already_accepted_narrowly_is_not_evaluated_again() {
+    let (dir, req) = setup();
+    let stub = Stub::start(vec![
+        sweep(&[("accepted", 1.6)], Some("budget: 1 of 3 candidates judged in 40 s (budget 41 s)")),
+        verdict("accepted", 1.2),
+    ])
+    .await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    assert_eq!(stub.requests.lock().unwrap().len(), 1, "the sweep only: its evaluation of the same file stands");
+    assert!(out.summary.starts_with("autotune: verified 1.60× faster"), "{}", out.summary);
+    let new = out.new_text.unwrap();
+    assert_eq!(new.matches("triton.Config(").count(), 1, "{new}");
+    // The record says which round stands for the final list, and keeps what the final round would have said.
+    assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1]);
+    let notes = &out.rounds[0].notes;
+    assert!(notes.iter().any(|n| n.starts_with("the final list is this config alone, byte for byte")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.starts_with("budget: 1 of 3")), "{notes:?}");
+}
+
+#[tokio::test]
+async fn a_final_list_of_one_config_with_a_wide_interval_is_measured_again() {
+    let (dir, req) = setup();
+    let stub = Stub::start(vec![
+        sweep_of(vec![result("slower", 0.7), result_ci("accepted", 1.6, 1.3, 1.9), result("slower", 0.8)], None),
+        verdict("accepted", 1.55),
+    ])
+    .await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    let requests = stub.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1]["args"]["runs"], 40);
+    assert!(out.summary.starts_with("autotune: verified 1.55× faster"), "{}", out.summary);
 }
 
 #[tokio::test]
@@ -202,7 +248,11 @@ async fn when_nothing_beats_the_start_the_file_is_unchanged() {
 #[tokio::test]
 async fn a_final_list_that_is_not_verified_faster_is_dropped() {
     let (dir, req) = setup();
-    let stub = Stub::start(vec![sweep(&[("accepted", 1.1), ("slower", 0.9), ("slower", 0.9)], None), verdict("correct", 1.01)]).await;
+    let stub = Stub::start(vec![
+        sweep_of(vec![result_ci("accepted", 1.1, 1.02, 1.2), result("slower", 0.9), result("slower", 0.9)], None),
+        verdict("correct", 1.01),
+    ])
+    .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::NoImprovement);
     assert!(out.new_text.is_none());
@@ -294,7 +344,7 @@ async fn a_space_the_budget_cannot_sweep_is_screened_and_swept_in_the_autotuners
     // The list itself may be wrong (a kernel that accumulates): the order is used all the same.
     let stub = Stub::start(vec![
         screened("incorrect", timings, serde_json::json!([])),
-        sweep(&[("accepted", 1.39)], Some("budget: 1 of 7 candidates judged")),
+        sweep_of(vec![result_ci("accepted", 1.39, 1.2, 1.6)], Some("budget: 1 of 7 candidates judged")),
         verdict("accepted", 1.38),
     ])
     .await;

@@ -19,7 +19,7 @@
 //!    search among them happens in the harness's warm-up and its picks are recorded.
 
 use super::autotune::{self, budget, derive, space};
-use super::evidence::RoundRecord;
+use super::evidence::{self, RoundRecord};
 use super::outline::Outline;
 use super::run::{Best, Ctx, EvalOpts, Progress, StageError, StageRunner, record};
 use crate::harness::{DeviceKind, Evaluation, HarnessError, Verdict};
@@ -80,6 +80,12 @@ impl Families {
         self.opts.spec = None;
         self.opts.family = self.source.clone();
         "the original failed on the derived variants; checking on the spec's own family".into()
+    }
+
+    /// What a verdict depends on: the spec file, both families and the derived dims (a fallback
+    /// changes them; an evaluation on the earlier ones is not reused).
+    fn key(&self) -> String {
+        format!("{:?} {:?} {:?} {}", self.opts.spec, self.opts.family, self.opts.timing_family, self.note())
     }
 
     fn note(&self) -> String {
@@ -284,6 +290,9 @@ impl StageRunner {
         let expected = if screen { expected + eval_s * knobs.budget.screen_factor } else { expected };
         progress(Progress::Planned { configs: planned, expected_s: expected.round() as u64 });
         let mut measured: Vec<(space::TuneConfig, f64, [f64; 2])> = Vec::new();
+        // Each measured config's own evaluation, its round and the families it was judged on: the
+        // final list may be that very candidate (see `reuse`).
+        let mut verified: Vec<Verified> = Vec::new();
         let mut spilled: Vec<space::TuneConfig> = Vec::new();
         let mut tried = 0usize;
         let mut stopped = None;
@@ -435,11 +444,13 @@ impl StageRunner {
                     }
                     tried += 1;
                     record(rec.round, &mut rec, &e, progress);
+                    let (judged_in, sha256) = (rec.round, rec.candidate_sha256.clone());
                     rounds.push(rec);
                     if spills(&e) {
                         spilled.push(c.clone());
                     }
                     if let (true, Some(s), Some(ci)) = (e.verdict.is_correct(), e.speedup(), e.speedup_interval()) {
+                        verified.push(Verified { config: c.clone(), round: judged_in, sha256, families: fam.key(), evaluation: e });
                         measured.push((c, s, ci));
                     }
                 }
@@ -599,8 +610,30 @@ impl StageRunner {
         if let Some(s) = stopped {
             rec.notes.push(s);
         }
-        rec.notes.push(format!("stage time before the final round: {:.0} s", clock.elapsed().as_secs_f64()));
         let cand = plan.render_as(text, &chosen, &chosen_reading)?;
+        if let Some((v, status)) = reuse(&verified, &chosen, &cand, &fam, knobs.budget.final_reuse_width)
+            .and_then(|v| Some((v, self.acceptable(ctx, &v.evaluation)?)))
+        {
+            let [lo, hi] = v.evaluation.speedup_interval().unwrap_or([0.0, 0.0]);
+            if let Some(r) = rounds.iter_mut().rev().find(|r| r.round == v.round) {
+                // What the final round would have said (why the sweep stopped, say) goes with the round
+                // that stands for it.
+                for n in rec.notes.drain(..) {
+                    if !r.notes.contains(&n) {
+                        r.notes.push(n);
+                    }
+                }
+                r.notes.push(format!(
+                    "the final list is this config alone, byte for byte: this round's evaluation is the stage's \
+                     result (accepted, interval [{lo:.3}, {hi:.3}], no wider than the {:.0}% that calls for a \
+                     second evaluation); stage time {:.0} s",
+                    knobs.budget.final_reuse_width * 100.0,
+                    clock.elapsed().as_secs_f64()
+                ));
+            }
+            return Ok(Some(Best { text: cand, evaluation: v.evaluation.clone(), status }));
+        }
+        rec.notes.push(format!("stage time before the final round: {:.0} s", clock.elapsed().as_secs_f64()));
         let final_opts = EvalOpts { runs: Some(knobs.budget.final_runs), ..fam.opts.clone() };
         let e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&final_opts)).await?;
         rounds.push(rec);
@@ -610,6 +643,32 @@ impl StageRunner {
             None => Ok(None),
         }
     }
+}
+
+/// A measured config's own sweep evaluation, kept for [`reuse`].
+struct Verified {
+    config: space::TuneConfig,
+    round: u32,
+    sha256: Option<String>,
+    /// [`Families::key`] when it was judged.
+    families: String,
+    evaluation: Evaluation,
+}
+
+/// The final list's evaluation when it has already been made: a list of one config whose sweep round
+/// judged these very bytes `accepted`, on the families still in use, with an interval no wider than
+/// `width` (hi / lo - 1). A second evaluation of the same file would only narrow an interval that is
+/// already narrow; on an H100 every accepted stage's final list was such a config, and its round took
+/// 6-28 s (tests/bench/results/autotune_general_h100.md). A wide interval is measured again with the
+/// final round's larger number of pairs; a list of several configs is a new file (the autotuner picks).
+fn reuse<'a>(verified: &'a [Verified], chosen: &[space::TuneConfig], cand: &str, fam: &Families, width: f64) -> Option<&'a Verified> {
+    let [only] = chosen else { return None };
+    let sha = evidence::sha256(cand);
+    let v = verified.iter().rev().find(|v| &v.config == only)?;
+    let [lo, hi] = v.evaluation.speedup_interval()?;
+    let narrow = lo > 0.0 && hi / lo - 1.0 <= width;
+    (v.evaluation.verdict == Verdict::Accepted && narrow && v.sha256.as_deref() == Some(sha.as_str()) && v.families == fam.key())
+        .then_some(v)
 }
 
 /// The screen's order of `sweep` (indices, fastest first): the autotuner's timings of its last

@@ -59,6 +59,10 @@ pub struct Budget {
     /// Timed pairs for the final list (its interval is the evidence attached to the edit).
     #[serde(default = "default_final_runs")]
     pub final_runs: u32,
+    /// The final round is skipped when its list is one config already judged `accepted` in the sweep,
+    /// byte for byte, with an interval no wider than this (hi / lo - 1).
+    #[serde(default = "default_final_reuse_width")]
+    pub final_reuse_width: f64,
     pub sweep_runs: u32,
     pub min_configs: usize,
     /// Configs judged in one `sweep` request (one trusted-side setup); spills prune between batches.
@@ -80,6 +84,10 @@ fn default_final_runs() -> u32 {
     40
 }
 
+fn default_final_reuse_width() -> f64 {
+    0.10
+}
+
 fn default_screen_factor() -> f64 {
     2.0
 }
@@ -97,6 +105,7 @@ impl Knobs {
                 eval_s: Default::default(),
                 final_factor: 1.6,
                 final_runs: 40,
+                final_reuse_width: default_final_reuse_width(),
                 sweep_runs: 20,
                 min_configs: 3,
                 sweep_batch: 8,
