@@ -3,15 +3,17 @@
 On an H100 (call 2026-12-05j3) the harness judged rotary's BLOCK_H=64 w16 config 0.81x the original
 and split-K's best config 0.90x, where do_bench in the benchmark's own process put them 1.08x and
 1.24x faster; the harness's per-call times were also 9-29 us above do_bench's for both sides. This
-script measures one kernel's original against the do_bench-best config of its pruned space four ways,
+script measures one kernel's original against the do_bench-best config of its pruned space several ways,
 in one call:
 
 1. do_bench, L2 flushed before every call (the benchmark's measure: device time of one call);
 2. back to back in this process on distinct input sets, as the harness times a batch: per-call wall
    time with the device synchronised at the end only, and the CPU time of issuing the calls alone
    (a per-call issue time near the wall time means the launch path, not the device, sets the pace);
-3. the harness (`python -m xeforge_harness evaluate`, timing on the same family) under each CPU
-   placement setting, with XEFORGE_HARNESS_DIAG=1: per side, the issue time and the device time of
+3. the harness (`python -m xeforge_harness evaluate`, timing on the same family) under each setting
+   (`pair` placement, the default; `free`: placement left to the OS; `touch`: pair placement and
+   XEFORGE_HARNESS_TOUCH=both, built against the harness's lean towards the original), with
+   XEFORGE_HARNESS_DIAG=1: per side, the issue time and the device time of
    each batch's calls by the worker's own clocks, beside the judge's per-call times.
 
     python3 timing_gap.py OUT_DIR [KERNEL ...]   (default: rotary gemm_splitk vector_add)
@@ -50,7 +52,7 @@ SUITE = os.path.join(HERE, "general")
 BIN = os.environ.get("XEFORGE_BIN", os.path.join(REPO, "target", "release", "xeforge"))
 FAMILY = os.environ.get("FAMILY", "bench-gpu")
 RUNS = os.environ.get("RUNS", "20")
-SETTINGS = [("pair", {}), ("free", {"XEFORGE_HARNESS_PIN": "0"})]
+SETTINGS = [("pair", {}), ("free", {"XEFORGE_HARNESS_PIN": "0"}), ("touch", {"XEFORGE_HARNESS_TOUCH": "both"})]
 SETS_BYTES = 4 << 30  # the distinct input sets of a back-to-back batch, at most this much memory
 
 
