@@ -376,17 +376,24 @@ async fn a_space_the_budget_cannot_sweep_is_screened_and_swept_in_the_autotuners
     assert_eq!(requests[2]["args"]["runs"], 40);
 }
 
-/// `XEFORGE_AUTOTUNE_SCREEN=check`: the screen is checked where the sweep checks, and the timed
-/// shape is only called once (untimed) for the autotuner's search; the order is taken as before.
-#[tokio::test]
-async fn a_screen_on_the_check_family_calls_the_timed_shape_once_for_the_search() {
+/// A request with a spec whose timed family is not its check family.
+fn with_timed_family() -> (tempfile::TempDir, StageRequest) {
     let (dir, mut req) = setup();
     req.max_configs = 8;
     req.budget_s = 15;
-    req.screen = xeforge::cover::autotune::budget::Screen::Check;
     req.family = Some("bench-gpu".into());
     let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
     std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    (dir, req)
+}
+
+/// By default the screen is checked where the sweep checks (its calls there take the list's first
+/// config, no search), and the timed shape is only called once (untimed) for the autotuner's search;
+/// the order is taken as before.
+#[tokio::test]
+async fn a_screen_on_the_check_family_calls_the_timed_shape_once_for_the_search() {
+    let (dir, req) = with_timed_family();
+    assert_eq!(req.screen, xeforge::cover::autotune::budget::Screen::Check, "the default");
     let timings = serde_json::json!([
         {"kernel": "scale_kernel", "config": cfg(1024, 8), "ms": 0.11},
         {"kernel": "scale_kernel", "config": cfg(512, 4), "ms": 0.20},
@@ -410,6 +417,27 @@ async fn a_screen_on_the_check_family_calls_the_timed_shape_once_for_the_search(
     assert!(out.rounds[2].detail.starts_with("BLOCK_SIZE=1024 w8 s3"), "{}", out.rounds[2].detail);
     // Only the screen sends the addition (a harness without it is never asked otherwise).
     assert!(requests.iter().enumerate().all(|(i, r)| i == 1 || r["args"].get("search_timed").is_none()));
+}
+
+/// `XEFORGE_AUTOTUNE_SCREEN=timed`: the screen checked on the timed family, where its first call searches.
+#[tokio::test]
+async fn a_screen_on_the_timed_family_searches_in_its_checked_calls() {
+    let (dir, mut req) = with_timed_family();
+    req.screen = xeforge::cover::autotune::budget::Screen::Timed;
+    let timings = serde_json::json!([{"kernel": "scale_kernel", "config": cfg(1024, 8), "ms": 0.11}]);
+    let stub = Stub::start(vec![
+        verdict("correct", 1.0),
+        screened("correct", timings, serde_json::json!([])),
+        sweep(&[("accepted", 1.3)], Some("budget")),
+    ])
+    .await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    let requests = stub.requests.lock().unwrap().clone();
+    let screen = &requests[1]["args"];
+    assert_eq!(screen["family"], "bench-gpu", "{screen}");
+    assert!(screen.get("timing_family").is_none() && screen.get("search_timed").is_none(), "{screen}");
+    assert_eq!(screen["no_timing"], true);
 }
 
 #[tokio::test]

@@ -129,3 +129,33 @@ def test_a_warm_up_is_not_counted_as_a_launch(monkeypatch):
     jit.JITFunction.run(fn, grid=(1,), warmup=False)
     assert guard.LAUNCHES.count == before + 1
     assert ran == [True, False]
+
+
+def test_without_search_a_new_key_takes_the_first_config_and_nothing_is_compiled(monkeypatch):
+    """A screen's checked calls (`search_timed`): the search that orders the sweep is the timed
+    shape's, so the small shapes get the list's first config (the start config), no compiles ahead."""
+    from triton.runtime import autotuner
+
+    monkeypatch.setattr(autotuner.Autotuner, "run", lambda self, *a, **k: "launched")
+    precompile.install()
+    rec = Recorder()
+    t = tuner(rec)
+    with precompile.searching(False):
+        assert t.run("x", 1000, **launch_kwargs()) == "launched"
+    assert t.cache == {precompile.search_key(t, ("x", 1000), {}): CONFIGS[0]}
+    assert rec.calls == []
+    # A key already searched keeps its pick; after the block the switch is back on.
+    t.cache[precompile.search_key(t, ("x", 999), {})] = CONFIGS[3]
+    with precompile.searching(False):
+        assert precompile.first_config(t, ("x", 999), {}) is False
+    assert t.cache[precompile.search_key(t, ("x", 999), {})] == CONFIGS[3]
+    assert precompile._searching.on is True
+
+
+def test_the_switch_is_per_thread():
+    seen = []
+    with precompile.searching(False):
+        worker = threading.Thread(target=lambda: seen.append(getattr(precompile._searching, "on", True)))
+        worker.start()
+        worker.join()
+    assert seen == [True]

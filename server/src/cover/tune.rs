@@ -309,10 +309,11 @@ impl StageRunner {
             let cand = plan.render_as(text, &configs, &chosen_reading)?;
             // Not timed: the autotuner's search runs on the first call of each of its keys, and its
             // timings are all the screen is for (the harness's timed pairs of the list would order
-            // nothing). By default checked on the timed family alone, where that first call happens;
-            // with `Screen::Check` on the check family, the timed shape then called once untimed
-            // (`search_timed`). Every config the screen puts first is then judged in the sweep as
-            // any other, on the check family.
+            // nothing). By default (`Screen::Check`) checked on the check family without searches,
+            // the timed shape then called once untimed for the search (`search_timed`); with
+            // `Screen::Timed` checked on the timed family alone, where that first call happens.
+            // Every config the screen puts first is then judged in the sweep as any other, on the
+            // check family.
             let opts = match ctx.req.screen {
                 budget::Screen::Check if fam.opts.timing_family.is_some() => {
                     EvalOpts { no_timing: true, search_timed: true, ..fam.opts.clone() }

@@ -16,8 +16,9 @@
 #   DEADLINE_S    no kernel is started after this many seconds (default 480); the table lists those skipped
 #   KERNELS       a subset, in order (default: all 22, kinds interleaved)
 #   FAMILY        spec family timed (default bench-gpu)
-#   XEFORGE_AUTOTUNE_SCREEN  `check`: the stage's screen checked on the check family, the timed shape
-#                 called once untimed for the autotuner's search (default: checked on the timed family)
+#   XEFORGE_AUTOTUNE_SCREEN  `timed`: the stage's screen checked on the timed family, where its first
+#                 call searches (default `check`: checked on the check family without searches, the
+#                 timed shape called once untimed for the autotuner's search)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 OUT=${OUT:-$ROOT/tests/bench/.work}

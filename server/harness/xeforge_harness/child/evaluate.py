@@ -467,9 +467,10 @@ class Judge:
         ref_prints, cand_prints = [], []
         for n, (seed, ref) in enumerate(zip(_seeds(self.args.seeds), problem.refs[name])):
             self.set_phase("candidate:forward")
-            reply, tensors = self.candidate_call(
-                {"op": "run", "variant": name, "args": ref.inputs[0]}, ref.inputs[1], what=f"{name}, seed {seed}"
-            )
+            msg = {"op": "run", "variant": name, "args": ref.inputs[0]}
+            if self.args.search_timed:  # the search that counts is the timed shape's (`_search`)
+                msg["search"] = False
+            reply, tensors = self.candidate_call(msg, ref.inputs[1], what=f"{name}, seed {seed}")
             rec = reply.get("record") or {}
             cand_ops |= set(rec.get("ops") or [])
             cand_kernels |= set(rec.get("kernels") or [])

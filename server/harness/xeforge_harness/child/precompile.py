@@ -15,12 +15,31 @@ fails here is left for the autotuner to compile (and report) as it always does.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 MAX_THREADS = 8
+
+# Off while a screen's checked calls run (`search_timed`): there the autotuner takes the list's first
+# config without searching, since the search that orders the sweep is the timed shape's, and a search
+# of each small checked shape (compiling every config for it, then ~0.13 s of benchmarking each) bought
+# nothing. The first config is the start config, which the stage has already seen pass on these shapes.
+_searching = threading.local()
+
+
+@contextlib.contextmanager
+def searching(on: bool):
+    """Within: the autotuner searches a key it has not seen (`on`), or takes the list's first config."""
+    before = getattr(_searching, "on", True)
+    _searching.on = on
+    try:
+        yield
+    finally:
+        _searching.on = before
 
 
 def threads() -> int:
@@ -45,7 +64,10 @@ def install() -> None:
     def run(self, *args, **kwargs):
         if len(getattr(self, "configs", ())) > 1:
             try:
-                precompile(self, args, kwargs, jit.JITFunction)
+                if getattr(_searching, "on", True):
+                    precompile(self, args, kwargs, jit.JITFunction)
+                else:
+                    first_config(self, args, kwargs)
             except Exception:  # noqa: BLE001  (best effort: the autotuner compiles what is left)
                 pass
         return original(self, *args, **kwargs)
@@ -63,6 +85,19 @@ def search_key(tuner, args: tuple, kwargs: dict) -> tuple:
     key = [named[k] for k in tuner.keys if k in named]
     key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
     return tuple(key)
+
+
+def first_config(tuner, args: tuple, kwargs: dict) -> bool:
+    """Make the list's first config the autotuner's pick for this call's key, unless the key has one;
+    returns whether it did. An unhashable key is left to the autotuner, which will say so itself."""
+    try:
+        key = search_key(tuner, args, kwargs)
+        if key in tuner.cache:
+            return False
+    except TypeError:
+        return False
+    tuner.cache[key] = tuner.configs[0]
+    return True
 
 
 def precompile(tuner, args: tuple, kwargs: dict, jit_function: type) -> int:

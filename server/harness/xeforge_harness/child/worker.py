@@ -298,7 +298,7 @@ class Worker:
         model, _ = self.models[msg["variant"]]
         base = [t.to(self.dev) if isinstance(t, torch.Tensor) else t for t in wire.decode(msg["args"], tensors)]
         args = inputs.clone_args(base)
-        with torch.no_grad(), guard.Recording(self.kind) as rec:
+        with torch.no_grad(), precompile.searching(msg.get("search", True)), guard.Recording(self.kind) as rec:
             out = model(*args)
             device.synchronize(self.kind)
         report = rec.report()

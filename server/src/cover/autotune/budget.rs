@@ -30,23 +30,26 @@ impl Default for Tiles {
 }
 
 /// What the screen (the whole space in one `@triton.autotune` list, for the autotuner's timings) is
-/// checked on. `Timed`: the timed family, every seed, its large outputs compared on the host.
-/// `Check`: the check family, then one untimed call on each timed variant (`search_timed`), where
-/// the autotuner searches the timed shape; the small shapes get searches and compiles of their own.
-/// Which costs less is for the GPU benchmark to say (`XEFORGE_AUTOTUNE_SCREEN=check|timed`).
+/// checked on. `Check` (default): the check family, its calls taking the list's first config without a
+/// search, then one untimed call on each timed variant (`search_timed`), where the autotuner compiles
+/// and searches the timed shape. `Timed`: the timed family, every seed, its large outputs compared on
+/// the host, the search in the first checked call. The search is the same in both; `Check` leaves out
+/// the large references and comparisons (on an H100 the screen's reference on the timed family alone
+/// took 1.4-13 s, tests/bench/results/autotune_general_h100.md). `XEFORGE_AUTOTUNE_SCREEN=timed` in the
+/// CLI for the other.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Screen {
-    #[default]
     Timed,
+    #[default]
     Check,
 }
 
 impl Screen {
-    /// `check` or `timed`; anything else (or nothing) is the default.
+    /// `timed` or `check`; anything else (or nothing) is the default.
     pub fn parse(s: Option<&str>) -> Screen {
         match s.map(str::trim) {
-            Some("check") => Screen::Check,
-            _ => Screen::Timed,
+            Some("timed") => Screen::Timed,
+            _ => Screen::Check,
         }
     }
 }
@@ -177,12 +180,13 @@ mod tests {
     use crate::cover::autotune::space::ConfigValue;
 
     #[test]
-    fn the_screen_knob_reads_check_and_falls_back_to_the_timed_family() {
-        assert_eq!(Screen::parse(Some("check")), Screen::Check);
-        assert_eq!(Screen::parse(Some(" check\n")), Screen::Check);
-        for other in [None, Some(""), Some("timed"), Some("CHECK"), Some("small")] {
-            assert_eq!(Screen::parse(other), Screen::Timed, "{other:?}");
+    fn the_screen_knob_reads_timed_and_falls_back_to_the_check_family() {
+        assert_eq!(Screen::parse(Some("timed")), Screen::Timed);
+        assert_eq!(Screen::parse(Some(" timed\n")), Screen::Timed);
+        for other in [None, Some(""), Some("check"), Some("TIMED"), Some("small")] {
+            assert_eq!(Screen::parse(other), Screen::Check, "{other:?}");
         }
+        assert_eq!(Screen::default(), Screen::Check);
     }
 
     #[test]
