@@ -44,5 +44,4 @@ timeout $((DEADLINE_S + 80)) "$XEFORGE_PYTHON" "$ROOT/tests/bench/stages/general
     "$ROOT/tests/bench/stages/general" "$WORK" "$OUT" 2>&1 | tee "$OUT/driver.log"
 rc=${PIPESTATUS[0]}
 tar czf "$OUT/tuned.tar.gz" -C "$WORK" --exclude=space --exclude='__pycache__' . 2>/dev/null || true
-cp "$OUT/autotune_general_h200.md" "$ROOT/tests/bench/results/autotune_general_h200.md" 2>/dev/null || true
 exit "$rc"
