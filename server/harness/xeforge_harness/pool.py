@@ -395,6 +395,7 @@ class Workers:
         # `ping` (which reads the lanes) must answer meanwhile.
         self._resolving = threading.Lock()
         self._auto: str | None = None
+        self._auto_reply: dict | None = None  # that probe's whole reply (its device count)
 
     def _slots_for(self, kind: str) -> Slots:
         with self._lock:
@@ -416,7 +417,11 @@ class Workers:
     def _device_ids(self, kind: str) -> list[str]:
         """The ids to pin lanes to: the entries of an inherited CUDA_VISIBLE_DEVICES (ZE_AFFINITY_MASK),
         else 0..n-1 for the n devices a probe child counts. One id, or none known: no pinning."""
-        reply = self._probe.run({"kind": "probe", "args": {"device": kind}, "timeout": 120})
+        # The probe that resolved `auto` to this kind has counted its devices already: a second probe
+        # (a child that starts the device's runtime again) only delayed the first request.
+        reply = self._auto_reply if self._auto == kind and self._auto_reply else None
+        if reply is None:
+            reply = self._probe.run({"kind": "probe", "args": {"device": kind}, "timeout": 120})
         count = reply.get("count")
         if not isinstance(count, int) or count < 2 or kind not in _PIN:
             return []
@@ -447,7 +452,7 @@ class Workers:
                 kind = (reply.get("device") or {}).get("kind")
                 if kind is None:
                     return None, reply
-                self._auto = kind
+                self._auto, self._auto_reply = kind, reply
             return self._auto, None
 
     def warm(self, kind: str) -> None:
