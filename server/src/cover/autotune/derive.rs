@@ -15,7 +15,8 @@ pub const CHECK_FAMILY: &str = "xeforge-check";
 pub enum Strategy {
     /// `d * k + 1`: uneven edges (for kernels with masks).
     Edges,
-    /// `d * k`: still multiples of the spec's own dims (for kernels that assume divisibility).
+    /// `d * 2^k`: still multiples of the spec's own dims, and a power of two stays one (for kernels
+    /// that assume divisibility, or a `tl.arange` over a dim, which Triton wants a power of two).
     Multiples,
 }
 
@@ -23,12 +24,13 @@ impl Strategy {
     pub fn describe(self) -> &'static str {
         match self {
             Strategy::Edges => "dims made unequal and not multiples of any tile (d·k+1)",
-            Strategy::Multiples => "dims made unequal multiples of the spec's (d·k)",
+            Strategy::Multiples => "dims made unequal multiples of the spec's (d·2^k)",
         }
     }
 }
 
-/// Dims of the derived variant: every dimension of at least 16 scaled by 1, 2, 3, 1, ... in order.
+/// Dims of the derived variant: every dimension of at least 16 scaled in order by 1, 2, 3, 1, ...
+/// (plus one: [`Strategy::Edges`]) or by 1, 2, 4, 1, ... ([`Strategy::Multiples`]).
 pub fn derive_dims(dims: &[(String, i64)], s: Strategy) -> Vec<(String, i64)> {
     let mut i = 0;
     dims.iter()
@@ -36,9 +38,9 @@ pub fn derive_dims(dims: &[(String, i64)], s: Strategy) -> Vec<(String, i64)> {
             if *v < 16 {
                 return (k.clone(), *v);
             }
-            let f = 1 + (i % 3) as i64;
+            let step = (i % 3) as u32;
             i += 1;
-            (k.clone(), if s == Strategy::Edges { v * f + 1 } else { v * f })
+            (k.clone(), if s == Strategy::Edges { v * (1 + step as i64) + 1 } else { v << step })
         })
         .collect()
 }
@@ -197,6 +199,15 @@ mod tests {
         let (text, dims) = check_spec(BLOCK, "ci", Strategy::Edges).unwrap();
         assert_eq!(dims, vec![("N".into(), 1001), ("B".into(), 2)]);
         assert!(text.ends_with("  - params: [x]\n    dims:\n      N: 4099\n  - params: [x]\n    dims: {N: 1001, B: 2}\n"), "{text}");
+    }
+
+    #[test]
+    fn multiples_keep_a_power_of_two_a_power_of_two() {
+        // An attention head dim feeds `tl.arange`: 64 · 3 would not compile, 64 · 4 does.
+        let dims = [("Z".to_string(), 1), ("H".to_string(), 2), ("N_CTX".to_string(), 128), ("D".to_string(), 32), ("E".to_string(), 64)];
+        let got = derive_dims(&dims, Strategy::Multiples);
+        assert_eq!(got.iter().map(|(_, v)| *v).collect::<Vec<_>>(), vec![1, 2, 128, 64, 256]);
+        assert!(got.iter().all(|(_, v)| (*v as u64).is_power_of_two()));
     }
 
     #[test]
