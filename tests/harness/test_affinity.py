@@ -28,7 +28,7 @@ def test_the_judge_gets_one_core_and_every_thread_of_both_workers_another(monkey
     p = affinity.Placement([100, 200])
     assert p.where == {"judge": 1, "workers": 2}
     assert table == {0: {1}, 101: {2}, 102: {2}, 201: {2}}
-    p.restore()
+    p.release()
     assert all(c == {0, 1, 2, 3} for c in table.values())
 
 
@@ -42,7 +42,7 @@ def test_released_between_batches_a_thread_born_pinned_gets_its_process_s_cpus(m
     assert all(c == {0, 1, 2, 3} for c in table.values())
     p.hold()
     assert table == {0: {1}, 101: {2}, 102: {2}, 103: {2}, 201: {2}}
-    p.restore()
+    p.release()
     assert all(c == {0, 1, 2, 3} for c in table.values())
 
 

@@ -105,8 +105,6 @@ class Placement:
                     _set(tid, cpus)
         self.saved.clear()
 
-    restore = release
-
     def _move(self, tid: int, cpus: set[int], pid: int) -> int:
         try:
             before = os.sched_getaffinity(tid)

@@ -342,7 +342,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
                 break
     finally:
         if placement is not None:
-            placement.restore()
+            placement.release()
         if awake.pause:
             candidate.resume()
         if judge.trusted_asleep:
