@@ -202,7 +202,7 @@ def report(results: list[dict], device: str) -> str:
     lines = [
         f"# Harness against do_bench: {device}",
         "",
-        "Speedup of the do_bench-best config over the original, measured four ways (µs per call; ratio = original ÷ candidate).",
+        "Speedup of the do_bench-best config over the original, measured several ways (µs per call; ratio = original ÷ candidate).",
         "",
         "| kernel | config | do_bench orig · cand · ratio | back-to-back wall orig · cand · ratio | issue per call orig · cand | "
         + " | ".join(f"harness `{label}` speedup [ci] · orig · cand µs" for label, _ in SETTINGS)
@@ -229,29 +229,26 @@ def report(results: list[dict], device: str) -> str:
                 ci = h.get("ci95") or [None, None]
                 cells.append(f"{h['speedup']:.3f} [{ci[0]}, {ci[1]}] · {h['baseline_us']} · {h['candidate_us']}")
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Per side, by the worker's own clocks (median per call over the timed batches):", ""]
-    lines.append("| kernel | setting | side | issue µs | device µs of the calls | digest µs | judge's per-call µs |")
-    lines.append("|---|---|---|---|---|---|---|")
+    sides, judged = [], []
     for r in results:
         for label, _ in SETTINGS:
             h = (r.get("harness") or {}).get(label) or {}
             for side, judge in (("original", h.get("baseline_us")), ("candidate", h.get("candidate_us"))):
-                s = h.get(side)
-                if s:
-                    lines.append(
-                        f"| {r['kernel']} | {label} | {side} | {s.get('issue_us', '–')} | {s.get('calls_gpu_us', '–')} | {s.get('digest_us', '–')} | {judge} |"
-                    )
+                if s := h.get(side):
+                    d = [s.get(k, "–") for k in ("issue_us", "calls_gpu_us", "digest_us")]
+                    sides.append(f"| {r['kernel']} | {label} | {side} | {d[0]} | {d[1]} | {d[2]} | {judge} |")
+            if g := h.get("gross_us"):
+                judged.append(
+                    f"| {r['kernel']} | {label} | {h.get('batch')} | {g[0]} · {g[1]} | {h.get('request_overhead_us')} | {h.get('prepare_charged_us')} | {h.get('cpus')} |"
+                )
+    lines += ["", "Per side, by the worker's own clocks (median per call over the timed batches):", ""]
+    lines.append("| kernel | setting | side | issue µs | device µs of the calls | digest µs | judge's per-call µs |")
+    lines.append("|---|---|---|---|---|---|---|")
+    lines += sides
     lines += ["", "What the judge took off or added (per call, µs; the charge is the candidate's whole input-making excess):", ""]
     lines.append("| kernel | setting | batch | gross orig · cand | request's own cost | input-making charge | cpus |")
     lines.append("|---|---|---|---|---|---|---|")
-    for r in results:
-        for label, _ in SETTINGS:
-            h = (r.get("harness") or {}).get(label) or {}
-            if h.get("gross_us"):
-                g = h["gross_us"]
-                lines.append(
-                    f"| {r['kernel']} | {label} | {h.get('batch')} | {g[0]} · {g[1]} | {h.get('request_overhead_us')} | {h.get('prepare_charged_us')} | {h.get('cpus')} |"
-                )
+    lines += judged
     return "\n".join(lines) + "\n"
 
 
