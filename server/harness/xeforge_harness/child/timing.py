@@ -76,8 +76,8 @@ PREROLL_US = float(os.environ.get("XEFORGE_HARNESS_PREROLL_US", "0"))
 # Each timed batch's own account of its time (launch issue, device time of the calls, digest) and the
 # wall clock of each pair, in the timing's `diag`: for measuring the harness, never used in a verdict.
 DIAG = os.environ.get("XEFORGE_HARNESS_DIAG", "0") == "1"
-# `pair` (default): the judge on one physical core and both workers on another for the timed loop
-# (child/affinity.py; a no-op on hosts with fewer than three physical cores). On an H100
+# `pair` (default): the judge on one physical core and both workers on another for the timed batches,
+# released for each full output check (child/affinity.py; a no-op on hosts with fewer than three physical cores). On an H100
 # (tests/harness/gpu-results/2026-12-05c-h100-pair, 3 rounds) it took the same kernel against itself
 # from 0.955 and 0.908 ("slower") to 0.972 and 0.981 ("correct"), softmax's interval 0.098 -> 0.031 wide.
 # `0` leaves placement to the OS; `1` pins each worker to a core of its own from its start.
