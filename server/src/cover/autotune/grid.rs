@@ -10,6 +10,7 @@
 //! open is enumerated as readings, most plausible first; the stage verifies them on variants that a
 //! wrong reading fails.
 
+use super::bind::Bound;
 use super::pairing::Pairing;
 use crate::cover::outline::{Function, LaunchSite, Outline, slice};
 use crate::syntax::{named_children, node_text};
@@ -64,13 +65,14 @@ pub struct GridPlan {
 /// Readings beyond this many are not tried (the most plausible come first).
 pub const MAX_READINGS: usize = 6;
 
-/// Grid sources of every launch of `kernel`, and the factors in them whose literals tuned names take.
+/// Grid sources of every launch of `kernel`, and the factors in them whose literals (or host names
+/// bound to them) tuned names take; `bound[i]` is what launch `i` passes for the tuned names.
 pub fn read(
     text: &str,
     outline: &Outline,
     kernel: &Function,
     launches: &[&LaunchSite],
-    tuned: &[(String, i64)],
+    bound: &[Vec<Bound>],
     pairing: &Pairing,
 ) -> GridPlan {
     let tree = crate::syntax::parse(text);
@@ -83,7 +85,7 @@ pub fn read(
             continue; // two launches sharing one `grid` function or variable
         }
         let idx = plan.sources.len();
-        plan.factors.extend(factors(&src.text, idx, tuned));
+        plan.factors.extend(factors(&src.text, idx, bound.get(li).map(Vec::as_slice).unwrap_or_default()));
         plan.sources.push(src);
     }
     for f in &mut plan.factors {
@@ -373,8 +375,46 @@ fn first_expression(root: Node) -> Option<Node> {
     if stmt.kind() == "expression_statement" { named_children(stmt).next() } else { None }
 }
 
+/// Which tuned names a leaf of a grid stands for: an integer their value, a name the host variable
+/// they were passed through.
+struct Owners<'a>(&'a [Bound]);
+
+impl Owners<'_> {
+    fn of(&self, src: &str, n: Node) -> Vec<String> {
+        let names = |keep: &dyn Fn(&Bound) -> bool| -> Vec<String> {
+            let mut v: Vec<String> = self.0.iter().filter(|b| keep(b)).map(|b| b.name.clone()).collect();
+            v.dedup();
+            v
+        };
+        match n.kind() {
+            "integer" => match int(src, n) {
+                Some(x) => names(&|b| b.value.as_int() == Some(x)),
+                None => Vec::new(),
+            },
+            "identifier" if is_load(n) => {
+                let t = node_text(src, n);
+                names(&|b| b.via.as_deref() == Some(t))
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A name read as a value, not an attribute's field, a keyword or a lambda's parameter.
+fn is_load(id: Node) -> bool {
+    let Some(p) = id.parent() else {
+        return true;
+    };
+    match p.kind() {
+        "attribute" => p.child_by_field_name("attribute") != Some(id),
+        "keyword_argument" => p.child_by_field_name("name") != Some(id),
+        "lambda_parameters" | "default_parameter" | "typed_parameter" => false,
+        _ => true,
+    }
+}
+
 /// The factors of one grid expression.
-fn factors(src: &str, source: usize, tuned: &[(String, i64)]) -> Vec<Factor> {
+fn factors(src: &str, source: usize, bound: &[Bound]) -> Vec<Factor> {
     let tree = crate::syntax::parse(src);
     let Some(mut expr) = first_expression(tree.root_node()) else {
         return Vec::new();
@@ -395,7 +435,7 @@ fn factors(src: &str, source: usize, tuned: &[(String, i64)]) -> Vec<Factor> {
     }
     let axes: Vec<Node> =
         if matches!(inner.kind(), "tuple" | "list" | "expression_list") { named_children(inner).collect() } else { vec![expr] };
-    let owners = |v: i64| -> Vec<String> { tuned.iter().filter(|(_, x)| *x == v).map(|(n, _)| n.clone()).collect() };
+    let owners = Owners(bound);
     let mut out = Vec::new();
     for (axis, e) in axes.into_iter().enumerate() {
         let mut used: Vec<usize> = Vec::new();
@@ -413,17 +453,14 @@ fn factors(src: &str, source: usize, tuned: &[(String, i64)]) -> Vec<Factor> {
         // Literals outside any factor: `(M // 32) * 4`, a bare split count.
         let mut stack = vec![e];
         while let Some(n) = stack.pop() {
-            if n.kind() == "integer"
-                && !used.contains(&n.start_byte())
-                && let Some(v) = int(src, n)
-            {
-                let c = owners(v);
+            if matches!(n.kind(), "integer" | "identifier") && !used.contains(&n.start_byte()) {
+                let c = owners.of(src, n);
                 if !c.is_empty() {
                     found.push(Factor {
                         source,
                         axis,
                         dividend: None,
-                        value: v,
+                        value: value_of(bound, &c[0]),
                         literals: vec![(crate::syntax::range(n), false)],
                         candidates: c,
                         basis: Basis::Open,
@@ -438,12 +475,17 @@ fn factors(src: &str, source: usize, tuned: &[(String, i64)]) -> Vec<Factor> {
     out
 }
 
+fn value_of(bound: &[Bound], name: &str) -> i64 {
+    bound.iter().find(|b| b.name == name).and_then(|b| b.value.as_int()).unwrap_or(0)
+}
+
 fn int(src: &str, n: Node) -> Option<i64> {
     node_text(src, n).replace('_', "").parse().ok()
 }
 
-/// `cdiv(D, v)` or `(D + v - 1) // v` or `(D + (v-1)) // v` at `n`.
-fn factor_at(src: &str, n: Node, source: usize, axis: usize, owners: &dyn Fn(i64) -> Vec<String>) -> Option<Factor> {
+/// `cdiv(D, v)` or `(D + v - 1) // v` or `(D + (v-1)) // v` at `n`; `v` a literal or a host name
+/// bound to the tile (`(S + BLOCK_S - 1) // BLOCK_S`: both uses of the name are the tile).
+fn factor_at(src: &str, n: Node, source: usize, axis: usize, owners: &Owners) -> Option<Factor> {
     match n.kind() {
         "call" => {
             let f = node_text(src, n.child_by_field_name("function")?);
@@ -451,16 +493,15 @@ fn factor_at(src: &str, n: Node, source: usize, axis: usize, owners: &dyn Fn(i64
                 return None;
             }
             let a: Vec<Node> = named_children(n.child_by_field_name("arguments")?).collect();
-            if a.len() != 2 || a[1].kind() != "integer" {
+            if a.len() != 2 {
                 return None;
             }
-            let v = int(src, a[1])?;
-            let c = owners(v);
+            let c = owners.of(src, a[1]);
             (!c.is_empty()).then(|| Factor {
                 source,
                 axis,
                 dividend: Some(node_text(src, a[0]).trim().to_string()),
-                value: v,
+                value: value_of(owners.0, &c[0]),
                 literals: vec![(crate::syntax::range(a[1]), false)],
                 candidates: c,
                 basis: Basis::Open,
@@ -469,31 +510,43 @@ fn factor_at(src: &str, n: Node, source: usize, axis: usize, owners: &dyn Fn(i64
         "binary_operator" => {
             let op = node_text(src, n.child_by_field_name("operator")?);
             let right = n.child_by_field_name("right")?;
-            if op != "//" || right.kind() != "integer" {
+            if op != "//" {
                 return None;
             }
-            let v = int(src, right)?;
-            let c = owners(v);
+            let c = owners.of(src, right);
             if c.is_empty() {
                 return None;
             }
+            let v = value_of(owners.0, &c[0]);
+            let named = right.kind() == "identifier";
             let mut literals = vec![(crate::syntax::range(right), false)];
             let mut left = n.child_by_field_name("left")?;
             while left.kind() == "parenthesized_expression" {
                 left = named_children(left).next()?;
             }
-            // Walk the `+`/`-` chain of the dividend: integers v-1 (or v in `+ v - 1`) belong to the factor.
+            // Walk the `+`/`-` chain of the dividend: the tile's own terms (v-1, or v in `+ v - 1`;
+            // the same name for a named tile, whose `- 1` stays) belong to the factor.
             let mut terms = Vec::new();
             sum_terms(left, &mut terms);
             let mut dividend = None;
             for t in &terms {
-                if t.kind() == "integer" {
+                if named {
+                    if t.kind() == "identifier" && node_text(src, *t) == node_text(src, right) {
+                        literals.push((crate::syntax::range(*t), false));
+                        continue;
+                    }
+                    if t.kind() == "integer" {
+                        continue;
+                    }
+                } else if t.kind() == "integer" {
                     match int(src, *t) {
                         Some(x) if x == v - 1 => literals.push((crate::syntax::range(*t), true)),
                         Some(x) if x == v => literals.push((crate::syntax::range(*t), false)),
                         _ => {}
                     }
-                } else if dividend.is_none() {
+                    continue;
+                }
+                if dividend.is_none() {
                     dividend = Some(node_text(src, *t).trim().to_string());
                 }
             }

@@ -4,6 +4,7 @@
 //! now-conflicting launch keywords removed (a grid that used those values reads them from `META`:
 //! [`grid`] says which literal is which name, [`pairing`] reads the kernel for it and for the key).
 
+pub mod bind;
 pub mod budget;
 pub mod derive;
 pub mod emit;
@@ -23,7 +24,7 @@ pub enum AutotuneError {
     Ambiguous(usize),
     #[error("the file has no Triton kernel")]
     NoKernel,
-    #[error("`{0}` has no autotune configs and no launch with literal block sizes or num_warps: nothing to tune")]
+    #[error("`{0}` has no autotune configs and is not launched in this file: nothing to tune")]
     NothingToTune(String),
     #[error("`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally")]
     OpaqueConfigs { kernel: String },
@@ -70,8 +71,6 @@ fn launch_targets(l: &LaunchSite, kernel: &str) -> bool {
     l.kernel == kernel || l.kernel.rsplit('.').next() == Some(kernel)
 }
 
-const OPTION_NAMES: &[&str] = &["grf_mode", "warp_size", "threads_per_warp"];
-
 pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBackend) -> Result<Plan, AutotuneError> {
     let constexprs: Vec<&str> = kernel
         .params
@@ -83,6 +82,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     let has_dot = body.contains("tl.dot(") || body.contains(".dot(");
     let default_stages = if backend == space::TuneBackend::Xpu { 2 } else { 3 };
     let indent = line_indent(text, kernel.range.start);
+    let tree = crate::syntax::parse(text);
 
     let (start, key, how) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
@@ -92,31 +92,16 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     } else {
         let launch =
             o.launches.iter().find(|l| launch_targets(l, &kernel.name)).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
+        // What the first launch passes is the starting config; a launch with no literal at all
+        // still has num_warps and num_stages to tune (computed tiles stay at the launch).
         let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
-        let mut any = false;
-        for a in &launch.args {
-            let Some(name) = a.name.as_deref() else {
-                continue;
-            };
-            let v = literal(slice(text, a.value));
-            match (name, v) {
-                ("num_warps", Some(ConfigValue::Int(w))) if w > 0 => {
-                    cfg.num_warps = w as u32;
-                    any = true;
-                }
-                ("num_stages", Some(ConfigValue::Int(s))) if s > 0 => {
-                    cfg.num_stages = s as u32;
-                    any = true;
-                }
-                (n, Some(v)) if constexprs.contains(&n) && matches!(v, ConfigValue::Int(_)) || OPTION_NAMES.contains(&n) => {
-                    cfg.kwargs.push((n.to_string(), v));
-                    any = true;
-                }
-                _ => {}
+        let sites: Vec<TextRange> = o.launches.iter().filter(|l| launch_targets(l, &kernel.name)).map(|l| l.range).collect();
+        for b in bind::bindings(text, tree.root_node(), kernel, launch, &sites) {
+            match (b.name.as_str(), &b.value) {
+                ("num_warps", ConfigValue::Int(w)) => cfg.num_warps = *w as u32,
+                ("num_stages", ConfigValue::Int(s)) => cfg.num_stages = *s as u32,
+                _ => cfg.kwargs.push((b.name, b.value)),
             }
-        }
-        if !any {
-            return Err(AutotuneError::NothingToTune(kernel.name.clone()));
         }
         // The key is the shapes the kernel bounds its indices with: never a pointer (a fresh output
         // tensor each call would re-run the search every call) nor a float such as `eps`.
@@ -155,11 +140,30 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         && !body.contains("bfloat16")
         && has_dot
         && !body.contains(".to(tl.float16");
-    let tuned: Vec<(String, i64)> = start.kwargs.iter().filter_map(|(k, v)| v.as_int().map(|i| (k.clone(), i))).collect();
-    let names: Vec<String> = tuned.iter().map(|(k, _)| k.clone()).collect();
+    let names: Vec<String> = start.kwargs.iter().filter(|(_, v)| v.as_int().is_some()).map(|(k, _)| k.clone()).collect();
     let facts = pairing::read(body, &names);
     let launches: Vec<&LaunchSite> = o.launches.iter().filter(|l| launch_targets(l, &kernel.name)).collect();
-    let grid = grid::read(text, o, kernel, &launches, &tuned, &facts);
+    // Each launch's grid is read with the values that launch passes (two call sites may pass
+    // different tiles); a kernel with configs already reads them from META.
+    let per_launch: Vec<Vec<bind::Bound>> = launches
+        .iter()
+        .map(|l| {
+            let sites: Vec<TextRange> = launches.iter().map(|l| l.range).collect();
+            let mut b = bind::bindings(text, tree.root_node(), kernel, l, &sites);
+            b.retain(|b| names.contains(&b.name));
+            if matches!(how, How::ReplaceConfigs { .. }) || b.is_empty() {
+                // No tile at this launch: the configs' own values (a literal grid written for them).
+                b = start
+                    .kwargs
+                    .iter()
+                    .filter(|(k, v)| names.contains(k) && v.as_int().is_some())
+                    .map(|(k, v)| bind::Bound { name: k.clone(), value: v.clone(), via: None, positional: None })
+                    .collect();
+            }
+            b
+        })
+        .collect();
+    let grid = grid::read(text, o, kernel, &launches, &per_launch, &facts);
     let readings = grid.readings();
     let input = TuneInput { kind, blocks, start, dot_elem_bytes: if fp32 { 4 } else { 2 } };
     Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, how })
@@ -173,22 +177,6 @@ fn space_axis(name: &str) -> Option<char> {
         return None;
     }
     up.chars().last().filter(|c| matches!(c, 'M' | 'N' | 'K'))
-}
-
-/// Python literal → value, for ints (incl. `1 << 10`-free plain forms), strings and bools.
-fn literal(s: &str) -> Option<ConfigValue> {
-    let t = s.trim();
-    if let Ok(i) = t.replace('_', "").parse::<i64>() {
-        return Some(ConfigValue::Int(i));
-    }
-    if t.len() >= 2 && ((t.starts_with('\'') && t.ends_with('\'')) || (t.starts_with('"') && t.ends_with('"'))) {
-        return Some(ConfigValue::Str(t[1..t.len() - 1].to_string()));
-    }
-    match t {
-        "True" => Some(ConfigValue::Bool(true)),
-        "False" => Some(ConfigValue::Bool(false)),
-        _ => None,
-    }
 }
 
 /// From an `@triton.autotune(...)` decorator: the configs list's range, its first config, the key.
@@ -217,7 +205,7 @@ fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, 
                 "configs" => configs = Some(value),
                 "key" => {
                     key = crate::syntax::named_children(value)
-                        .filter_map(|s| literal(crate::syntax::node_text(src, s)))
+                        .filter_map(|s| bind::literal(crate::syntax::node_text(src, s)))
                         .filter_map(|v| if let ConfigValue::Str(s) = v { Some(s) } else { None })
                         .collect()
                 }
@@ -247,8 +235,8 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
         match a.kind() {
             "dictionary" => {
                 for pair in crate::syntax::named_children(a).filter(|p| p.kind() == "pair") {
-                    let k = literal(crate::syntax::node_text(src, pair.child_by_field_name("key")?))?;
-                    let v = literal(crate::syntax::node_text(src, pair.child_by_field_name("value")?))?;
+                    let k = bind::literal(crate::syntax::node_text(src, pair.child_by_field_name("key")?))?;
+                    let v = bind::literal(crate::syntax::node_text(src, pair.child_by_field_name("value")?))?;
                     if let ConfigValue::Str(k) = k {
                         cfg.kwargs.push((k, v));
                     }
@@ -256,7 +244,7 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
             }
             "keyword_argument" => {
                 let name = crate::syntax::node_text(src, a.child_by_field_name("name")?);
-                let v = literal(crate::syntax::node_text(src, a.child_by_field_name("value")?));
+                let v = bind::literal(crate::syntax::node_text(src, a.child_by_field_name("value")?));
                 match (name, v) {
                     ("num_warps", Some(ConfigValue::Int(w))) => cfg.num_warps = w.max(1) as u32,
                     ("num_stages", Some(ConfigValue::Int(s))) => cfg.num_stages = s.max(1) as u32,
@@ -310,9 +298,21 @@ impl Plan {
         edits.extend(self.grid.edits(reading));
         // Launch keywords the configs now set would conflict with them (XF109): remove them.
         let o = Outline::build(text);
+        let params: Vec<&str> = o.kernel(&self.kernel).map(|k| k.params.iter().map(|p| p.name.as_str()).collect()).unwrap_or_default();
         for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
             for a in l.args.iter().filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n))) {
                 edits.push((arg_with_separator(text, l, a), String::new()));
+            }
+            // A tile passed by position goes too; the positional arguments after it become keywords.
+            let positional = l.args.iter().take_while(|a| a.name.is_none() && !slice(text, a.range).trim_start().starts_with('*')).count();
+            if let Some(first) = (0..positional).find(|&i| params.get(i).is_some_and(|p| tuned.contains(p))) {
+                for (i, a) in l.args.iter().enumerate().take(positional).skip(first) {
+                    match params.get(i) {
+                        Some(p) if tuned.contains(p) => edits.push((arg_with_separator(text, l, a), String::new())),
+                        Some(p) => edits.push((TextRange::empty(a.range.start), format!("{p}="))),
+                        None => {}
+                    }
+                }
             }
         }
         apply(text, edits)
@@ -411,11 +411,62 @@ mod tests {
     }
 
     #[test]
-    fn nothing_literal_means_nothing_to_tune() {
-        let src = "import triton\n@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    pass\n\ndef run(x, b):\n    k[(1,)](x, B=b)\n";
+    fn a_launch_without_literals_still_tunes_warps_and_keeps_computed_tiles() {
+        let src =
+            "import triton\n@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    pass\n\ndef run(x, b):\n    k[(1,)](x, B=b, num_warps=w)\n";
+        let o = Outline::build(src);
+        let p = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.input.kind, KernelKind::RowWise);
+        assert_eq!(p.input.start, TuneConfig { kwargs: vec![], num_warps: 4, num_stages: 3 });
+        let cfg = TuneConfig { num_warps: 8, ..p.input.start.clone() };
+        let out = p.render(src, &[cfg]).unwrap();
+        assert!(out.contains("triton.Config({}, num_warps=8, num_stages=3)"), "{out}");
+        assert!(out.contains("k[(1,)](x, B=b)\n"), "{out}");
+    }
+
+    #[test]
+    fn a_kernel_launched_nowhere_has_nothing_to_tune() {
+        let src = "import triton\n@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    pass\n";
         let o = Outline::build(src);
         let err = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap_err();
         assert_eq!(err, AutotuneError::NothingToTune("k".into()));
+    }
+
+    const RELU: &str = "import triton\n@triton.jit\ndef relu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\n";
+
+    #[test]
+    fn every_call_site_reads_its_own_tile_in_its_grid() {
+        let src = format!(
+            "{RELU}def run(x, y, n):\n    if n < 4096:\n        relu[(triton.cdiv(n, 256),)](x, y, n, BLOCK=256)\n    else:\n        relu[(triton.cdiv(n, 2048),)](x, y, n, BLOCK=2048, num_warps=8)\n"
+        );
+        let o = Outline::build(&src);
+        let p = plan(&src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.input.blocks, vec![("BLOCK".to_string(), 256)]);
+        let out = p.render(&src, std::slice::from_ref(&p.input.start)).unwrap();
+        assert_eq!(out.matches("relu[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn a_tile_held_by_a_local_name_is_tuned_and_its_grid_uses_read_meta() {
+        let src = format!(
+            "{RELU}def run(x, y):\n    n = x.numel()\n    BLOCK = 512\n    grid = ((n + BLOCK - 1) // BLOCK,)\n    relu[grid](x, y, n, BLOCK=BLOCK)\n"
+        );
+        let o = Outline::build(&src);
+        let p = plan(&src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.input.blocks, vec![("BLOCK".to_string(), 512)]);
+        assert_eq!(p.readings, vec![vec!["BLOCK".to_string()]]);
+        let out = p.render(&src, std::slice::from_ref(&p.input.start)).unwrap();
+        assert!(out.contains("grid = lambda META: ((n + META['BLOCK'] - 1) // META['BLOCK'],)\n    relu[grid](x, y, n)\n"), "{out}");
+    }
+
+    #[test]
+    fn a_tile_passed_by_position_leaves_the_launch_and_later_positionals_become_keywords() {
+        let src = "import triton\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr, y_ptr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\ndef run(x, y, n):\n    k[(triton.cdiv(n, 128),)](x, n, 128, y)\n";
+        let o = Outline::build(src);
+        let p = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.input.blocks, vec![("BLOCK".to_string(), 128)]);
+        let out = p.render(src, std::slice::from_ref(&p.input.start)).unwrap();
+        assert!(out.contains("k[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, n, y_ptr=y)\n"), "{out}");
     }
 
     #[test]

@@ -1,0 +1,314 @@
+//! What a launch passes for the names an autotune config sets. Launches are written the way people
+//! write them: `BLOCK=1024`, a tile passed by position (`k[grid](x, y, n, 512)`), or a host name
+//! bound once to a literal (`BLOCK_S = 32` … `BLOCK_S=BLOCK_S`, a parameter default `block=BLOCK`
+//! with a module constant `BLOCK = 512`). A value computed at run time (`triton.next_power_of_2(n)`,
+//! a name assigned on several paths) is not a literal: it stays at the launch and is not tuned.
+
+use super::space::ConfigValue;
+use crate::cover::outline::{Function, LaunchSite, slice};
+use crate::syntax::{named_children, node_text};
+use crate::text::TextRange;
+use tree_sitter::Node;
+
+/// One launch argument that a config may set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    /// The kernel parameter (or launch option: `num_warps`, `num_stages`, `grf_mode`, ...).
+    pub name: String,
+    pub value: ConfigValue,
+    /// The host name the value was read through: its uses in the launch's grid are this tile.
+    pub via: Option<String>,
+    /// Passed by position (index into the launch's arguments), not by keyword.
+    pub positional: Option<usize>,
+}
+
+/// Launch options every config carries (`num_warps`, `num_stages`) or may carry (backend options).
+pub const COUNTS: &[&str] = &["num_warps", "num_stages"];
+pub const OPTIONS: &[&str] = &["grf_mode", "warp_size", "threads_per_warp"];
+
+/// The arguments of `launch` a config may set: literal `num_warps`/`num_stages`, integer constexpr
+/// parameters, backend options; each as a literal, or a host name bound once to one. `sites` are
+/// every launch of the kernel: a host name the wrapper also reads elsewhere (to size a buffer of
+/// partial results, say) ties the tile to host code, and is left at the launch.
+pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, sites: &[TextRange]) -> Vec<Bound> {
+    let constexpr = |n: &str| kernel.params.iter().any(|p| p.name == n && p.annotation.as_deref().is_some_and(|a| a.contains("constexpr")));
+    let mut out = Vec::new();
+    let mut splat = false;
+    for (i, a) in launch.args.iter().enumerate() {
+        let text_of = slice(text, a.value).trim();
+        let (name, positional) = match &a.name {
+            Some(n) => (n.clone(), None),
+            None => {
+                // After `*args` the position no longer says which parameter it is.
+                splat |= slice(text, a.range).trim_start().starts_with('*');
+                match kernel.params.get(i) {
+                    Some(p) if !splat => (p.name.clone(), Some(i)),
+                    _ => continue,
+                }
+            }
+        };
+        let (value, via) = match literal(text_of) {
+            Some(v) => (v, None),
+            None if is_name(text_of) => match resolve(text, root, launch.range.start, text_of) {
+                Some(v) if !read_elsewhere(text, root, launch, sites, text_of) => (v, Some(text_of.to_string())),
+                _ => continue,
+            },
+            None => continue,
+        };
+        let wanted = match (name.as_str(), &value) {
+            (n, ConfigValue::Int(v)) if COUNTS.contains(&n) => *v > 0,
+            (n, ConfigValue::Int(_)) if constexpr(n) => true,
+            (n, _) => OPTIONS.contains(&n),
+        };
+        if wanted {
+            out.push(Bound { name, value, via, positional });
+        }
+    }
+    out
+}
+
+/// Python literal → value: ints (`1024`, `1_024`, `1 << 10`, `2 ** 10`), strings, bools.
+pub fn literal(s: &str) -> Option<ConfigValue> {
+    let t = s.trim();
+    if let Ok(i) = t.replace('_', "").parse::<i64>() {
+        return Some(ConfigValue::Int(i));
+    }
+    for (op, f) in [
+        ("<<", (|a: i64, b: i64| a.checked_shl(b as u32)) as fn(i64, i64) -> Option<i64>),
+        ("**", |a: i64, b: i64| a.checked_pow(b as u32)),
+    ] {
+        if let Some((a, b)) = t.split_once(op) {
+            let (a, b) = (a.trim().parse::<i64>().ok()?, b.trim().parse::<i64>().ok()?);
+            return (0..=62).contains(&b).then(|| f(a, b)).flatten().map(ConfigValue::Int);
+        }
+    }
+    if t.len() >= 2 && ((t.starts_with('\'') && t.ends_with('\'')) || (t.starts_with('"') && t.ends_with('"'))) {
+        return Some(ConfigValue::Str(t[1..t.len() - 1].to_string()));
+    }
+    match t {
+        "True" => Some(ConfigValue::Bool(true)),
+        "False" => Some(ConfigValue::Bool(false)),
+        _ => None,
+    }
+}
+
+/// Whether the function around `launch` reads `name` anywhere but in a launch of the kernel and in
+/// the definition of the launch's grid (`grid = ...`, `def grid(meta)`).
+fn read_elsewhere(text: &str, root: Node, launch: &LaunchSite, sites: &[TextRange], name: &str) -> bool {
+    let Some(scope) = enclosing_function(root, launch.range.start) else {
+        return false; // a module-level launch: nothing around it sizes host buffers by the tile
+    };
+    let grid = slice(text, launch.grid).trim();
+    let mut allowed: Vec<TextRange> = sites.to_vec();
+    allowed.push(launch.range);
+    let mut stack = vec![scope];
+    let mut reads = Vec::new();
+    while let Some(n) = stack.pop() {
+        let defines_grid = match n.kind() {
+            "assignment" => n.child_by_field_name("left").is_some_and(|l| node_text(text, l) == grid),
+            "function_definition" => n != scope && n.child_by_field_name("name").is_some_and(|x| node_text(text, x) == grid),
+            _ => false,
+        };
+        if defines_grid {
+            allowed.push(crate::syntax::range(n));
+            continue;
+        }
+        if n.kind() == "identifier" && node_text(text, n) == name && !is_store(n) && !is_field(n) {
+            reads.push(n.start_byte());
+        }
+        stack.extend(named_children(n));
+    }
+    reads.iter().any(|&at| !allowed.iter().any(|r| r.start <= at && at < r.end))
+}
+
+fn is_field(id: Node) -> bool {
+    id.parent().is_some_and(|p| match p.kind() {
+        "attribute" => p.child_by_field_name("attribute") == Some(id),
+        "keyword_argument" => p.child_by_field_name("name") == Some(id),
+        "function_definition" | "class_definition" | "parameters" | "lambda_parameters" | "typed_parameter" => true,
+        "default_parameter" | "typed_default_parameter" => p.child_by_field_name("name") == Some(id),
+        _ => false,
+    })
+}
+
+fn enclosing_function(root: Node, at: usize) -> Option<Node> {
+    let mut found = None;
+    let mut n = root;
+    while let Some(inner) = named_children(n).find(|c| c.start_byte() <= at && at < c.end_byte()) {
+        if inner.kind() == "function_definition" {
+            found = Some(inner);
+        }
+        n = inner;
+    }
+    found
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty() && !s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// The literal `name` holds at byte `at`: the scopes around `at` from the innermost function out to
+/// the module; the first that binds `name` decides. A parameter's default is read in the scope
+/// around its function; any binding but one plain `name = literal` (before `at`, in a function) is
+/// not a literal.
+pub fn resolve(text: &str, root: Node, at: usize, name: &str) -> Option<ConfigValue> {
+    let mut scopes = vec![root];
+    let mut n = root;
+    while let Some(inner) = named_children(n).find(|c| c.start_byte() <= at && at < c.end_byte()) {
+        if inner.kind() == "function_definition" {
+            scopes.push(inner);
+        }
+        n = inner;
+    }
+    resolve_in(text, &scopes, at, name, 0)
+}
+
+fn resolve_in(text: &str, scopes: &[Node], at: usize, name: &str, depth: usize) -> Option<ConfigValue> {
+    let (scope, outer) = scopes.split_last()?;
+    if depth > 8 {
+        return None;
+    }
+    let is_module = outer.is_empty();
+    if !is_module && let Some(params) = scope.child_by_field_name("parameters") {
+        for p in named_children(params) {
+            let pname = p.child_by_field_name("name").or_else(|| named_children(p).next()).map(|x| node_text(text, x));
+            let own = if p.kind() == "identifier" { Some(node_text(text, p)) } else { pname };
+            if own != Some(name) {
+                continue;
+            }
+            // A parameter: its default, read where the `def` stands; none means the caller decides.
+            let default = p.child_by_field_name("value")?;
+            let d = node_text(text, default).trim();
+            return literal(d).or_else(|| is_name(d).then(|| resolve_in(text, outer, scope.start_byte(), d, depth + 1)).flatten());
+        }
+    }
+    let body = if is_module { *scope } else { scope.child_by_field_name("body")? };
+    let mut stores = Vec::new();
+    stores_of(text, body, name, &mut stores);
+    match stores.as_slice() {
+        [] => resolve_in(text, outer, scope.start_byte(), name, depth + 1),
+        [only] => {
+            let assign = only.parent().filter(|p| p.kind() == "assignment" && p.child_by_field_name("left") == Some(*only))?;
+            if !is_module && assign.end_byte() > at {
+                return None; // assigned after the launch: the launch reads an outer or unbound name
+            }
+            let right = assign.child_by_field_name("right")?;
+            let r = node_text(text, right).trim();
+            literal(r).or_else(|| is_name(r).then(|| resolve_in(text, scopes, assign.start_byte(), r, depth + 1)).flatten())
+        }
+        _ => None,
+    }
+}
+
+/// Every place in `n` (not inside a nested function, lambda or class) where `name` is bound.
+fn stores_of<'a>(text: &str, n: Node<'a>, name: &str, out: &mut Vec<Node<'a>>) {
+    for c in named_children(n) {
+        match c.kind() {
+            "function_definition" | "class_definition" => {
+                if c.child_by_field_name("name").is_some_and(|x| node_text(text, x) == name) {
+                    out.push(c);
+                }
+                continue;
+            }
+            "lambda" => continue,
+            "identifier" if node_text(text, c) == name && is_store(c) => out.push(c),
+            _ => {}
+        }
+        stores_of(text, c, name, out);
+    }
+}
+
+fn is_store(id: Node) -> bool {
+    let Some(p) = id.parent() else {
+        return false;
+    };
+    let field_is = |f: &str| p.child_by_field_name(f) == Some(id);
+    match p.kind() {
+        "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => field_is("left"),
+        "named_expression" => field_is("name"),
+        "pattern_list" | "tuple_pattern" | "list_pattern" | "as_pattern_target" | "global_statement" | "nonlocal_statement" => true,
+        "aliased_import" => field_is("alias"),
+        "dotted_name" => p.parent().is_some_and(|g| matches!(g.kind(), "import_statement" | "import_from_statement")),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cover::outline::Outline;
+
+    fn bound(src: &str) -> Vec<(String, ConfigValue, Option<String>, Option<usize>)> {
+        let o = Outline::build(src);
+        let tree = crate::syntax::parse(src);
+        let k = o.kernels().next().unwrap();
+        let l = o.launches.iter().find(|l| l.kernel == k.name).unwrap();
+        bindings(src, tree.root_node(), k, l, &[l.range]).into_iter().map(|b| (b.name, b.value, b.via, b.positional)).collect()
+    }
+
+    const KERNEL: &str =
+        "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr, D: tl.constexpr):\n    pass\n\n";
+
+    #[test]
+    fn a_local_bound_once_to_a_literal_is_that_literal() {
+        let src = format!(
+            "{KERNEL}def run(x, d):\n    BLOCK = 32\n    k[(triton.cdiv(x.numel(), BLOCK),)](x, x.numel(), BLOCK=BLOCK, D=d, num_warps=2)\n"
+        );
+        assert_eq!(
+            bound(&src),
+            vec![("BLOCK".into(), ConfigValue::Int(32), Some("BLOCK".into()), None), ("num_warps".into(), ConfigValue::Int(2), None, None)]
+        );
+    }
+
+    #[test]
+    fn a_positional_tile_through_a_default_and_a_module_constant() {
+        let src =
+            format!("BLOCK = 1 << 9\n{KERNEL}def run(x, block=BLOCK):\n    k[(triton.cdiv(x.numel(), block),)](x, x.numel(), block, 64)\n");
+        assert_eq!(
+            bound(&src),
+            vec![("BLOCK".into(), ConfigValue::Int(512), Some("block".into()), Some(2)), ("D".into(), ConfigValue::Int(64), None, Some(3))]
+        );
+    }
+
+    #[test]
+    fn run_time_values_are_not_literals() {
+        // Assigned on two paths, computed, a parameter without a default, assigned after the launch.
+        let src = format!(
+            "{KERNEL}def run(x, d, nw):\n    BLOCK = triton.next_power_of_2(x.numel())\n    w = 4\n    if d > 64:\n        w = 8\n    k[(1,)](x, 1, BLOCK=BLOCK, D=d, num_warps=w, num_stages=nw)\n    d = 3\n"
+        );
+        assert_eq!(bound(&src), vec![]);
+        let src = format!("{KERNEL}def run(x):\n    k[(1,)](x, 1, BLOCK=B2, D=16)\n    B2 = 64\n");
+        assert_eq!(bound(&src), vec![("D".into(), ConfigValue::Int(16), None, None)]);
+    }
+
+    #[test]
+    fn a_tile_that_also_sizes_a_host_buffer_stays_at_the_launch() {
+        let src = format!(
+            "{KERNEL}def run(x):\n    n = x.numel()\n    BLOCK = 1024\n    blocks = triton.cdiv(n, BLOCK)\n    partial = x.new_empty(blocks)\n    k[(blocks,)](x, n, BLOCK=BLOCK, D=16)\n    return partial.sum()\n"
+        );
+        assert_eq!(bound(&src), vec![("D".into(), ConfigValue::Int(16), None, None)]);
+        // Read only by the grid's own definition: tuned.
+        let src = format!(
+            "{KERNEL}def run(x):\n    n = x.numel()\n    BLOCK = 1024\n    grid = (triton.cdiv(n, BLOCK),)\n    k[grid](x, n, BLOCK=BLOCK, D=16)\n"
+        );
+        assert_eq!(bound(&src)[0], ("BLOCK".into(), ConfigValue::Int(1024), Some("BLOCK".into()), None));
+    }
+
+    #[test]
+    fn a_loop_or_unpacking_binding_is_not_a_literal() {
+        let src = format!("{KERNEL}def run(x):\n    for B in (64, 128):\n        k[(1,)](x, 1, BLOCK=B, D=16)\n");
+        assert_eq!(bound(&src), vec![("D".into(), ConfigValue::Int(16), None, None)]);
+        let src = format!("{KERNEL}def run(x):\n    B, D = 64, 32\n    k[(1,)](x, 1, BLOCK=B, D=D)\n");
+        assert_eq!(bound(&src), vec![]);
+    }
+
+    #[test]
+    fn literal_forms() {
+        assert_eq!(literal("1_024"), Some(ConfigValue::Int(1024)));
+        assert_eq!(literal("1 << 10"), Some(ConfigValue::Int(1024)));
+        assert_eq!(literal("2**10"), Some(ConfigValue::Int(1024)));
+        assert_eq!(literal("1 << 99"), None);
+        assert_eq!(literal("'large'"), Some(ConfigValue::Str("large".into())));
+        assert_eq!(literal("n // 2"), None);
+    }
+}

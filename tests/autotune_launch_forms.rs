@@ -1,0 +1,131 @@
+//! The autotune stage on launches written the way people write them (`tests/fixtures/launch_forms`):
+//! what each plan tunes, how every launch reads the tuned values after the rewrite, and, on the CPU
+//! interpreter through the real harness, that the rewritten file is correct on the inferred problem.
+
+#[path = "common/pyenv.rs"]
+mod pyenv;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+use xeforge::cover::autotune::{self, space::ConfigValue, space::TuneBackend};
+use xeforge::cover::outline::Outline;
+use xeforge::cover::{OutcomeStatus, StageRequest, StageRunner};
+use xeforge::harness::{DeviceKind, Harness, HarnessSettings};
+use xeforge::knowledge::Knowledge;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/launch_forms").join(name)
+}
+
+/// (file, the start config's tuned names and values, num_warps, lines the file has once every tile is
+/// doubled).
+const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
+    (
+        "two_sites.py",
+        &[("BLOCK", 256)],
+        4,
+        &[
+            "        relu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n    else:",
+            "    else:\n        relu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n",
+        ],
+    ),
+    ("positional.py", &[("BLOCK", 512)], 4, &["    sq_kernel[lambda META: ((n + META['BLOCK'] - 1) // META['BLOCK'],)](x, y, n)\n"]),
+    (
+        "scale_3d.py",
+        &[("BLOCK_S", 32)],
+        4,
+        &[
+            "    grid = lambda META: (B, H, (S + META['BLOCK_S'] - 1) // META['BLOCK_S'])\n",
+            "scale_kernel[grid](q, o, S, q.stride(0), q.stride(1), q.stride(2), scale, HEAD_DIM=D)\n",
+        ],
+    ),
+    // Computed tiles stay; the warps the wrapper computes give way to the configs'.
+    ("softmax_tut.py", &[], 4, &["softmax_kernel[(n_rows, )](y, x, x.stride(0), y.stride(0), n_cols, BLOCK_SIZE=BLOCK_SIZE)\n"]),
+    (
+        "liger_rms.py",
+        &[],
+        4,
+        &["_rms_norm_forward_kernel[(n_rows,)](Y, Y.stride(0), X, X.stride(0), W, n_cols, eps, BLOCK_SIZE=BLOCK_SIZE)\n"],
+    ),
+    // `num_blocks` sizes the buffer of partial sums: the tile is the host's, not the configs'.
+    ("partial_sum.py", &[], 4, &["    partial_sum_kernel[(num_blocks,)](x, partial, n, BLOCK=BLOCK)\n"]),
+    (
+        "heur_mm.py",
+        &[("BLOCK_M", 64), ("BLOCK_N", 64), ("BLOCK_K", 32), ("GROUP_M", 8)],
+        4,
+        &[
+            "\n@triton.autotune(",
+            ")\n@triton.heuristics(",
+            "    grid = lambda META: (cdiv(M, META['BLOCK_M']) * cdiv(N, META['BLOCK_N']),)\n",
+            "c.stride(0), c.stride(1))\n",
+        ],
+    ),
+    (
+        "mm_helper_grid.py",
+        &[("BM", 64), ("BN", 64), ("BK", 64)],
+        4,
+        &["mm_kernel[lambda META: (triton.cdiv(M, META['BM']), triton.cdiv(N, META['BN']))](a, b, c, M, N, K,"],
+    ),
+    ("add_meta.py", &[("BLOCK_SIZE", 1024)], 4, &["    add_kernel[grid](x, y, output, n_elements)\n"]),
+];
+
+#[test]
+fn every_launch_form_has_its_tiles_and_grids_read() {
+    let mut on_disk: Vec<String> = std::fs::read_dir(fixture(""))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".py"))
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = EXPECTED.iter().map(|e| e.0.to_string()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "every fixture is listed here");
+    for (file, tiles, warps, lines) in EXPECTED {
+        let text = std::fs::read_to_string(fixture(file)).unwrap();
+        let o = Outline::build(&text);
+        let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let start: Vec<(&str, i64)> = p.input.start.kwargs.iter().filter_map(|(k, v)| v.as_int().map(|i| (k.as_str(), i))).collect();
+        assert_eq!(&start, tiles, "{file}");
+        assert_eq!(p.input.start.num_warps, *warps, "{file}");
+        let mut doubled = p.input.start.clone();
+        for (_, v) in &mut doubled.kwargs {
+            if let Some(i) = v.as_int() {
+                *v = ConfigValue::Int(i * 2);
+            }
+        }
+        doubled.num_warps *= 2;
+        let out = p.render(&text, &[doubled]).unwrap();
+        for line in *lines {
+            assert!(out.contains(line), "{file}: no {line:?} in\n{out}");
+        }
+        assert!(!out.contains("num_warps=num_warps"), "{file}: {out}");
+    }
+}
+
+#[tokio::test]
+async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
+        eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
+    let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(h), llm: None };
+    // The forms a wrong rewrite breaks: a second call site, a positional tile, a named tile in a 3-D
+    // grid, a tile left at the launch.
+    for file in ["two_sites.py", "positional.py", "scale_3d.py", "partial_sum.py"] {
+        let path = dir.path().join(file);
+        std::fs::copy(fixture(file), &path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut req = StageRequest::new("autotune", path, text);
+        req.workspace = dir.path().to_path_buf();
+        req.device = DeviceKind::Cpu;
+        req.timeout = 300;
+        let out = runner.run(req, |_| {}, CancellationToken::new()).await.unwrap();
+        assert_eq!(out.status, OutcomeStatus::CorrectOnly, "{file}: {}", out.summary);
+        assert!(out.rounds.iter().all(|r| r.verdict.as_ref().is_none_or(|v| v.is_correct())), "{file}: {:?}", out.rounds);
+    }
+}
