@@ -140,7 +140,13 @@ pub fn read(src: &Src, tree: &tree_sitter::Tree, entry: &Entry, kernel_def: Opti
         let Some(body) = field(def, "body") else {
             continue;
         };
+        // `x = x.view(-1, d)`: from there on `x` is the view, and what the code says of it is not
+        // the input's shape (its rank, its sizes). Facts are read only where the name is the input.
+        let rebound = rebindings(src, body, &is_param);
         for n in scope_nodes(body) {
+            let at = n.start_byte();
+            let is_param = |name: &str| is_param(name) && rebound.get(name).is_none_or(|&end| at < end);
+            let is_param: &dyn Fn(&str) -> bool = &is_param;
             match n.kind() {
                 "assignment" => assignment(src, n, &mut f, &is_param),
                 "assert_statement" => {
@@ -163,11 +169,36 @@ pub fn read(src: &Src, tree: &tree_sitter::Tree, entry: &Entry, kernel_def: Opti
         }
         if let Some(kdef) = kernel_def {
             for launch in scope_nodes(body).into_iter().filter(|c| c.kind() == "call" && is_launch_of(src, *c, kdef)) {
+                let at = launch.start_byte();
+                let is_param = |name: &str| is_param(name) && rebound.get(name).is_none_or(|&end| at < end);
                 launch_facts(src, launch, kdef, kernel_params, &mut f, &is_param);
             }
         }
     }
     f
+}
+
+/// Where each input is first assigned a new value in `body` (the end of that statement): the
+/// input's own facts end there.
+fn rebindings(src: &Src, body: Node, is_param: &dyn Fn(&str) -> bool) -> std::collections::HashMap<String, usize> {
+    let mut out = std::collections::HashMap::new();
+    for n in scope_nodes(body) {
+        let left = match n.kind() {
+            "assignment" | "for_statement" => field(n, "left"),
+            _ => None,
+        };
+        let Some(left) = left else {
+            continue;
+        };
+        let names: Vec<Node> = if left.kind() == "identifier" { vec![left] } else { named_children(left).collect() };
+        for name in names.into_iter().filter(|x| x.kind() == "identifier") {
+            let t = src.text(name);
+            if is_param(t) {
+                out.entry(t.to_string()).or_insert(n.end_byte());
+            }
+        }
+    }
+    out
 }
 
 fn is_launch_of(src: &Src, call: Node, kdef: Node) -> bool {

@@ -670,6 +670,16 @@ fn scale_down(d: &BTreeMap<String, f64>, inputs: &[Input], divisors: &BTreeMap<S
         if half as f64 >= v {
             break;
         }
+        // Sizes the call site gave the same value (a hidden size in `x` and in `w`) stay equal:
+        // the code may rely on it where it does not say so.
+        let twins: Vec<String> = out
+            .iter()
+            .filter(|(j, x)| **x == v && d.get(*j) == d.get(&k) && divisors.get(*j).copied().unwrap_or(1) == m)
+            .map(|(j, _)| j.clone())
+            .collect();
+        for j in twins {
+            out.insert(j, half as f64);
+        }
         out.insert(k, half as f64);
     }
     out
