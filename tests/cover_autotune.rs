@@ -517,3 +517,37 @@ async fn a_stage_that_fails_removes_its_work_directory() {
     let left: Vec<_> = std::fs::read_dir(&work).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[tokio::test]
+async fn a_start_config_the_original_does_not_run_is_timed_like_the_others() {
+    let (dir, mut req) = setup();
+    // The wrapper computes its warps: the start config (num_warps=4) is a guess, not the original.
+    req.text = req.text.replace(
+        "        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK_SIZE=256, num_warps=4)",
+        "        w = 8 if n > 1 << 20 else 2\n        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK_SIZE=256, num_warps=w)",
+    );
+    std::fs::write(&req.path, &req.text).unwrap();
+    req.max_configs = 3;
+    let stub = Stub::start(vec![sweep(&[("slower", 0.9), ("slower", 0.8), ("slower", 0.95)], None)]).await;
+    let mut planned = None;
+    let out = runner(&stub.url, dir.path())
+        .run(
+            req,
+            |p| {
+                if let Progress::Planned { configs, .. } = p {
+                    planned.get_or_insert(configs);
+                }
+            },
+            CancellationToken::new(),
+        )
+        .await;
+    let sent: Vec<String> = stub.requests.lock().unwrap().iter().map(|r| format!("{} {}", r["command"], r["args"])).collect();
+    let out = out.unwrap_or_else(|e| panic!("{e:?}: {sent:#?}"));
+    assert_eq!(out.status, OutcomeStatus::NoImprovement, "{}", out.summary);
+    assert_eq!(planned, Some(3), "all three configs of the space, the start config among them: {sent:#?}");
+    assert_eq!(sent.len(), 1, "{sent:#?}");
+    assert!(sent[0].starts_with("\"sweep\""), "{sent:#?}");
+    let details: Vec<&str> = out.rounds.iter().map(|r| r.detail.as_str()).collect();
+    assert_eq!(details.len(), 3, "{details:?}");
+    assert!(details[0].starts_with("BLOCK_SIZE=256 w4 s3 (config 1 of 3"), "{details:?}");
+}

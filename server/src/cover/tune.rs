@@ -283,8 +283,9 @@ impl StageRunner {
         if let Some((rec, _)) = start_eval {
             rounds.push(rec);
         }
-        // The sweep: the start config is the original itself (speedup 1 by definition), so it is not timed.
-        let mut sweep: Vec<space::TuneConfig> = configs.iter().skip(1).cloned().collect();
+        // The sweep: a start config that is the original itself (speedup 1 by definition) is not timed;
+        // one the original does not simply run (`Plan::start_is_original`) is a candidate like the rest.
+        let mut sweep: Vec<space::TuneConfig> = configs.iter().skip(usize::from(plan.start_is_original)).cloned().collect();
         let (planned, expected) = budget::plan(&knobs, budget_s, clock.elapsed().as_secs_f64(), eval_s, 0, sweep.len());
         let screen = planned < sweep.len();
         let expected = if screen { expected + eval_s * knobs.budget.screen_factor } else { expected };

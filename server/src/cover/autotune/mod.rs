@@ -40,6 +40,11 @@ pub struct Plan {
     pub grid: grid::GridPlan,
     /// One name per grid factor; the first is the most plausible, the rest are checked by the stage.
     pub readings: Vec<Vec<String>>,
+    /// The original runs the start config and nothing else: one config in its list, or launches that
+    /// all pass the same literal options. Otherwise (an autotuner choosing among several, warps
+    /// computed by the wrapper, two call sites with their own tiles) the start config is one
+    /// candidate among the others, timed like them.
+    pub start_is_original: bool,
     how: How,
 }
 
@@ -84,19 +89,25 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     let indent = line_indent(text, kernel.range.start);
     let tree = crate::syntax::parse(text);
 
-    let (start, key, how) = if let Some(i) = kernel.autotune {
+    let launches: Vec<&LaunchSite> = o.launches.iter().filter(|l| launch_targets(l, &kernel.name)).collect();
+    let sites: Vec<TextRange> = launches.iter().map(|l| l.range).collect();
+    let (start, key, how, start_is_original) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
-        let (configs_range, first, key) =
+        let (configs_range, first, key, count) =
             read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs { kernel: kernel.name.clone() })?;
-        (first, key, How::ReplaceConfigs { configs: configs_range, indent: indent.clone() })
+        (first, key, How::ReplaceConfigs { configs: configs_range, indent: indent.clone() }, count == 1)
     } else {
         let launch =
             o.launches.iter().find(|l| launch_targets(l, &kernel.name)).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
         // What the first launch passes is the starting config; a launch with no literal at all
         // still has num_warps and num_stages to tune (computed tiles stay at the launch).
         let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
-        let sites: Vec<TextRange> = o.launches.iter().filter(|l| launch_targets(l, &kernel.name)).map(|l| l.range).collect();
-        for b in bind::bindings(text, tree.root_node(), kernel, launch, &sites) {
+        let first = bind::bindings(text, tree.root_node(), kernel, launch, &sites);
+        let computed = launch.args.iter().any(|a| {
+            a.name.as_deref().is_some_and(|n| bind::COUNTS.contains(&n)) && !first.iter().any(|b| Some(&b.name) == a.name.as_ref())
+        });
+        let same_everywhere = launches.iter().all(|l| bind::bindings(text, tree.root_node(), kernel, l, &sites) == first);
+        for b in first {
             match (b.name.as_str(), &b.value) {
                 ("num_warps", ConfigValue::Int(w)) => cfg.num_warps = *w as u32,
                 ("num_stages", ConfigValue::Int(s)) => cfg.num_stages = *s as u32,
@@ -116,7 +127,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             .map(|p| p.name.clone())
             .collect();
         let at = kernel.decorators.first().copied().unwrap_or(kernel.def_range);
-        (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent })
+        (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent }, !computed && same_everywhere)
     };
 
     let blocks: Vec<(String, i64)> = start
@@ -142,13 +153,11 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         && !body.contains(".to(tl.float16");
     let names: Vec<String> = start.kwargs.iter().filter(|(_, v)| v.as_int().is_some()).map(|(k, _)| k.clone()).collect();
     let facts = pairing::read(body, &names);
-    let launches: Vec<&LaunchSite> = o.launches.iter().filter(|l| launch_targets(l, &kernel.name)).collect();
     // Each launch's grid is read with the values that launch passes (two call sites may pass
     // different tiles); a kernel with configs already reads them from META.
     let per_launch: Vec<Vec<bind::Bound>> = launches
         .iter()
         .map(|l| {
-            let sites: Vec<TextRange> = launches.iter().map(|l| l.range).collect();
             let mut b = bind::bindings(text, tree.root_node(), kernel, l, &sites);
             b.retain(|b| names.contains(&b.name));
             if matches!(how, How::ReplaceConfigs { .. }) || b.is_empty() {
@@ -166,7 +175,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     let grid = grid::read(text, o, kernel, &launches, &per_launch, &facts);
     let readings = grid.readings();
     let input = TuneInput { kind, blocks, start, dot_elem_bytes: if fp32 { 4 } else { 2 } };
-    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, how })
+    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, how })
 }
 
 fn space_axis(name: &str) -> Option<char> {
@@ -179,8 +188,9 @@ fn space_axis(name: &str) -> Option<char> {
     up.chars().last().filter(|c| matches!(c, 'M' | 'N' | 'K'))
 }
 
-/// From an `@triton.autotune(...)` decorator: the configs list's range, its first config, the key.
-fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, Vec<String>)> {
+/// From an `@triton.autotune(...)` decorator: the configs list's range, its first config, the key,
+/// how many configs it lists.
+fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, Vec<String>, usize)> {
     let src = slice(text, deco);
     let tree = crate::syntax::parse(src);
     let mut configs: Option<tree_sitter::Node> = None;
@@ -222,7 +232,7 @@ fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, 
     let first = crate::syntax::named_children(configs).next()?;
     let cfg = read_config(src, first)?;
     let r = crate::syntax::range(configs);
-    Some((TextRange::new(deco.start + r.start, deco.start + r.end), cfg, key))
+    Some((TextRange::new(deco.start + r.start, deco.start + r.end), cfg, key, crate::syntax::named_children(configs).count()))
 }
 
 fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
@@ -377,6 +387,7 @@ mod tests {
         let k = pick_kernel(&o, None).unwrap();
         let p = plan(HARDCODED, &o, k, TuneBackend::Cuda).unwrap();
         assert_eq!(p.key, vec!["n_elements".to_string()]);
+        assert!(p.start_is_original);
         assert_eq!(p.input.kind, KernelKind::Other);
         assert_eq!(p.input.blocks, vec![("BLOCK_SIZE".to_string(), 1024)]);
         let mut c = p.input.start.clone();
@@ -398,6 +409,7 @@ mod tests {
         let p = plan(src, &o, pick_kernel(&o, Some("k")).unwrap(), TuneBackend::Xpu).unwrap();
         assert_eq!(p.key, vec!["n".to_string()]);
         assert_eq!(p.input.start.num_warps, 2);
+        assert!(p.start_is_original, "one config in the list");
         let cfg = TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(128))], num_warps: 4, num_stages: 2 };
         let out = p.render(src, &[cfg]).unwrap();
         assert!(
@@ -418,6 +430,7 @@ mod tests {
         let p = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
         assert_eq!(p.input.kind, KernelKind::RowWise);
         assert_eq!(p.input.start, TuneConfig { kwargs: vec![], num_warps: 4, num_stages: 3 });
+        assert!(!p.start_is_original, "the wrapper computes its warps: the start config is a guess, timed like the others");
         let cfg = TuneConfig { num_warps: 8, ..p.input.start.clone() };
         let out = p.render(src, &[cfg]).unwrap();
         assert!(out.contains("triton.Config({}, num_warps=8, num_stages=3)"), "{out}");
@@ -442,6 +455,7 @@ mod tests {
         let o = Outline::build(&src);
         let p = plan(&src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
         assert_eq!(p.input.blocks, vec![("BLOCK".to_string(), 256)]);
+        assert!(!p.start_is_original, "the second site runs BLOCK=2048 w8");
         let out = p.render(&src, std::slice::from_ref(&p.input.start)).unwrap();
         assert_eq!(out.matches("relu[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n").count(), 2, "{out}");
     }
@@ -454,6 +468,7 @@ mod tests {
         let o = Outline::build(&src);
         let p = plan(&src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
         assert_eq!(p.input.blocks, vec![("BLOCK".to_string(), 512)]);
+        assert!(p.start_is_original);
         assert_eq!(p.readings, vec![vec!["BLOCK".to_string()]]);
         let out = p.render(&src, std::slice::from_ref(&p.input.start)).unwrap();
         assert!(out.contains("grid = lambda META: ((n + META['BLOCK'] - 1) // META['BLOCK'],)\n    relu[grid](x, y, n)\n"), "{out}");
