@@ -306,3 +306,15 @@ fn an_input_rebound_to_a_view_keeps_the_call_sites_shape() {
     assert_eq!(variants(&v), ["ci bfloat16 W_0=128 X_0=4 X_1=128 X_2=128", "bench-gpu bfloat16 W_0=1024 X_0=4 X_1=512 X_2=1024"]);
     assert_verdict(&v);
 }
+
+#[test]
+fn a_module_constructed_and_moved_in_one_expression() {
+    let Some((v, _d)) = stage("module_cuda_chain.py", |t| t) else {
+        return;
+    };
+    // `m = BiasAdd(768).cuda()`: the constructor under `.cuda()` gives n_cols.
+    assert_eq!(v["problem"]["entry"]["name"], "BiasAdd.forward");
+    assert_eq!(inputs(&v), ["x: [x_0, x_1]"]);
+    assert_eq!(variants(&v), ["ci float32 n_cols=768 x_0=64 x_1=768", "bench-gpu float32 n_cols=768 x_0=64 x_1=768"]);
+    assert_verdict(&v);
+}

@@ -80,7 +80,7 @@ fn match_call<'t>(src: &Src<'t>, call: Node<'t>, entry: &Entry) -> Option<(Node<
             if called != method {
                 return None;
             }
-            let obj = unparen(obj);
+            let obj = constructed(src, unparen(obj));
             if obj.kind() == "call" && callee(src, obj) == class {
                 return Some((args, Some(obj)));
             }
@@ -92,7 +92,7 @@ fn match_call<'t>(src: &Src<'t>, call: Node<'t>, entry: &Entry) -> Option<(Node<
             let ctor = scope_nodes(scope).into_iter().filter(|n| n.kind() == "assignment" && n.start_byte() < call.start_byte()).find_map(
                 |a| {
                     let l = field(a, "left")?;
-                    let r = unparen(field(a, "right")?);
+                    let r = constructed(src, unparen(field(a, "right")?));
                     (src.text(l) == name && r.kind() == "call" && callee(src, r) == class).then_some(r)
                 },
             )?;
@@ -100,6 +100,22 @@ fn match_call<'t>(src: &Src<'t>, call: Node<'t>, entry: &Entry) -> Option<(Node<
         }
         EntryKind::Model => None,
     }
+}
+
+/// Module methods that return the module itself, as chained on a constructor:
+/// `Cls(...).cuda()`, `Cls(...).to(device).eval()`.
+const RETURNS_SELF: &[&str] = &["cuda", "xpu", "cpu", "to", "half", "float", "double", "bfloat16", "eval", "train", "requires_grad_"];
+
+/// The constructor call under such a chain (the node itself when there is none).
+fn constructed<'t>(src: &Src<'t>, mut n: Node<'t>) -> Node<'t> {
+    while n.kind() == "call"
+        && let Some(f) = field(n, "function").filter(|f| f.kind() == "attribute")
+        && field(f, "attribute").is_some_and(|a| RETURNS_SELF.contains(&src.text(a)))
+        && let Some(obj) = field(f, "object")
+    {
+        n = unparen(obj);
+    }
+    n
 }
 
 fn src_root(n: Node) -> Node {
