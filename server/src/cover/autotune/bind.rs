@@ -188,11 +188,27 @@ fn resolve_in(text: &str, scopes: &[Node], at: usize, name: &str, depth: usize) 
     match stores.as_slice() {
         [] => resolve_in(text, outer, scope.start_byte(), name, depth + 1),
         [only] => {
-            let assign = only.parent().filter(|p| p.kind() == "assignment" && p.child_by_field_name("left") == Some(*only))?;
+            // `name = value`, or `A, name = a, value` (the value at the same place).
+            let (assign, right) = match only.parent() {
+                Some(p) if p.kind() == "assignment" && p.child_by_field_name("left") == Some(*only) => (p, p.child_by_field_name("right")?),
+                Some(p) if matches!(p.kind(), "pattern_list" | "tuple_pattern") => {
+                    let assign = p.parent().filter(|a| a.kind() == "assignment" && a.child_by_field_name("left") == Some(p))?;
+                    let mut values = assign.child_by_field_name("right")?;
+                    if values.kind() == "parenthesized_expression" {
+                        values = named_children(values).next()?;
+                    }
+                    let names: Vec<Node> = named_children(p).collect();
+                    let items: Vec<Node> = named_children(values).collect();
+                    if !matches!(values.kind(), "expression_list" | "tuple") || names.len() != items.len() {
+                        return None;
+                    }
+                    (assign, items[names.iter().position(|n| n == only)?])
+                }
+                _ => return None,
+            };
             if !is_module && assign.end_byte() > at {
                 return None; // assigned after the launch: the launch reads an outer or unbound name
             }
-            let right = assign.child_by_field_name("right")?;
             let r = node_text(text, right).trim();
             literal(r).or_else(|| is_name(r).then(|| resolve_in(text, scopes, assign.start_byte(), r, depth + 1)).flatten())
         }
@@ -298,8 +314,24 @@ mod tests {
     fn a_loop_or_unpacking_binding_is_not_a_literal() {
         let src = format!("{KERNEL}def run(x):\n    for B in (64, 128):\n        k[(1,)](x, 1, BLOCK=B, D=16)\n");
         assert_eq!(bound(&src), vec![("D".into(), ConfigValue::Int(16), None, None)]);
-        let src = format!("{KERNEL}def run(x):\n    B, D = 64, 32\n    k[(1,)](x, 1, BLOCK=B, D=D)\n");
+        let src = format!("{KERNEL}def run(x, shape):\n    B, D = shape\n    k[(1,)](x, 1, BLOCK=B, D=D)\n");
         assert_eq!(bound(&src), vec![]);
+        let src = format!("{KERNEL}def run(x):\n    B, D = 64, (32, 1)\n    k[(1,)](x, 1, BLOCK=B, D=D)\n");
+        assert_eq!(bound(&src), vec![("BLOCK".into(), ConfigValue::Int(64), Some("B".into()), None)]);
+    }
+
+    #[test]
+    fn tiles_unpacked_from_a_tuple_of_literals() {
+        let src = format!(
+            "{KERNEL}def run(x):\n    BLOCK, D = 128, 64\n    k[(triton.cdiv(x.numel(), BLOCK),)](x, x.numel(), BLOCK=BLOCK, D=D)\n"
+        );
+        assert_eq!(
+            bound(&src),
+            vec![
+                ("BLOCK".into(), ConfigValue::Int(128), Some("BLOCK".into()), None),
+                ("D".into(), ConfigValue::Int(64), Some("D".into()), None)
+            ]
+        );
     }
 
     #[test]
