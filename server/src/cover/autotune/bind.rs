@@ -53,6 +53,10 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
                 Some(v) if !read_elsewhere(text, root, launch, sites, text_of) => (v, Some(text_of.to_string())),
                 _ => continue,
             },
+            None if self_attribute(text_of).is_some() => match resolve_self(text, root, launch.range.start, text_of) {
+                Some(v) if !read_elsewhere(text, root, launch, sites, text_of) => (v, Some(text_of.to_string())),
+                _ => continue,
+            },
             None => continue,
         };
         let wanted = match (name.as_str(), &value) {
@@ -92,6 +96,48 @@ pub fn literal(s: &str) -> Option<ConfigValue> {
     }
 }
 
+/// `self.block` → `block`.
+fn self_attribute(s: &str) -> Option<&str> {
+    s.strip_prefix("self.").filter(|a| is_name(a))
+}
+
+/// The literal `self.NAME` holds in a method: the class around `at` assigns it once, `self.NAME =
+/// literal` (in `__init__`, say), and nowhere else.
+fn resolve_self(text: &str, root: Node, at: usize, attr: &str) -> Option<ConfigValue> {
+    let mut class = None;
+    let mut n = root;
+    while let Some(inner) = named_children(n).find(|c| c.start_byte() <= at && at < c.end_byte()) {
+        if inner.kind() == "class_definition" {
+            class = Some(inner);
+        }
+        n = inner;
+    }
+    let mut stores = Vec::new();
+    let mut stack = vec![class?.child_by_field_name("body")?];
+    while let Some(n) = stack.pop() {
+        let target = match n.kind() {
+            "assignment" | "augmented_assignment" => n.child_by_field_name("left"),
+            _ => None,
+        };
+        if let Some(t) = target {
+            let mut names = vec![t];
+            if matches!(t.kind(), "pattern_list" | "tuple_pattern") {
+                names = named_children(t).collect();
+            }
+            if names.iter().any(|x| node_text(text, *x).trim() == attr) {
+                stores.push(n);
+            }
+        }
+        stack.extend(named_children(n));
+    }
+    match stores.as_slice() {
+        [only] if only.kind() == "assignment" && only.child_by_field_name("left").is_some_and(|l| l.kind() == "attribute") => {
+            literal(node_text(text, only.child_by_field_name("right")?))
+        }
+        _ => None,
+    }
+}
+
 /// Whether the function around `launch` reads `name` anywhere but in a launch of the kernel and in
 /// the definition of the launch's grid (`grid = ...`, `def grid(meta)`).
 fn read_elsewhere(text: &str, root: Node, launch: &LaunchSite, sites: &[TextRange], name: &str) -> bool {
@@ -113,7 +159,16 @@ fn read_elsewhere(text: &str, root: Node, launch: &LaunchSite, sites: &[TextRang
             allowed.push(crate::syntax::range(n));
             continue;
         }
-        if n.kind() == "identifier" && node_text(text, n) == name && !is_store(n) && !is_field(n) {
+        let read = match n.kind() {
+            "identifier" => node_text(text, n) == name && !is_store(n) && !is_field(n),
+            // `self.block`: any use but an assignment to it
+            "attribute" => {
+                node_text(text, n) == name
+                    && !n.parent().is_some_and(|p| p.kind() == "assignment" && p.child_by_field_name("left") == Some(n))
+            }
+            _ => false,
+        };
+        if read {
             reads.push(n.start_byte());
         }
         stack.extend(named_children(n));
@@ -332,6 +387,15 @@ mod tests {
                 ("D".into(), ConfigValue::Int(64), Some("D".into()), None)
             ]
         );
+    }
+
+    #[test]
+    fn a_module_attribute_set_once_to_a_literal() {
+        let src = format!(
+            "{KERNEL}class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.block = 256\n        self.d = 16\n\n    def forward(self, x):\n        k[(triton.cdiv(x.numel(), self.block),)](x, x.numel(), BLOCK=self.block, D=self.d)\n\n    def grow(self):\n        self.d *= 2\n"
+        );
+        // `self.d` changes after construction: not a literal.
+        assert_eq!(bound(&src), vec![("BLOCK".into(), ConfigValue::Int(256), Some("self.block".into()), None)]);
     }
 
     #[test]

@@ -391,7 +391,7 @@ impl Owners<'_> {
                 Some(x) => names(&|b| b.value.as_int() == Some(x)),
                 None => Vec::new(),
             },
-            "identifier" if is_load(n) => {
+            "identifier" | "attribute" if is_load(n) => {
                 let t = node_text(src, n);
                 names(&|b| b.via.as_deref() == Some(t))
             }
@@ -453,7 +453,7 @@ fn factors(src: &str, source: usize, bound: &[Bound]) -> Vec<Factor> {
         // Literals outside any factor: `(M // 32) * 4`, a bare split count.
         let mut stack = vec![e];
         while let Some(n) = stack.pop() {
-            if matches!(n.kind(), "integer" | "identifier") && !used.contains(&n.start_byte()) {
+            if matches!(n.kind(), "integer" | "identifier" | "attribute") && !used.contains(&n.start_byte()) {
                 let c = owners.of(src, n);
                 if !c.is_empty() {
                     found.push(Factor {
@@ -518,7 +518,7 @@ fn factor_at(src: &str, n: Node, source: usize, axis: usize, owners: &Owners) ->
                 return None;
             }
             let v = value_of(owners.0, &c[0]);
-            let named = right.kind() == "identifier";
+            let named = matches!(right.kind(), "identifier" | "attribute");
             let mut literals = vec![(crate::syntax::range(right), false)];
             let mut left = n.child_by_field_name("left")?;
             while left.kind() == "parenthesized_expression" {
@@ -531,7 +531,7 @@ fn factor_at(src: &str, n: Node, source: usize, axis: usize, owners: &Owners) ->
             let mut dividend = None;
             for t in &terms {
                 if named {
-                    if t.kind() == "identifier" && node_text(src, *t) == node_text(src, right) {
+                    if matches!(t.kind(), "identifier" | "attribute") && node_text(src, *t) == node_text(src, right) {
                         literals.push((crate::syntax::range(*t), false));
                         continue;
                     }
