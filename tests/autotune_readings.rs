@@ -67,6 +67,8 @@ fn every_kernel_of_the_suite_has_its_grid_read_and_a_shape_only_key() {
             p.grid.factors.iter().filter(|f| matches!(f.basis, autotune::grid::Basis::Dim(_) | autotune::grid::Basis::Axis(_))).count();
         assert_eq!(settled, *by_code, "{name}: {:?}", p.grid.factors);
         assert_eq!(p.key, key.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{name}");
+        // Naive launches with literal tiles and warps: the start config is the original, never timed again.
+        assert!(p.start_is_original, "{name}");
         // GEMM-shaped kernels get the GEMM space whatever their tiles are called (BM, BLOCK_SIZE_M, ...).
         if name.contains("gemm") || name.contains("bmm") || name.contains("linear") {
             assert_eq!(p.input.kind, autotune::space::KernelKind::Gemm, "{name}");
