@@ -26,6 +26,16 @@ pub struct Bound {
 pub const COUNTS: &[&str] = &["num_warps", "num_stages"];
 pub const OPTIONS: &[&str] = &["grf_mode", "warp_size", "threads_per_warp"];
 
+/// Names that only say how a kernel runs (tiles, groups, splits, warps, stages, backend options),
+/// as opposed to switches that say what it computes (`ACTIVATION`, `HAS_BIAS`).
+pub fn is_tuning_knob(name: &str) -> bool {
+    let up = name.to_ascii_uppercase();
+    COUNTS.contains(&name)
+        || OPTIONS.contains(&name)
+        || ["BLOCK", "TILE", "GROUP", "SPLIT", "WARPS", "STAGES"].iter().any(|k| up.contains(k))
+        || (up.len() == 2 && up.starts_with('B'))
+}
+
 /// The arguments of `launch` a config may set: literal `num_warps`/`num_stages`, integer constexpr
 /// parameters, backend options; each as a literal, or a host name bound once to one. `sites` are
 /// every launch of the kernel: a host name the wrapper also reads elsewhere (to size a buffer of

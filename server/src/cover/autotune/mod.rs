@@ -106,8 +106,25 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         let computed = launch.args.iter().any(|a| {
             a.name.as_deref().is_some_and(|n| bind::COUNTS.contains(&n)) && !first.iter().any(|b| Some(&b.name) == a.name.as_ref())
         });
-        let same_everywhere = launches.iter().all(|l| bind::bindings(text, tree.root_node(), kernel, l, &sites) == first);
-        for b in first {
+        let others: Vec<Vec<bind::Bound>> = launches.iter().map(|l| bind::bindings(text, tree.root_node(), kernel, l, &sites)).collect();
+        // A switch such as `ACT=0` here and `ACT=1` at another call site is what the kernel computes,
+        // not how: a config would force one value on both. Left at the launches; tiles, warps and
+        // stages may differ (each site's grid reads its config).
+        let varies = |name: &str, value: &ConfigValue| {
+            launches.iter().zip(&others).any(|(l, bound)| match bound.iter().find(|b| b.name == name) {
+                Some(b) => b.value != *value,
+                None => l.args.iter().any(|a| a.name.as_deref() == Some(name)),
+            })
+        };
+        let tuned: Vec<bind::Bound> = first.into_iter().filter(|b| bind::is_tuning_knob(&b.name) || !varies(&b.name, &b.value)).collect();
+        let same_everywhere = others.iter().all(|bound| {
+            let mut b: Vec<&bind::Bound> = bound.iter().filter(|b| tuned.iter().any(|t| t.name == b.name)).collect();
+            b.sort_by(|x, y| x.name.cmp(&y.name));
+            let mut t: Vec<&bind::Bound> = tuned.iter().collect();
+            t.sort_by(|x, y| x.name.cmp(&y.name));
+            b.len() == t.len() && b.iter().zip(&t).all(|(x, y)| x.value == y.value)
+        });
+        for b in tuned {
             match (b.name.as_str(), &b.value) {
                 ("num_warps", ConfigValue::Int(w)) => cfg.num_warps = *w as u32,
                 ("num_stages", ConfigValue::Int(s)) => cfg.num_stages = *s as u32,
@@ -458,6 +475,23 @@ mod tests {
         assert!(!p.start_is_original, "the second site runs BLOCK=2048 w8");
         let out = p.render(&src, std::slice::from_ref(&p.input.start)).unwrap();
         assert_eq!(out.matches("relu[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn a_switch_that_differs_between_call_sites_stays_at_each_launch() {
+        let src = "import triton\n@triton.jit\ndef act(x_ptr, y_ptr, n, BLOCK: tl.constexpr, ACT: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\ndef relu(x, y, n):\n    act[(triton.cdiv(n, 256),)](x, y, n, BLOCK=256, ACT=0)\n\ndef gelu(x, y, n):\n    act[(triton.cdiv(n, 256),)](x, y, n, BLOCK=256, ACT=1)\n";
+        let o = Outline::build(src);
+        let p = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.input.start.kwargs, vec![("BLOCK".to_string(), ConfigValue::Int(256))]);
+        assert!(p.start_is_original, "both sites run BLOCK=256 w4");
+        let out = p.render(src, std::slice::from_ref(&p.input.start)).unwrap();
+        assert!(out.contains("act[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n, ACT=0)\n"), "{out}");
+        assert!(out.contains("act[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n, ACT=1)\n"), "{out}");
+        // One call site: the switch's one value goes into every config, as before.
+        let one = src.replace("ACT=1", "ACT=0");
+        let o = Outline::build(&one);
+        let p = plan(&one, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        assert!(p.input.start.kwargs.contains(&("ACT".to_string(), ConfigValue::Int(0))), "{:?}", p.input.start);
     }
 
     #[test]
