@@ -67,6 +67,7 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
         &["mm_kernel[lambda META: (triton.cdiv(M, META['BM']), triton.cdiv(N, META['BN']))](a, b, c, M, N, K,"],
     ),
     ("add_meta.py", &[("BLOCK_SIZE", 1024)], 4, &["    add_kernel[grid](x, y, output, n_elements)\n"]),
+    ("default_block.py", &[("BLOCK", 1024)], 4, &["    gelu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n"]),
     (
         "module_attr.py",
         &[("BLOCK", 512)],

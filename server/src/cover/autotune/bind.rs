@@ -78,6 +78,21 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
             out.push(Bound { name, value, via, positional });
         }
     }
+    // A tile the launch leaves to the kernel's own default (`BLOCK: tl.constexpr = 1024`).
+    for p in &kernel.params {
+        let passed = out.iter().any(|b| b.name == p.name)
+            || launch
+                .args
+                .iter()
+                .enumerate()
+                .any(|(i, a)| a.name.as_deref() == Some(p.name.as_str()) || (a.name.is_none() && kernel.params.get(i) == Some(p)));
+        if passed || !constexpr(&p.name) || !is_tuning_knob(&p.name) || splat {
+            continue;
+        }
+        if let Some(v @ ConfigValue::Int(_)) = p.default.as_deref().and_then(literal) {
+            out.push(Bound { name: p.name.clone(), value: v, via: None, positional: None });
+        }
+    }
     out
 }
 
@@ -406,6 +421,13 @@ mod tests {
         );
         // `self.d` changes after construction: not a literal.
         assert_eq!(bound(&src), vec![("BLOCK".into(), ConfigValue::Int(256), Some("self.block".into()), None)]);
+    }
+
+    #[test]
+    fn a_tile_left_to_the_kernels_default() {
+        let src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr = 1024, ACT: tl.constexpr = 0):\n    pass\n\ndef run(x):\n    k[(triton.cdiv(x.numel(), 1024),)](x, x.numel())\n";
+        // The switch keeps its default at the launch.
+        assert_eq!(bound(src), vec![("BLOCK".into(), ConfigValue::Int(1024), None, None)]);
     }
 
     #[test]
