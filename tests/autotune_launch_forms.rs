@@ -41,12 +41,6 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
     ),
     // Computed tiles stay; the warps the wrapper computes give way to the configs'.
     ("softmax_tut.py", &[], 4, &["softmax_kernel[(n_rows, )](y, x, x.stride(0), y.stride(0), n_cols, BLOCK_SIZE=BLOCK_SIZE)\n"]),
-    (
-        "liger_rms.py",
-        &[],
-        4,
-        &["_rms_norm_forward_kernel[(n_rows,)](Y, Y.stride(0), X, X.stride(0), W, n_cols, eps, BLOCK_SIZE=BLOCK_SIZE)\n"],
-    ),
     // `num_blocks` sizes the buffer of partial sums: the tile is the host's, not the configs'.
     ("partial_sum.py", &[], 4, &["    partial_sum_kernel[(num_blocks,)](x, partial, n, BLOCK=BLOCK)\n"]),
     (
