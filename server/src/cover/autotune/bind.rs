@@ -1,8 +1,10 @@
 //! What a launch passes for the names an autotune config sets. Launches are written the way people
-//! write them: `BLOCK=1024`, a tile passed by position (`k[grid](x, y, n, 512)`), or a host name
-//! bound once to a literal (`BLOCK_S = 32` … `BLOCK_S=BLOCK_S`, a parameter default `block=BLOCK`
-//! with a module constant `BLOCK = 512`). A value computed at run time (`triton.next_power_of_2(n)`,
-//! a name assigned on several paths) is not a literal: it stays at the launch and is not tuned.
+//! write them: `BLOCK=1024`, a tile passed by position (`k[grid](x, y, n, 512)`), a host name bound
+//! once to a literal (`BLOCK_S = 32` … `BLOCK_S=BLOCK_S`; `BM, BN = 64, 64`; a parameter default
+//! `block=BLOCK` with a module constant `BLOCK = 512`; `self.block = 256` in `__init__`), or nothing
+//! at all (the kernel's `BLOCK: tl.constexpr = 1024`). A value computed at run time
+//! (`triton.next_power_of_2(n)`, a name assigned on several paths) is not a literal: it stays at the
+//! launch and is not tuned.
 
 use super::space::ConfigValue;
 use crate::cover::outline::{Function, LaunchSite, slice};
@@ -126,8 +128,8 @@ fn self_attribute(s: &str) -> Option<&str> {
     s.strip_prefix("self.").filter(|a| is_name(a))
 }
 
-/// The literal `self.NAME` holds in a method: the class around `at` assigns it once, `self.NAME =
-/// literal` (in `__init__`, say), and nowhere else.
+/// The literal `attr` (`self.NAME`) holds in a method: the class around `at` assigns it once,
+/// `self.NAME = literal` (in `__init__`, say), and nowhere else.
 fn resolve_self(text: &str, root: Node, at: usize, attr: &str) -> Option<ConfigValue> {
     let mut class = None;
     let mut n = root;
