@@ -110,13 +110,24 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         // A switch such as `ACT=0` here and `ACT=1` at another call site is what the kernel computes,
         // not how: a config would force one value on both. Left at the launches; tiles, warps and
         // stages may differ (each site's grid reads its config).
-        let varies = |name: &str, value: &ConfigValue| {
-            launches.iter().zip(&others).any(|(l, bound)| match bound.iter().find(|b| b.name == name) {
-                Some(b) => b.value != *value,
-                None => l.args.iter().any(|a| a.name.as_deref() == Some(name)),
+        // A tile that another site computes (`BLOCK=triton.next_power_of_2(n)`) stays everywhere too:
+        // that site's grid reads its own variable, which a config would no longer match.
+        let passed = |l: &LaunchSite, name: &str| {
+            l.args.iter().enumerate().any(|(i, a)| match &a.name {
+                Some(n) => n == name,
+                None => kernel.params.get(i).is_some_and(|p| p.name == name),
             })
         };
-        let tuned: Vec<bind::Bound> = first.into_iter().filter(|b| bind::is_tuning_knob(&b.name) || !varies(&b.name, &b.value)).collect();
+        let computed_elsewhere =
+            |name: &str| launches.iter().zip(&others).any(|(l, bound)| !bound.iter().any(|b| b.name == name) && passed(l, name));
+        let varies = |name: &str, value: &ConfigValue| {
+            computed_elsewhere(name) || others.iter().any(|bound| bound.iter().any(|b| b.name == name && b.value != *value))
+        };
+        let tuned: Vec<bind::Bound> = first
+            .into_iter()
+            .filter(|b| bind::COUNTS.contains(&b.name.as_str()) || !computed_elsewhere(&b.name))
+            .filter(|b| bind::is_tuning_knob(&b.name) || !varies(&b.name, &b.value))
+            .collect();
         let same_everywhere = others.iter().all(|bound| {
             let mut b: Vec<&bind::Bound> = bound.iter().filter(|b| tuned.iter().any(|t| t.name == b.name)).collect();
             b.sort_by(|x, y| x.name.cmp(&y.name));
@@ -487,6 +498,13 @@ mod tests {
         let out = p.render(src, std::slice::from_ref(&p.input.start)).unwrap();
         assert!(out.contains("act[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n, ACT=0)\n"), "{out}");
         assert!(out.contains("act[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n, ACT=1)\n"), "{out}");
+        // A tile another site computes stays at both launches.
+        let computed = src.replace("BLOCK=256, ACT=1", "BLOCK=triton.next_power_of_2(n), ACT=1");
+        let o = Outline::build(&computed);
+        let p = plan(&computed, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.input.start.kwargs, vec![], "{:?}", p.input.start);
+        let out = p.render(&computed, std::slice::from_ref(&p.input.start)).unwrap();
+        assert!(out.contains("act[(triton.cdiv(n, 256),)](x, y, n, BLOCK=256, ACT=0)\n"), "{out}");
         // One call site: the switch's one value goes into every config, as before.
         let one = src.replace("ACT=1", "ACT=0");
         let o = Outline::build(&one);
