@@ -131,16 +131,9 @@ fn self_attribute(s: &str) -> Option<&str> {
 /// The literal `attr` (`self.NAME`) holds in a method: the class around `at` assigns it once,
 /// `self.NAME = literal` (in `__init__`, say), and nowhere else.
 fn resolve_self(text: &str, root: Node, at: usize, attr: &str) -> Option<ConfigValue> {
-    let mut class = None;
-    let mut n = root;
-    while let Some(inner) = named_children(n).find(|c| c.start_byte() <= at && at < c.end_byte()) {
-        if inner.kind() == "class_definition" {
-            class = Some(inner);
-        }
-        n = inner;
-    }
+    let class = around(root, at, "class_definition").pop()?;
     let mut stores = Vec::new();
-    let mut stack = vec![class?.child_by_field_name("body")?];
+    let mut stack = vec![class.child_by_field_name("body")?];
     while let Some(n) = stack.pop() {
         let target = match n.kind() {
             "assignment" | "augmented_assignment" => n.child_by_field_name("left"),
@@ -168,7 +161,7 @@ fn resolve_self(text: &str, root: Node, at: usize, attr: &str) -> Option<ConfigV
 /// Whether the function around `launch` reads `name` anywhere but in a launch of the kernel and in
 /// the definition of the launch's grid (`grid = ...`, `def grid(meta)`).
 fn read_elsewhere(text: &str, root: Node, launch: &LaunchSite, sites: &[TextRange], name: &str) -> bool {
-    let Some(scope) = enclosing_function(root, launch.range.start) else {
+    let Some(scope) = around(root, launch.range.start, "function_definition").pop() else {
         return false; // a module-level launch: nothing around it sizes host buffers by the tile
     };
     let grid = slice(text, launch.grid).trim();
@@ -203,7 +196,9 @@ fn read_elsewhere(text: &str, root: Node, launch: &LaunchSite, sites: &[TextRang
     reads.iter().any(|&at| !allowed.iter().any(|r| r.start <= at && at < r.end))
 }
 
-fn is_field(id: Node) -> bool {
+/// A name that is not read as a value: an attribute's field, a keyword, a parameter's or a
+/// definition's own name.
+pub(super) fn is_field(id: Node) -> bool {
     id.parent().is_some_and(|p| match p.kind() {
         "attribute" => p.child_by_field_name("attribute") == Some(id),
         "keyword_argument" => p.child_by_field_name("name") == Some(id),
@@ -213,16 +208,17 @@ fn is_field(id: Node) -> bool {
     })
 }
 
-fn enclosing_function(root: Node, at: usize) -> Option<Node> {
-    let mut found = None;
+/// The nodes of `kind` that contain byte `at`, outermost first.
+fn around<'a>(root: Node<'a>, at: usize, kind: &str) -> Vec<Node<'a>> {
+    let mut out = Vec::new();
     let mut n = root;
     while let Some(inner) = named_children(n).find(|c| c.start_byte() <= at && at < c.end_byte()) {
-        if inner.kind() == "function_definition" {
-            found = Some(inner);
+        if inner.kind() == kind {
+            out.push(inner);
         }
         n = inner;
     }
-    found
+    out
 }
 
 fn is_name(s: &str) -> bool {
@@ -235,13 +231,7 @@ fn is_name(s: &str) -> bool {
 /// not a literal.
 pub fn resolve(text: &str, root: Node, at: usize, name: &str) -> Option<ConfigValue> {
     let mut scopes = vec![root];
-    let mut n = root;
-    while let Some(inner) = named_children(n).find(|c| c.start_byte() <= at && at < c.end_byte()) {
-        if inner.kind() == "function_definition" {
-            scopes.push(inner);
-        }
-        n = inner;
-    }
+    scopes.extend(around(root, at, "function_definition"));
     resolve_in(text, &scopes, at, name, 0)
 }
 

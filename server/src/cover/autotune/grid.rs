@@ -391,25 +391,12 @@ impl Owners<'_> {
                 Some(x) => names(&|b| b.value.as_int() == Some(x)),
                 None => Vec::new(),
             },
-            "identifier" | "attribute" if is_load(n) => {
+            "identifier" | "attribute" if !super::bind::is_field(n) => {
                 let t = node_text(src, n);
                 names(&|b| b.via.as_deref() == Some(t))
             }
             _ => Vec::new(),
         }
-    }
-}
-
-/// A name read as a value, not an attribute's field, a keyword or a lambda's parameter.
-fn is_load(id: Node) -> bool {
-    let Some(p) = id.parent() else {
-        return true;
-    };
-    match p.kind() {
-        "attribute" => p.child_by_field_name("attribute") != Some(id),
-        "keyword_argument" => p.child_by_field_name("name") != Some(id),
-        "lambda_parameters" | "default_parameter" | "typed_parameter" => false,
-        _ => true,
     }
 }
 

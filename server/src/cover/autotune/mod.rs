@@ -91,22 +91,23 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
 
     let launches: Vec<&LaunchSite> = o.launches.iter().filter(|l| launch_targets(l, &kernel.name)).collect();
     let sites: Vec<TextRange> = launches.iter().map(|l| l.range).collect();
+    // What each launch passes (`bind`), in the order of `launches`.
+    let bound_at: Vec<Vec<bind::Bound>> = launches.iter().map(|l| bind::bindings(text, tree.root_node(), kernel, l, &sites)).collect();
     let (start, key, how, start_is_original) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
         let (configs_range, first, key, count) =
             read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs { kernel: kernel.name.clone() })?;
         (first, key, How::ReplaceConfigs { configs: configs_range, indent: indent.clone() }, count == 1)
     } else {
-        let launch =
-            o.launches.iter().find(|l| launch_targets(l, &kernel.name)).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
+        let (launch, first) =
+            launches.first().zip(bound_at.first().cloned()).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
         // What the first launch passes is the starting config; a launch with no literal at all
         // still has num_warps and num_stages to tune (computed tiles stay at the launch).
         let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
-        let first = bind::bindings(text, tree.root_node(), kernel, launch, &sites);
         let computed = launch.args.iter().any(|a| {
             a.name.as_deref().is_some_and(|n| bind::COUNTS.contains(&n)) && !first.iter().any(|b| Some(&b.name) == a.name.as_ref())
         });
-        let others: Vec<Vec<bind::Bound>> = launches.iter().map(|l| bind::bindings(text, tree.root_node(), kernel, l, &sites)).collect();
+        let others = &bound_at;
         // A switch such as `ACT=0` here and `ACT=1` at another call site is what the kernel computes,
         // not how: a config would force one value on both. Left at the launches; tiles, warps and
         // stages may differ (each site's grid reads its config).
@@ -119,7 +120,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             })
         };
         let computed_elsewhere =
-            |name: &str| launches.iter().zip(&others).any(|(l, bound)| !bound.iter().any(|b| b.name == name) && passed(l, name));
+            |name: &str| launches.iter().zip(others).any(|(l, bound)| !bound.iter().any(|b| b.name == name) && passed(l, name));
         let varies = |name: &str, value: &ConfigValue| {
             computed_elsewhere(name) || others.iter().any(|bound| bound.iter().any(|b| b.name == name && b.value != *value))
         };
@@ -128,13 +129,15 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             .filter(|b| bind::COUNTS.contains(&b.name.as_str()) || !computed_elsewhere(&b.name))
             .filter(|b| bind::is_tuning_knob(&b.name) || !varies(&b.name, &b.value))
             .collect();
-        let same_everywhere = others.iter().all(|bound| {
-            let mut b: Vec<&bind::Bound> = bound.iter().filter(|b| tuned.iter().any(|t| t.name == b.name)).collect();
-            b.sort_by(|x, y| x.name.cmp(&y.name));
-            let mut t: Vec<&bind::Bound> = tuned.iter().collect();
-            t.sort_by(|x, y| x.name.cmp(&y.name));
-            b.len() == t.len() && b.iter().zip(&t).all(|(x, y)| x.value == y.value)
-        });
+        // The tuned names' values at a launch, by name: the start config is the original where every
+        // launch passes the same.
+        let values = |bound: &[bind::Bound]| {
+            let mut v: Vec<(String, ConfigValue)> =
+                bound.iter().filter(|b| tuned.iter().any(|t| t.name == b.name)).map(|b| (b.name.clone(), b.value.clone())).collect();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        };
+        let same_everywhere = others.iter().all(|bound| values(bound) == values(&tuned));
         for b in tuned {
             match (b.name.as_str(), &b.value) {
                 ("num_warps", ConfigValue::Int(w)) => cfg.num_warps = *w as u32,
@@ -183,10 +186,9 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     let facts = pairing::read(body, &names);
     // Each launch's grid is read with the values that launch passes (two call sites may pass
     // different tiles); a kernel with configs already reads them from META.
-    let per_launch: Vec<Vec<bind::Bound>> = launches
-        .iter()
-        .map(|l| {
-            let mut b = bind::bindings(text, tree.root_node(), kernel, l, &sites);
+    let per_launch: Vec<Vec<bind::Bound>> = bound_at
+        .into_iter()
+        .map(|mut b| {
             b.retain(|b| names.contains(&b.name));
             if matches!(how, How::ReplaceConfigs { .. }) || b.is_empty() {
                 // No tile at this launch: the configs' own values (a literal grid written for them).
