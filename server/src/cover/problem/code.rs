@@ -178,8 +178,45 @@ pub fn read(src: &Src, tree: &tree_sitter::Tree, entry: &Entry, kernel_def: Opti
     f
 }
 
-/// Where each input is first assigned a new value in `body` (the end of that statement): the
-/// input's own facts end there.
+/// Tensor methods that return a tensor of the same shape: `x = x.contiguous()` is still the input's shape.
+const SAME_SHAPE: &[&str] = &[
+    "contiguous",
+    "to",
+    "float",
+    "half",
+    "bfloat16",
+    "double",
+    "int",
+    "long",
+    "detach",
+    "clone",
+    "cuda",
+    "xpu",
+    "cpu",
+    "type",
+    "requires_grad_",
+];
+
+/// Whether `value` is `name` through same-shape methods only (`x.contiguous().to(dtype)`).
+fn same_shape_of(src: &Src, value: Node, name: &str) -> bool {
+    let mut n = unparen(value);
+    while n.kind() == "call" {
+        let Some(f) = field(n, "function").filter(|f| f.kind() == "attribute") else {
+            return false;
+        };
+        if !field(f, "attribute").is_some_and(|a| SAME_SHAPE.contains(&src.text(a))) {
+            return false;
+        }
+        match field(f, "object") {
+            Some(o) => n = unparen(o),
+            None => return false,
+        }
+    }
+    n.kind() == "identifier" && src.text(n) == name
+}
+
+/// Where each input is first assigned a value of another shape in `body` (the end of that
+/// statement): the input's own facts end there.
 fn rebindings(src: &Src, body: Node, is_param: &dyn Fn(&str) -> bool) -> std::collections::HashMap<String, usize> {
     let mut out = std::collections::HashMap::new();
     for n in scope_nodes(body) {
@@ -190,6 +227,12 @@ fn rebindings(src: &Src, body: Node, is_param: &dyn Fn(&str) -> bool) -> std::co
         let Some(left) = left else {
             continue;
         };
+        if n.kind() == "assignment"
+            && left.kind() == "identifier"
+            && field(n, "right").is_some_and(|r| same_shape_of(src, r, src.text(left)))
+        {
+            continue;
+        }
         let names: Vec<Node> = if left.kind() == "identifier" { vec![left] } else { named_children(left).collect() };
         for name in names.into_iter().filter(|x| x.kind() == "identifier") {
             let t = src.text(name);
@@ -624,4 +667,30 @@ fn pointer_params(src: &Src, kdef: Node, kparams: &[String]) -> std::collections
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{InputKind, infer::infer};
+
+    /// `x`'s shape as inferred, `[]` when nothing says what it is.
+    fn shape_of_x(wrapper: &str) -> Vec<String> {
+        let src = format!(
+            "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, M, N, B: tl.constexpr):\n    pass\n\n{wrapper}\n"
+        );
+        let p = infer(std::path::Path::new("k.py"), &src, None).unwrap();
+        match p.inputs.iter().find(|i| i.name == "x").map(|i| &i.kind) {
+            Some(InputKind::Tensor { shape, .. }) => shape.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_same_shape_rebinding_keeps_the_inputs_facts_and_a_reshape_ends_them() {
+        let launch = "    k[(M,)](x, M, N, B=64)";
+        assert_eq!(shape_of_x(&format!("def f(x):\n    x = x.contiguous().to(torch.float16)\n    M, N = x.shape\n{launch}")), ["M", "N"]);
+        // After `x = x.view(...)`, `M, N = x.shape` is the view's shape, not the input's.
+        let viewed = shape_of_x(&format!("def f(x):\n    x = x.view(-1, 64)\n    M, N = x.shape\n{launch}"));
+        assert_ne!(viewed, ["M", "N"]);
+    }
 }
