@@ -229,7 +229,7 @@ fn is_name(s: &str) -> bool {
 /// the module; the first that binds `name` decides. A parameter's default is read in the scope
 /// around its function; any binding but one plain `name = literal` (before `at`, in a function) is
 /// not a literal.
-pub fn resolve(text: &str, root: Node, at: usize, name: &str) -> Option<ConfigValue> {
+fn resolve(text: &str, root: Node, at: usize, name: &str) -> Option<ConfigValue> {
     let mut scopes = vec![root];
     scopes.extend(around(root, at, "function_definition"));
     resolve_in(text, &scopes, at, name, 0)
