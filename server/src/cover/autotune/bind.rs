@@ -46,6 +46,8 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
     let constexpr = |n: &str| kernel.params.iter().any(|p| p.name == n && p.annotation.as_deref().is_some_and(|a| a.contains("constexpr")));
     let mut out = Vec::new();
     let mut splat = false;
+    // Every parameter the launch passes, literal or not.
+    let mut filled: Vec<String> = Vec::new();
     for (i, a) in launch.args.iter().enumerate() {
         let text_of = slice(text, a.value).trim();
         let (name, positional) = match &a.name {
@@ -59,6 +61,7 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
                 }
             }
         };
+        filled.push(name.clone());
         let (value, via) = match literal(text_of) {
             Some(v) => (v, None),
             None if is_name(text_of) => match resolve(text, root, launch.range.start, text_of) {
@@ -82,13 +85,7 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
     }
     // A tile the launch leaves to the kernel's own default (`BLOCK: tl.constexpr = 1024`).
     for p in &kernel.params {
-        let passed = out.iter().any(|b| b.name == p.name)
-            || launch
-                .args
-                .iter()
-                .enumerate()
-                .any(|(i, a)| a.name.as_deref() == Some(p.name.as_str()) || (a.name.is_none() && kernel.params.get(i) == Some(p)));
-        if passed || !constexpr(&p.name) || !is_tuning_knob(&p.name) || splat {
+        if filled.contains(&p.name) || !constexpr(&p.name) || !is_tuning_knob(&p.name) || splat {
             continue;
         }
         if let Some(v @ ConfigValue::Int(_)) = p.default.as_deref().and_then(literal) {

@@ -107,7 +107,6 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         let computed = launch.args.iter().any(|a| {
             a.name.as_deref().is_some_and(|n| bind::COUNTS.contains(&n)) && !first.iter().any(|b| Some(&b.name) == a.name.as_ref())
         });
-        let others = &bound_at;
         // A switch such as `ACT=0` here and `ACT=1` at another call site is what the kernel computes,
         // not how: a config would force one value on both. Left at the launches; tiles, warps and
         // stages may differ (each site's grid reads its config).
@@ -120,9 +119,9 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             })
         };
         let computed_elsewhere =
-            |name: &str| launches.iter().zip(others).any(|(l, bound)| !bound.iter().any(|b| b.name == name) && passed(l, name));
+            |name: &str| launches.iter().zip(&bound_at).any(|(l, bound)| !bound.iter().any(|b| b.name == name) && passed(l, name));
         let varies = |name: &str, value: &ConfigValue| {
-            computed_elsewhere(name) || others.iter().any(|bound| bound.iter().any(|b| b.name == name && b.value != *value))
+            computed_elsewhere(name) || bound_at.iter().any(|bound| bound.iter().any(|b| b.name == name && b.value != *value))
         };
         let tuned: Vec<bind::Bound> = first
             .into_iter()
@@ -137,7 +136,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             v.sort_by(|x, y| x.0.cmp(&y.0));
             v
         };
-        let same_everywhere = others.iter().all(|bound| values(bound) == values(&tuned));
+        let same_everywhere = bound_at.iter().all(|bound| values(bound) == values(&tuned));
         for b in tuned {
             match (b.name.as_str(), &b.value) {
                 ("num_warps", ConfigValue::Int(w)) => cfg.num_warps = *w as u32,
