@@ -40,7 +40,7 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
         ],
     ),
     // Computed tiles stay; the warps the wrapper computes give way to the configs'.
-    ("softmax_tut.py", &[], 4, &["softmax_kernel[(n_rows, )](y, x, x.stride(0), y.stride(0), n_cols, BLOCK_SIZE=BLOCK_SIZE)\n"]),
+    ("softmax_computed.py", &[], 4, &["    row_softmax[(rows,)](x, out, x.stride(0), out.stride(0), width, TILE=tile)\n"]),
     // `num_blocks` sizes the buffer of partial sums: the tile is the host's, not the configs'.
     ("partial_sum.py", &[], 4, &["    partial_sum_kernel[(num_blocks,)](x, partial, n, BLOCK=BLOCK)\n"]),
     (

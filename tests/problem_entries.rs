@@ -300,7 +300,7 @@ fn an_input_rebound_to_a_view_keeps_the_call_sites_shape() {
     let Some((v, _d)) = stage("rmsnorm_reshaped.py", |t| t) else {
         return;
     };
-    // `n_rows, n_cols = X.shape` reads the 2-D view, not the 3-D input: the call site's shape stands,
+    // `rows, width = X.shape` reads the 2-D view, not the 3-D input: the call site's shape stands,
     // and the sizes the call site gave the same value (hidden size in X and W) are scaled together.
     assert_eq!(inputs(&v), ["X: [X_0, X_1, X_2]", "W: [W_0]"]);
     assert_eq!(variants(&v), ["ci bfloat16 W_0=128 X_0=4 X_1=128 X_2=128", "bench-gpu bfloat16 W_0=1024 X_0=4 X_1=512 X_2=1024"]);
