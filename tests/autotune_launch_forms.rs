@@ -106,6 +106,78 @@ fn every_launch_form_has_its_tiles_and_grids_read() {
     }
 }
 
+/// One config as the stage measures it and writes it: its values in every grid and launch, no
+/// `@triton.autotune` (file, lines the file has once every tile and the warps are doubled).
+const PINNED: &[(&str, &[&str])] = &[
+    (
+        "two_sites.py",
+        &[
+            "        relu_kernel[(triton.cdiv(n, 512),)](x, y, n, BLOCK=512, num_warps=8, num_stages=3)\n    else:",
+            "    else:\n        relu_kernel[(triton.cdiv(n, 512),)](x, y, n, BLOCK=512, num_warps=8, num_stages=3)\n",
+        ],
+    ),
+    // The tile passed by position stays there, with the new value.
+    ("positional.py", &["    sq_kernel[((n + 1024 - 1) // 1024,)](x, y, n, 1024, num_warps=8, num_stages=3)\n"]),
+    (
+        "scale_3d.py",
+        &[
+            "    grid = (B, H, (S + 64 - 1) // 64)\n",
+            "scale_kernel[grid](q, o, S, q.stride(0), q.stride(1), q.stride(2), scale, BLOCK_S=64, HEAD_DIM=D, num_warps=8, num_stages=3)\n",
+        ],
+    ),
+    // The computed tile stays; the computed warps give way to the config's.
+    (
+        "softmax_computed.py",
+        &["    row_softmax[(rows,)](x, out, x.stride(0), out.stride(0), width, TILE=tile, num_warps=8, num_stages=3)\n"],
+    ),
+    ("partial_sum.py", &["    partial_sum_kernel[(num_blocks,)](x, partial, n, BLOCK=BLOCK, num_warps=8, num_stages=3)\n"]),
+    (
+        "heur_mm.py",
+        &["    grid = (cdiv(M, 128) * cdiv(N, 128),)\n", "BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=16, num_warps=8, num_stages=3)"],
+    ),
+    (
+        "mm_helper_grid.py",
+        &["mm_kernel[(triton.cdiv(M, 128), triton.cdiv(N, 128))](a, b, c, M, N, K,", "BM=128, BN=128, BK=128, num_warps=8, num_stages=3)"],
+    ),
+    // A `lambda meta:` grid keeps reading the launch's keywords.
+    ("../entries/add_main.py", &["    add_kernel[grid](x, y, output, n_elements, BLOCK_SIZE=2048, num_warps=8, num_stages=3)\n"]),
+    // A tile left to the kernel's default is passed.
+    ("default_block.py", &["    gelu_kernel[(triton.cdiv(n, 2048),)](x, y, n, BLOCK=2048, num_warps=8, num_stages=3)\n"]),
+    (
+        "module_attr.py",
+        &["bias_add_kernel[(triton.cdiv(total, 1024),)](x, self.bias, y, x.shape[-1], total, BLOCK=1024, num_warps=8, num_stages=3)\n"],
+    ),
+];
+
+#[test]
+fn one_config_is_written_into_every_launch() {
+    for (file, lines) in PINNED {
+        let text = std::fs::read_to_string(fixture(file)).unwrap();
+        let o = Outline::build(&text);
+        let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        let mut doubled = p.input.start.clone();
+        for (_, v) in &mut doubled.kwargs {
+            if let Some(i) = v.as_int() {
+                *v = ConfigValue::Int(i * 2);
+            }
+        }
+        doubled.num_warps *= 2;
+        let reading = p.readings.first().cloned().unwrap_or_default();
+        let out = p.candidate(&text, std::slice::from_ref(&doubled), &reading).unwrap();
+        assert!(!out.contains("triton.autotune") && !out.contains("META["), "{file}: {out}");
+        for line in *lines {
+            assert!(out.contains(line), "{file}: no {line:?} in\n{out}");
+        }
+        // Every launch of the kernel says every value once.
+        for l in Outline::build(&out).launches.iter().filter(|l| l.kernel == p.kernel) {
+            let args: Vec<_> = l.args.iter().filter_map(|a| a.name.clone()).collect();
+            for name in ["num_warps", "num_stages"] {
+                assert_eq!(args.iter().filter(|a| *a == name).count(), 1, "{file}: {name} in {args:?}");
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
     let Some(py) = pyenv::with("torch, triton, yaml") else {

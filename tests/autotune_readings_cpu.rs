@@ -73,7 +73,7 @@ async fn check(h: &Harness, dir: &Path, kernel: &str, derived: bool) -> Outcome 
         let cfg = probe(&plan.input.start, &names, a, b);
         for (reading, verdicts) in [(&right, &mut out.right), (&wrong, &mut out.wrong)] {
             let cand = dir.join(format!("{kernel}_{a}_{b}_{}.py", verdicts.len()));
-            std::fs::write(&cand, plan.render_as(&text, std::slice::from_ref(&cfg), reading).unwrap()).unwrap();
+            std::fs::write(&cand, plan.candidate(&text, std::slice::from_ref(&cfg), reading).unwrap()).unwrap();
             let mut args = EvaluateArgs::new(original.clone(), cand);
             args.spec = Some(spec_path.clone());
             args.family = Some(family.clone());

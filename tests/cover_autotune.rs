@@ -31,6 +31,13 @@ fn result(v: &str, speedup: f64) -> serde_json::Value {
     r
 }
 
+/// `verdict` with the interval [lo, hi] instead of ±0.02.
+fn verdict_ci(v: &str, speedup: f64, lo: f64, hi: f64) -> Reply {
+    let mut r = result_ci(v, speedup, lo, hi);
+    r["id"] = serde_json::json!(0);
+    Reply::Raw(200, r.to_string())
+}
+
 /// `result` with the interval [lo, hi] instead of ±0.02.
 fn result_ci(v: &str, speedup: f64, lo: f64, hi: f64) -> serde_json::Value {
     let mut r = result(v, speedup);
@@ -74,11 +81,16 @@ fn runner(url: &str, dir: &Path) -> StageRunner {
 }
 
 #[tokio::test]
-async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
+async fn the_fastest_config_is_written_into_the_launch_and_slower_ones_kept_out() {
     let (dir, req) = setup();
     // Space of 4: the start config (the original itself, not run), then three candidates in one sweep:
-    // slower, one the sweep cannot tell from the fastest, the fastest; then the final list.
-    let stub = Stub::start(vec![sweep(&[("slower", 0.7), ("accepted", 1.59), ("accepted", 1.6)], None), verdict("accepted", 1.55)]).await;
+    // slower, one the sweep cannot tell from the fastest, the fastest (an interval too wide to stand
+    // as the result); then the final round.
+    let stub = Stub::start(vec![
+        sweep_of(vec![result("slower", 0.7), result("accepted", 1.59), result_ci("accepted", 1.6, 1.3, 1.9)], None),
+        verdict("accepted", 1.55),
+    ])
+    .await;
     let mut planned = None;
     let out = runner(&stub.url, dir.path())
         .run(
@@ -101,7 +113,7 @@ async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
     let requests = stub.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 2);
     // One sweep request for the three configs, timed with few pairs, within what is left of the
-    // budget once the final round is set aside; the final list alone, with more pairs.
+    // budget once the final round is set aside; the final file alone, with more pairs.
     assert_eq!(requests[0]["command"], "sweep");
     let args = &requests[0]["args"];
     assert_eq!(args["candidates"].as_array().unwrap().len(), 3);
@@ -113,27 +125,47 @@ async fn the_fastest_configs_are_written_and_slower_ones_kept_out() {
     assert_eq!(requests[1]["command"], "evaluate");
     assert_eq!(requests[1]["args"]["runs"], 40);
     assert!(requests[1]["args"].get("stop_below").is_none());
-    let configs_in = |s: &str| s.matches("triton.Config(").count();
-    assert_eq!(configs_in(&new), 2, "the fastest and the one the sweep could not tell from it: {new}");
-    assert!(new.contains("@triton.autotune(") && new.contains("key=['n_elements']"), "{new}");
-    assert!(new.contains("scale_kernel[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, out, n)"), "{new}");
-    // The fastest config (round 3, 1.6×) is listed first, then round 2's (1.59×).
-    let first = new.split("triton.Config(").nth(1).unwrap();
-    let second = new.split("triton.Config(").nth(2).unwrap();
-    let label = |c: &str| {
-        let block = c.split("'BLOCK_SIZE': ").nth(1).unwrap().split('}').next().unwrap().to_string();
-        let warps = c.split("num_warps=").nth(1).unwrap().split(',').next().unwrap().to_string();
-        let stages = c.split("num_stages=").nth(1).unwrap().split(')').next().unwrap().to_string();
-        format!("BLOCK_SIZE={block} w{warps} s{stages}")
-    };
-    assert!(out.rounds[2].detail.starts_with(&label(first)), "{} vs {}", out.rounds[2].detail, label(first));
-    assert!(out.rounds[1].detail.starts_with(&label(second)));
+    // The fastest config (round 3, 1.6×) alone, in the launch: no autotuner between caller and kernel,
+    // so the one the sweep could not tell from it (round 2, 1.59×) is left out.
+    assert!(!new.contains("triton.autotune") && !new.contains("META"), "{new}");
+    let value = |detail: &str, key: &str| detail.split(key).nth(1).unwrap().split(' ').next().unwrap().to_string();
+    let (fast, tied) = (&out.rounds[2].detail, &out.rounds[1].detail);
+    let block = value(fast, "BLOCK_SIZE=");
+    let launch = format!(
+        "scale_kernel[(triton.cdiv(n, {block}),)](x, out, n, BLOCK_SIZE={block}, num_warps={}, num_stages={})",
+        value(fast, " w"),
+        value(fast, " s")
+    );
+    assert!(new.contains(&launch), "{launch} not in {new}");
+    assert!(!new.contains(&format!("BLOCK_SIZE={},", value(tied, "BLOCK_SIZE="))), "{new}");
     assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
     // Over HTTP the candidate travels as its contents, named as the stage wrote it.
-    assert!(requests[1]["args"]["candidate"]["content"].as_str().unwrap().contains("@triton.autotune("));
+    assert!(requests[1]["args"]["candidate"]["content"].as_str().unwrap().contains(&launch));
     let work = dir.path().join(".xeforge/work");
     assert!(std::fs::read_dir(&work).map_or(true, |mut d| d.next().is_none()), "the work directory is cleaned up");
     assert!(out.summary.starts_with("autotune: verified 1.55× faster"), "{}", out.summary);
+}
+
+#[tokio::test]
+async fn a_kernel_with_its_own_autotune_list_keeps_a_list_of_the_configs_the_sweep_could_not_tell_apart() {
+    let (dir, mut req) = setup();
+    let own = req.text.replace(
+        "@triton.jit\n",
+        "@triton.autotune(configs=[triton.Config({'BLOCK_SIZE': 256}, num_warps=4)], key=['n_elements'])\n@triton.jit\n",
+    );
+    let own = own
+        .replace(", BLOCK_SIZE=256, num_warps=4)", ")")
+        .replace("(triton.cdiv(n, 256),)", "lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)");
+    assert!(own.contains("@triton.autotune(") && own.contains("lambda META"), "{own}");
+    std::fs::write(&req.path, &own).unwrap();
+    req.text = own;
+    let stub = Stub::start(vec![sweep(&[("slower", 0.7), ("accepted", 1.59), ("accepted", 1.6)], None), verdict("accepted", 1.55)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
+    let new = out.new_text.unwrap();
+    assert_eq!(new.matches("triton.Config(").count(), 2, "the fastest and the one the sweep could not tell from it: {new}");
+    assert_eq!(new.matches("@triton.autotune(").count(), 1, "{new}");
+    assert_eq!(stub.requests.lock().unwrap().len(), 2, "a list of two is a new file: evaluated");
 }
 
 #[tokio::test]
@@ -143,7 +175,7 @@ async fn a_harness_without_sweep_gets_one_evaluate_per_config_with_sequential_st
         unknown_command(),
         verdict("slower", 0.7),
         verdict("accepted", 1.59),
-        verdict("accepted", 1.6),
+        verdict_ci("accepted", 1.6, 1.3, 1.9),
         verdict("accepted", 1.55),
     ])
     .await;
@@ -166,7 +198,8 @@ async fn a_sweep_whose_judge_died_goes_on_from_the_config_after_the_one_blamed()
     // The second config killed the judge: it is blamed (crashed), the third is judged in a new sweep.
     let died = Some("the judge died while candidate 2 of 3 ran: was killed by SIGKILL");
     let stub = Stub::start(vec![
-        sweep(&[("accepted", 1.3), ("crashed", 1.0)], died),
+        // (the first config's interval too wide to stand as the result: the final round runs)
+        sweep_of(vec![result_ci("accepted", 1.3, 1.28, 1.45), result("crashed", 1.0)], died),
         sweep_of(vec![result_ci("accepted", 1.25, 1.1, 1.4)], None),
         verdict("accepted", 1.2),
     ])
@@ -211,8 +244,9 @@ async fn a_final_list_of_one_config_already_accepted_narrowly_is_not_evaluated_a
     assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
     assert_eq!(stub.requests.lock().unwrap().len(), 1, "the sweep only: its evaluation of the same file stands");
     assert!(out.summary.starts_with("autotune: verified 1.60× faster"), "{}", out.summary);
+    // One config is written into the launch itself: no autotuner between the caller and the kernel.
     let new = out.new_text.unwrap();
-    assert_eq!(new.matches("triton.Config(").count(), 1, "{new}");
+    assert!(!new.contains("triton.autotune") && !new.contains("META"), "{new}");
     // The record says which round stands for the final list, and keeps what the final round would have said.
     assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1]);
     let notes = &out.rounds[0].notes;
@@ -371,8 +405,8 @@ async fn a_space_the_budget_cannot_sweep_is_screened_and_swept_in_the_autotuners
     // The batch's own set-up (outside any config's seconds) is said on its first config.
     assert!(out.rounds[1].notes.iter().any(|n| n.starts_with("its batch of 1 took ")), "{:?}", out.rounds[1].notes);
     let new = out.new_text.unwrap();
-    assert_eq!(new.matches("triton.Config(").count(), 1, "{new}");
-    assert!(new.contains("triton.Config({'BLOCK_SIZE': 512}, num_warps=4, num_stages=3)"), "{new}");
+    assert!(!new.contains("triton.autotune"), "{new}");
+    assert!(new.contains("scale_kernel[(triton.cdiv(n, 512),)](x, out, n, BLOCK_SIZE=512, num_warps=4, num_stages=3)"), "{new}");
     assert_eq!(requests[2]["args"]["runs"], 40);
 }
 
@@ -502,7 +536,7 @@ async fn after_a_screen_the_sweep_goes_on_until_one_config_is_correct() {
     let details: Vec<_> = out.rounds.iter().map(|r| r.detail.clone()).collect();
     assert!(details[1].starts_with("BLOCK_SIZE=2048 w16 s3") && details[2].starts_with("BLOCK_SIZE=1024 w8 s3"), "{details:?}");
     let new = out.new_text.unwrap();
-    assert!(new.contains("triton.Config({'BLOCK_SIZE': 1024}, num_warps=8, num_stages=3)"), "{new}");
+    assert!(new.contains("scale_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK_SIZE=1024, num_warps=8, num_stages=3)"), "{new}");
 }
 
 /// A run that ends in an error (here: an LLM stage with no model configured) leaves no work directory.

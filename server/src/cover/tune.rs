@@ -145,7 +145,14 @@ impl StageRunner {
         // The derived variants must hold for the kernel as it is: the start config renders grids that
         // compute the same numbers under any reading, so a failure there means the variant is unsound
         // (an output the original leaves unwritten, a dim another must equal), not the rewrite.
-        let start_text = plan.render(text, std::slice::from_ref(&plan.input.start))?;
+        // On the interpreter the start config is the result: as an autotune list of one, the form a
+        // user extends and lets Triton's autotuner search on their GPU. Timed on a device, each single
+        // config is written into the launches (`Plan::render_one`: no wrapper cost in its time).
+        let start_as = |reading: &[String]| {
+            let one = std::slice::from_ref(&plan.input.start);
+            if on_cpu { plan.render_as(text, one, reading) } else { plan.candidate(text, one, reading) }
+        };
+        let start_text = start_as(plan.readings.first().map(Vec::as_slice).unwrap_or(&[]))?;
         let mut start_eval: Option<(RoundRecord, Option<Evaluation>)> = None;
         while fam.derived.is_some() {
             round += 1;
@@ -190,7 +197,7 @@ impl StageRunner {
                         rec.notes = plan.grid.describe(r);
                         rec.notes.extend(ready.take());
                         rec.notes.push(fam.note());
-                        let cand = plan.render_as(text, std::slice::from_ref(p), r)?;
+                        let cand = plan.candidate(text, std::slice::from_ref(p), r)?;
                         let t = Instant::now();
                         let path = self.stage_candidate(ctx, round, &cand, &mut rec, progress)?;
                         staged.push((rec, path, t));
@@ -266,7 +273,7 @@ impl StageRunner {
             rec.notes = reading_notes.clone();
             rec.notes.extend(ready.take());
             rec.notes.push(fam.note());
-            let cand = plan.render_as(text, std::slice::from_ref(&plan.input.start), &chosen_reading)?;
+            let cand = start_as(&chosen_reading)?;
             let mut e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&fam.opts)).await?;
             if e.as_ref().is_some_and(|e| e.verdict == Verdict::Error) && fam.derived.is_some() {
                 rec.notes.push(fam.fall_back(ctx));
@@ -307,7 +314,7 @@ impl StageRunner {
                 RoundRecord::new(round, "autotune", format!("screen: all {} configs in one @triton.autotune list", configs.len()));
             rec.notes = reading_notes.clone();
             rec.notes.extend(ready.take());
-            let cand = plan.render_as(text, &configs, &chosen_reading)?;
+            let cand = plan.candidate(text, &configs, &chosen_reading)?;
             // Not timed: the autotuner's search runs on the first call of each of its keys, and its
             // timings are all the screen is for (the harness's timed pairs of the list would order
             // nothing). By default (`Screen::Check`) checked on the check family without searches,
@@ -541,7 +548,7 @@ impl StageRunner {
                                 rec.notes = reading_notes.clone();
                                 rec.notes.push(fam.note());
                             }
-                            let cand = plan.render_as(text, std::slice::from_ref(c), &chosen_reading)?;
+                            let cand = plan.candidate(text, std::slice::from_ref(c), &chosen_reading)?;
                             match self.stage_candidate(ctx, round, &cand, &mut rec, progress)? {
                                 Some(path) => b.items.push((i, c.clone(), rec, path)),
                                 None => b.refused.push(rec),
@@ -591,15 +598,21 @@ impl StageRunner {
             stopped = Some(why);
         }
 
-        // The final list: the best config and those whose interval reaches its lower end (the sweep
-        // could not tell them apart), at most 3, all faster than the start.
+        // The final list. A kernel the user already autotunes keeps a list: the best config and those
+        // whose interval reaches its lower end (the sweep could not tell them apart), at most 3, all
+        // faster than the start. Otherwise the best config alone, written into the launches: with
+        // several configs Triton's autotuner sits between every call and the kernel, and on an H100
+        // host that cost 19 µs a launch (rotary: 51 µs to issue a call against 31 µs for one config,
+        // tests/bench/stages/stage_repeat.sh), which made a list of configs each verified 1.02-1.04x
+        // faster come out 0.88x. Configs the sweep could not tell apart gain nothing on the timed shape.
         measured.sort_by(|a, b| b.1.total_cmp(&a.1));
         let Some(best) = measured.first().cloned() else { return Ok(None) };
         if best.1 <= 1.0 {
             return Ok(None);
         }
+        let most = if plan.keeps_autotune() { 3 } else { 1 };
         let chosen: Vec<space::TuneConfig> =
-            measured.iter().filter(|(_, s, ci)| *s > 1.0 && ci[1] >= best.2[0]).take(3).map(|(c, _, _)| c.clone()).collect();
+            measured.iter().filter(|(_, s, ci)| *s > 1.0 && ci[1] >= best.2[0]).take(most).map(|(c, _, _)| c.clone()).collect();
         round += 1;
         let label = format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" });
         let mut rec = RoundRecord::new(round, "autotune", label);
@@ -612,7 +625,7 @@ impl StageRunner {
         if let Some(s) = stopped {
             rec.notes.push(s);
         }
-        let cand = plan.render_as(text, &chosen, &chosen_reading)?;
+        let cand = plan.candidate(text, &chosen, &chosen_reading)?;
         if let Some((v, status)) = reuse(&verified, &chosen, &cand, &fam, knobs.budget.final_reuse_width)
             .and_then(|v| Some((v, self.acceptable(ctx, &v.evaluation)?)))
         {

@@ -126,7 +126,7 @@ def harness(naive: str, cand: str, spec: str, env_extra: dict) -> dict:
         "gross_us": timing.get("gross_us"),
         "request_overhead_us": timing.get("request_overhead_us"),
         "prepare_charged_us": timing.get("prepare_charged_us"),
-        "reason": timing.get("reason"),
+        "reason": timing.get("reason") or res.get("error"),
         "seconds": round(took, 1),
     }
     diag, batch = timing.get("diag") or {}, timing.get("batch") or 1

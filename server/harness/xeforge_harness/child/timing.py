@@ -76,6 +76,9 @@ PREROLL_US = float(os.environ.get("XEFORGE_HARNESS_PREROLL_US", "0"))
 # Each timed batch's own account of its time (launch issue, device time of the calls, digest) and the
 # wall clock of each pair, in the timing's `diag`: for measuring the harness, never used in a verdict.
 DIAG = os.environ.get("XEFORGE_HARNESS_DIAG", "0") == "1"
+# With DIAG: each timing (summary, diag and every pair's per-call times) appended as a JSON line to this
+# file, for runs where the harness's answer goes through a client that keeps only the verdict (a stage).
+DIAG_LOG = os.environ.get("XEFORGE_HARNESS_DIAG_LOG") if DIAG else None
 # `pair` (default): the judge on one physical core and both workers on another for the timed batches,
 # released for each full output check (child/affinity.py; a no-op on hosts with fewer than three physical cores). On an H100
 # (tests/harness/gpu-results/2026-12-05c-h100-pair, 3 rounds) it took the same kernel against itself
@@ -353,7 +356,17 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         result["diag"] = diag
     if placement is not None and placement.where is not None:
         result["cpus"] = placement.where
+    if DIAG_LOG:
+        _log_diag(DIAG_LOG, result, base, cand)
     return result
+
+
+def _log_diag(path: str, result: dict, base: list, cand: list) -> None:
+    import json
+
+    line = {**result, "pairs_us": [[round(a, 3), round(b, 3)] for a, b in zip(base, cand)], "at": time.time()}
+    with open(path, "a") as f:
+        f.write(json.dumps(line, default=str) + "\n")
 
 
 def _after_pair(judge, problem, variant, name, i, batch, digests, rtol, atol) -> dict | None:

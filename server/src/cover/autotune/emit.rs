@@ -26,7 +26,11 @@ pub fn space_for(plan: &Plan, tt: &TuneTarget, max: usize, text: &str) -> Vec<Tu
     configs
 }
 
-/// Each config of the space rendered as a whole file (one config in the decorator), with its label.
+/// Each config of the space rendered as a whole file (the config written into the launches, as the
+/// stage measures it), with its label.
 pub fn files(plan: &Plan, tt: &TuneTarget, max: usize, text: &str) -> Result<Vec<(String, String)>, AutotuneError> {
-    space_for(plan, tt, max, text).iter().map(|c| Ok((c.label(), plan.render(text, std::slice::from_ref(c))?))).collect()
+    space_for(plan, tt, max, text)
+        .iter()
+        .map(|c| Ok((c.label(), plan.candidate(text, std::slice::from_ref(c), plan.readings.first().map(Vec::as_slice).unwrap_or(&[]))?)))
+        .collect()
 }

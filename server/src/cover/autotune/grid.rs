@@ -210,19 +210,35 @@ impl GridPlan {
 
     /// Edits that make every grid read the tuned values under `reading`.
     pub fn edits(&self, reading: &[String]) -> Vec<(TextRange, String)> {
+        self.rewrite(reading, |meta, name, minus_one| {
+            Some(if minus_one { format!("({meta}['{name}'] - 1)") } else { format!("{meta}['{name}']") })
+        })
+    }
+
+    /// Edits that write one config's values into every grid under `reading`: no `META`, no lambda
+    /// (a grid that was a plain expression stays one). `value` gives a tuned name's integer value.
+    pub fn pinned_edits(&self, reading: &[String], value: impl Fn(&str) -> Option<i64>) -> Vec<(TextRange, String)> {
+        self.rewrite(reading, |_, name, minus_one| value(name).map(|v| if minus_one { v - 1 } else { v }.to_string()))
+    }
+
+    /// Each grid source with its tile literals replaced by `by(meta name, tuned name, minus one)`;
+    /// a plain expression turned into `lambda META:` where a replacement names `META`.
+    fn rewrite(&self, reading: &[String], by: impl Fn(&str, &str, bool) -> Option<String>) -> Vec<(TextRange, String)> {
         let mut out = Vec::new();
         for (si, s) in self.sources.iter().enumerate() {
             let meta = s.meta.clone().unwrap_or_else(|| "META".into());
             let mut reps: Vec<(TextRange, String)> = Vec::new();
             for (f, name) in self.factors.iter().zip(reading).filter(|(f, _)| f.source == si) {
                 for (r, minus_one) in &f.literals {
-                    let v = if *minus_one { format!("({meta}['{name}'] - 1)") } else { format!("{meta}['{name}']") };
-                    reps.push((*r, v));
+                    if let Some(v) = by(&meta, name, *minus_one) {
+                        reps.push((*r, v));
+                    }
                 }
             }
             if reps.is_empty() {
                 continue;
             }
+            let reads_meta = reps.iter().any(|(_, v)| v.contains(&format!("{meta}[")));
             reps.sort_by_key(|(r, _)| r.start);
             let mut body = String::new();
             let mut at = 0;
@@ -235,7 +251,7 @@ impl GridPlan {
                 at = r.end;
             }
             body.push_str(&s.text[at..]);
-            let new = if s.meta.is_some() { body } else { format!("lambda META: {}", body.trim()) };
+            let new = if s.meta.is_some() || !reads_meta { body } else { format!("lambda META: {}", body.trim()) };
             out.push((s.target, new));
         }
         out

@@ -358,6 +358,74 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// Whether the kernel has an autotune list of its own (the stage replaces its configs, and a
+    /// result of several configs stays a list).
+    pub fn keeps_autotune(&self) -> bool {
+        matches!(self.how, How::ReplaceConfigs { .. })
+    }
+
+    /// The file the stage measures for `configs` under `reading`: one config written into the launches
+    /// ([`Plan::render_one`]), several as an autotune list ([`Plan::render_as`]).
+    pub fn candidate(&self, text: &str, configs: &[TuneConfig], reading: &[String]) -> Result<String, AutotuneError> {
+        match configs {
+            [one] => self.render_one(text, one, reading),
+            _ => self.render_as(text, configs, reading),
+        }
+    }
+
+    /// The file with one config written into the launches themselves: every grid and every launch of
+    /// the kernel take its values, with no `@triton.autotune` around the kernel. The autotuner's
+    /// wrapper costs each call launch time (6-8 µs a call on an H100 host, measured in
+    /// `tests/bench/stages/timing_gap.py`'s runs): on a kernel whose launches take about as long as
+    /// its device time, that alone turned a config 1.12x faster by device time into 0.80x in the
+    /// stage's timed comparison. A kernel that already has an autotune list keeps it, with this config.
+    pub fn render_one(&self, text: &str, config: &TuneConfig, reading: &[String]) -> Result<String, AutotuneError> {
+        if matches!(self.how, How::ReplaceConfigs { .. }) {
+            return self.render_as(text, std::slice::from_ref(config), reading);
+        }
+        let mut values: Vec<(String, String)> = config.kwargs.iter().map(|(k, v)| (k.clone(), v.render())).collect();
+        values.push(("num_warps".into(), config.num_warps.to_string()));
+        values.push(("num_stages".into(), config.num_stages.to_string()));
+        let mut edits = self.grid.pinned_edits(reading, |name| config.get(name).and_then(ConfigValue::as_int));
+        let o = Outline::build(text);
+        let params: Vec<&str> = o.kernel(&self.kernel).map(|k| k.params.iter().map(|p| p.name.as_str()).collect()).unwrap_or_default();
+        for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
+            // Positional arguments up to the first `*splat` map to the kernel's parameters in order.
+            let positional = l.args.iter().take_while(|a| a.name.is_none() && !slice(text, a.range).trim_start().starts_with('*')).count();
+            let mut missing = String::new();
+            for (name, v) in &values {
+                let passed = l
+                    .args
+                    .iter()
+                    .position(|a| a.name.as_deref() == Some(name.as_str()))
+                    .or_else(|| params.iter().position(|p| p == name).filter(|&i| i < positional));
+                match passed {
+                    Some(i) => edits.push((l.args[i].value, v.clone())),
+                    None => missing.push_str(&format!("{name}={v}, ")),
+                }
+            }
+            if missing.is_empty() {
+                continue;
+            }
+            let missing = missing.trim_end_matches([',', ' ']);
+            // Before the closing parenthesis, after a trailing comma if the list has one.
+            let close = l.args_range.end.saturating_sub(1);
+            let inner = text.get(l.args_range.start + 1..close).unwrap_or("").trim_end();
+            let sep = if inner.is_empty() {
+                ""
+            } else if inner.ends_with(',') {
+                " "
+            } else {
+                ", "
+            };
+            let at = l.args_range.start + 1 + inner.len();
+            edits.push((TextRange::empty(at), format!("{sep}{missing}")));
+        }
+        apply(text, edits)
+    }
+}
+
 fn list(configs: &[TuneConfig], indent: &str) -> String {
     let mut s = String::from("[\n");
     for c in configs {
@@ -409,6 +477,25 @@ mod tests {
     use space::TuneBackend;
 
     const HARDCODED: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n    pid = tl.program_id(0)\n    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n_elements), mask=offs < n_elements)\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n        out = torch.empty_like(x)\n        n = out.numel()\n        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        return out\n";
+
+    #[test]
+    fn one_config_goes_after_a_trailing_comma_of_a_launch_written_over_several_lines() {
+        let src = HARDCODED.replace(
+            "add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)",
+            "add_kernel[(triton.cdiv(n, 1024),)](\n            x, y, out, n,\n            BLOCK_SIZE=1024,\n        )",
+        );
+        let o = Outline::build(&src);
+        let p = plan(&src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        let mut c = p.input.start.clone();
+        c.kwargs[0].1 = ConfigValue::Int(256);
+        c.num_warps = 2;
+        let out = p.candidate(&src, &[c], &p.readings[0]).unwrap();
+        assert!(
+            out.contains("add_kernel[(triton.cdiv(n, 256),)](\n            x, y, out, n,\n            BLOCK_SIZE=256, num_warps=2, num_stages=3\n        )"),
+            "{out}"
+        );
+        assert!(!out.contains("autotune"), "{out}");
+    }
 
     #[test]
     fn hardcoded_launch_becomes_an_autotune_decorator() {
