@@ -148,7 +148,13 @@ fn evidence_item<'a>(items: &'a [Value], summary: &str) -> Option<&'a Value> {
 fn a_verified_stage_result_is_offered_while_the_kernel_is_the_one_verified() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"k\"\n").unwrap();
-    let text = fixture("cover/kernel.py");
+    // The grid in a variable: the verified result changes its line as well as the launch's, so that
+    // accepting the launch's part leaves a rest to apply.
+    let text = fixture("cover/kernel.py").replace(
+        "        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK_SIZE=256, num_warps=4)",
+        "        grid = (triton.cdiv(n, 256),)\n        # one program per tile\n        scale_kernel[grid](x, out, n, BLOCK_SIZE=256, num_warps=4)",
+    );
+    assert!(text.contains("scale_kernel[grid]"));
     let file = dir.path().join("kernel.py");
     std::fs::write(&file, &text).unwrap();
     let record = stage_run(dir.path());
@@ -160,7 +166,7 @@ fn a_verified_stage_result_is_offered_while_the_kernel_is_the_one_verified() {
     let mut c = Client::spawn();
     c.initialize(capabilities(&["utf-16"]), json!({}));
     c.open(&uri, &text, 1);
-    let launch = after(&text, "scale_kernel[(triton.cdiv(n, 256),)](x, out, n");
+    let launch = after(&text, "scale_kernel[grid](x, out, n");
 
     // At the launch: the verified result, titled with the evidence summary.
     let items = inline(&mut c, &uri, launch.clone());
@@ -172,7 +178,7 @@ fn a_verified_stage_result_is_offered_while_the_kernel_is_the_one_verified() {
     assert!(evidence_item(&inline(&mut c, &uri, after(&text, "mask = offs")), &summary).is_none());
 
     // Accepting, as an editor does: insert the item (a new version), then run its command. The rest
-    // (the decorator) comes back as an edit stamped with that version; the result is the verified file.
+    // (the grid's line) comes back as an edit stamped with that version; the result is the verified file.
     let inserted = replaced(&text, &item["range"], item["insertText"].as_str().unwrap());
     c.change(&uri, 2, json!([{"text": inserted}]));
     let args = item["command"]["arguments"].clone();
@@ -202,7 +208,7 @@ fn a_verified_stage_result_is_offered_while_the_kernel_is_the_one_verified() {
     // Back to the original with a line added above the kernel: offered again (the kernel still matches).
     let moved = text.replacen("import torch\n", "import torch\n# tuned later\n", 1);
     c.change(&uri, 4, json!([{"text": moved}]));
-    let items = inline(&mut c, &uri, after(&moved, "scale_kernel[(triton.cdiv(n, 256),)](x, out, n"));
+    let items = inline(&mut c, &uri, after(&moved, "scale_kernel[grid](x, out, n"));
     let item = evidence_item(&items, &summary).expect("offered after an edit outside the kernel");
     // A command for another text (the one the item leaves after another edit) applies nothing.
     let stale = item["command"]["arguments"].clone();
@@ -211,7 +217,7 @@ fn a_verified_stage_result_is_offered_while_the_kernel_is_the_one_verified() {
     let reply = c.request("workspace/executeCommand", json!({"command": "xeforge.acceptInline", "arguments": stale}));
     assert_eq!(reply["applied"], false, "{reply}");
     // The kernel edited: the verified result is gone.
-    let items = inline(&mut c, &uri, after(&edited, "scale_kernel[(triton.cdiv(n, 256),)](x, out, n"));
+    let items = inline(&mut c, &uri, after(&edited, "scale_kernel[grid](x, out, n"));
     assert!(evidence_item(&items, &summary).is_none(), "{items:?}");
     assert_eq!(c.applied_edits().len(), 1, "nothing applied for a text the command was not made for");
     assert_eq!(c.shutdown_and_exit(), Some(0));

@@ -215,10 +215,31 @@ impl GridPlan {
         })
     }
 
-    /// Edits that write one config's values into every grid under `reading`: no `META`, no lambda
-    /// (a grid that was a plain expression stays one). `value` gives a tuned name's integer value.
-    pub fn pinned_edits(&self, reading: &[String], value: impl Fn(&str) -> Option<i64>) -> Vec<(TextRange, String)> {
-        self.rewrite(reading, |_, name, minus_one| value(name).map(|v| if minus_one { v - 1 } else { v }.to_string()))
+    /// Edits that write one config's values into the grids under `reading`: a grid written in the
+    /// launch itself (`inline(source)`) gets the numbers, and stays a plain expression. A grid defined
+    /// elsewhere (a variable, a local `def`) may serve other launches, another kernel's too, which
+    /// keep their own values: it reads `META` as in [`GridPlan::edits`], from each launch's keywords.
+    /// `value` gives a tuned name's integer value.
+    pub fn pinned_edits(
+        &self,
+        reading: &[String],
+        inline: impl Fn(&Source) -> bool,
+        value: impl Fn(&str) -> Option<i64>,
+    ) -> Vec<(TextRange, String)> {
+        let mut out = Vec::new();
+        for (si, s) in self.sources.iter().enumerate() {
+            let only = GridPlan {
+                sources: vec![s.clone()],
+                factors: self.factors.iter().filter(|f| f.source == si).map(|f| Factor { source: 0, ..f.clone() }).collect(),
+            };
+            let reading: Vec<String> = self.factors.iter().zip(reading).filter(|(f, _)| f.source == si).map(|(_, n)| n.clone()).collect();
+            if inline(s) {
+                out.extend(only.rewrite(&reading, |_, name, minus_one| value(name).map(|v| if minus_one { v - 1 } else { v }.to_string())));
+            } else {
+                out.extend(only.edits(&reading));
+            }
+        }
+        out
     }
 
     /// Each grid source with its tile literals replaced by `by(meta name, tuned name, minus one)`;

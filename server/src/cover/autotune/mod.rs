@@ -387,8 +387,9 @@ impl Plan {
         let mut values: Vec<(String, String)> = config.kwargs.iter().map(|(k, v)| (k.clone(), v.render())).collect();
         values.push(("num_warps".into(), config.num_warps.to_string()));
         values.push(("num_stages".into(), config.num_stages.to_string()));
-        let mut edits = self.grid.pinned_edits(reading, |name| config.get(name).and_then(ConfigValue::as_int));
         let o = Outline::build(text);
+        let inline = |s: &grid::Source| o.launches.get(s.launch).is_some_and(|l| l.grid == s.target);
+        let mut edits = self.grid.pinned_edits(reading, inline, |name| config.get(name).and_then(ConfigValue::as_int));
         let params: Vec<&str> = o.kernel(&self.kernel).map(|k| k.params.iter().map(|p| p.name.as_str()).collect()).unwrap_or_default();
         for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
             // Positional arguments up to the first `*splat` map to the kernel's parameters in order.
@@ -477,6 +478,22 @@ mod tests {
     use space::TuneBackend;
 
     const HARDCODED: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n    pid = tl.program_id(0)\n    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n_elements), mask=offs < n_elements)\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n        out = torch.empty_like(x)\n        n = out.numel()\n        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        return out\n";
+
+    #[test]
+    fn a_grid_shared_with_another_kernels_launch_reads_each_launchs_own_value() {
+        let src = HARDCODED.replace(
+            "        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n",
+            "        grid = (triton.cdiv(n, 1024),)\n        add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        copy_kernel[grid](out, y, n, BLOCK_SIZE=1024)\n",
+        );
+        let o = Outline::build(&src);
+        let p = plan(&src, &o, o.kernel("add_kernel").unwrap(), TuneBackend::Cuda).unwrap();
+        let mut c = p.input.start.clone();
+        c.kwargs[0].1 = ConfigValue::Int(256);
+        let out = p.candidate(&src, &[c], &p.readings[0]).unwrap();
+        assert!(out.contains("        grid = lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)\n"), "{out}");
+        assert!(out.contains("add_kernel[grid](x, y, out, n, BLOCK_SIZE=256, num_warps=4, num_stages=3)"), "{out}");
+        assert!(out.contains("copy_kernel[grid](out, y, n, BLOCK_SIZE=1024)"), "{out}");
+    }
 
     #[test]
     fn one_config_goes_after_a_trailing_comma_of_a_launch_written_over_several_lines() {
