@@ -28,6 +28,11 @@ pub enum AutotuneError {
     NothingToTune(String),
     #[error("`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally")]
     OpaqueConfigs { kernel: String },
+    #[error(
+        "`{kernel}` is launched with `{splat}`: the stage cannot tell which tiles and options that passes, and a \
+         tuned value passed twice fails the launch; write them as keywords at the launch (e.g. `BLOCK=512, num_warps=4`)"
+    )]
+    KeywordSplat { kernel: String, splat: String },
 }
 
 /// What the generator found out about the kernel; enough to build candidates.
@@ -93,6 +98,11 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     let sites: Vec<TextRange> = launches.iter().map(|l| l.range).collect();
     // What each launch passes (`bind`), in the order of `launches`.
     let bound_at: Vec<Vec<bind::Bound>> = launches.iter().map(|l| bind::bindings(text, tree.root_node(), kernel, l, &sites)).collect();
+    // A `**dict` may hold any tuned name: writing the config beside it would pass that name twice.
+    let splat = launches.iter().flat_map(|l| &l.args).map(|a| slice(text, a.range).trim()).find(|a| a.starts_with("**"));
+    if let (None, Some(splat)) = (kernel.autotune, splat) {
+        return Err(AutotuneError::KeywordSplat { kernel: kernel.name.clone(), splat: splat.to_string() });
+    }
     let (start, key, how, start_is_original) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
         let (configs_range, first, key, count) =
@@ -493,6 +503,18 @@ mod tests {
         assert!(out.contains("        grid = lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)\n"), "{out}");
         assert!(out.contains("add_kernel[grid](x, y, out, n, BLOCK_SIZE=256, num_warps=4, num_stages=3)"), "{out}");
         assert!(out.contains("copy_kernel[grid](out, y, n, BLOCK_SIZE=1024)"), "{out}");
+    }
+
+    #[test]
+    fn a_launch_with_a_keyword_splat_is_refused_with_what_to_write_instead() {
+        let src = HARDCODED.replace(
+            "add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)",
+            "add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, **self.meta)",
+        );
+        let o = Outline::build(&src);
+        let err = plan(&src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap_err();
+        assert_eq!(err, AutotuneError::KeywordSplat { kernel: "add_kernel".into(), splat: "**self.meta".into() });
+        assert!(err.to_string().contains("write them as keywords at the launch"), "{err}");
     }
 
     #[test]
