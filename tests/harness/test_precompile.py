@@ -159,3 +159,23 @@ def test_the_switch_is_per_thread():
         worker.start()
         worker.join()
     assert seen == [True]
+
+
+def test_timed_calls_go_straight_to_the_autotuner(monkeypatch):
+    """A timed batch's calls: their keys were searched in the warm-up, so the wrapper does nothing,
+    not even the search-key check, and the autotuner's own run follows at once."""
+    from triton.runtime import autotuner
+
+    monkeypatch.setattr(autotuner.Autotuner, "run", lambda self, *a, **k: "launched")
+    precompile.install()
+    keys = []
+    monkeypatch.setattr(precompile, "search_key", lambda *a: keys.append(a) or ())
+    rec = Recorder()
+    t = tuner(rec)
+    with precompile.timed():
+        assert t.run("x", 1000, **launch_kwargs()) == "launched"
+    assert keys == [] and rec.calls == []
+    # Outside, the wrapper is back (a new key is compiled ahead of its search).
+    assert t.run("x", 1000, **launch_kwargs()) == "launched"
+    assert keys != []
+    assert precompile._searching.timed is False

@@ -397,7 +397,7 @@ class Worker:
         model, orig = self.models[msg["variant"]]
         fn = orig if self.role == "trusted" else model
         diag = _Diag(self.kind) if msg.get("diag") else None
-        with torch.no_grad():
+        with torch.no_grad(), precompile.timed():
             if diag:
                 diag.mark()
             for item in self.batch:
