@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -32,12 +31,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "general"))
 import suite  # noqa: E402
-from timing_gap import do_bench, load  # noqa: E402
+from timing_gap import do_bench, load, naive_copy  # noqa: E402
 from torch_equivalents import EQUIVALENTS  # noqa: E402
 
-SUITE = os.path.join(HERE, "general")
 BIN = os.environ.get("XEFORGE_BIN", os.path.join(REPO, "target", "release", "xeforge"))
-FAMILY = os.environ.get("FAMILY", "bench-gpu")
 DEFAULT = ["gemm_bf16_2d", "gemm_nt_helper", "gemm_unmasked_fp16", "bmm_fp16", "gemm_splitk"]
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) tried beside the shipped list.
 EXTRA = [
@@ -73,12 +70,7 @@ def overlay(dir_: str) -> None:
 
 
 def run_kernel(name: str, work: str, kb: str) -> dict:
-    spec = suite.read_spec(os.path.join(SUITE, f"{name}.yaml"))
-    variant = spec[FAMILY][0]
-    rtol, atol = float(variant.get("rtol", 1e-2)), float(variant.get("atol", 1e-2))
-    os.makedirs(work, exist_ok=True)
-    naive = os.path.join(work, "naive.py")
-    shutil.copyfile(os.path.join(SUITE, f"{name}.py"), naive)
+    spec, variant, rtol, atol, naive = naive_copy(name, work)
     space = os.path.join(work, "space")
     args = [BIN, "stage", "autotune", naive, "--device", DEV, "--knowledge", kb, "--max-configs", "64", "--emit-space", space]
     p = subprocess.run(args, capture_output=True, text=True, timeout=120)
