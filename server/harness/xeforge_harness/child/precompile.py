@@ -32,29 +32,28 @@ _searching = threading.local()
 
 
 @contextlib.contextmanager
-def searching(on: bool):
-    """Within: the autotuner searches a key it has not seen (`on`), or takes the list's first config."""
-    before = getattr(_searching, "on", True)
-    _searching.on = on
+def _switched(name: str, value: bool, default: bool):
+    """This thread's switch `name` set to `value` within, then back to what it was."""
+    before = getattr(_searching, name, default)
+    setattr(_searching, name, value)
     try:
         yield
     finally:
-        _searching.on = before
+        setattr(_searching, name, before)
 
 
-@contextlib.contextmanager
+def searching(on: bool):
+    """Within: the autotuner searches a key it has not seen (`on`), or takes the list's first config."""
+    return _switched("on", on, True)
+
+
 def timed():
     """Within: the wrapper steps aside (the autotuner's own `run` at once). Timed calls come after the
     warm-up that searched their keys, so there is nothing to compile ahead, and the check that says so
     (building the call's search key) would be launch time the candidate's own code does not spend: on
     an H100 a list of configs took 51 µs a call to issue against 31 µs for one config, whose launch
     goes through no autotuner (tests/bench/results/autotune_launch_cost_h100.md)."""
-    before = getattr(_searching, "timed", False)
-    _searching.timed = True
-    try:
-        yield
-    finally:
-        _searching.timed = before
+    return _switched("timed", True, False)
 
 
 def threads() -> int:
