@@ -489,17 +489,26 @@ mod tests {
 
     const HARDCODED: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n    pid = tl.program_id(0)\n    offs = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n_elements), mask=offs < n_elements)\n\nclass Model(torch.nn.Module):\n    def forward(self, x, y):\n        out = torch.empty_like(x)\n        n = out.numel()\n        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        return out\n";
 
+    /// HARDCODED with its launch replaced by `launch`, rendered with one config: the start config with
+    /// `BLOCK_SIZE` set to `block` and `warps` warps.
+    fn one_config(kernel: &str, launch: &str, block: i64, warps: u32) -> String {
+        let src = HARDCODED.replace("add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)", launch);
+        let o = Outline::build(&src);
+        let p = plan(&src, &o, o.kernel(kernel).unwrap(), TuneBackend::Cuda).unwrap();
+        let mut c = p.input.start.clone();
+        c.kwargs[0].1 = ConfigValue::Int(block);
+        c.num_warps = warps;
+        p.candidate(&src, &[c], &p.readings[0]).unwrap()
+    }
+
     #[test]
     fn a_grid_shared_with_another_kernels_launch_reads_each_launchs_own_value() {
-        let src = HARDCODED.replace(
-            "        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n",
-            "        grid = (triton.cdiv(n, 1024),)\n        add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        copy_kernel[grid](out, y, n, BLOCK_SIZE=1024)\n",
+        let out = one_config(
+            "add_kernel",
+            "grid = (triton.cdiv(n, 1024),)\n        add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)\n        copy_kernel[grid](out, y, n, BLOCK_SIZE=1024)",
+            256,
+            4,
         );
-        let o = Outline::build(&src);
-        let p = plan(&src, &o, o.kernel("add_kernel").unwrap(), TuneBackend::Cuda).unwrap();
-        let mut c = p.input.start.clone();
-        c.kwargs[0].1 = ConfigValue::Int(256);
-        let out = p.candidate(&src, &[c], &p.readings[0]).unwrap();
         assert!(out.contains("        grid = lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)\n"), "{out}");
         assert!(out.contains("add_kernel[grid](x, y, out, n, BLOCK_SIZE=256, num_warps=4, num_stages=3)"), "{out}");
         assert!(out.contains("copy_kernel[grid](out, y, n, BLOCK_SIZE=1024)"), "{out}");
@@ -519,16 +528,8 @@ mod tests {
 
     #[test]
     fn one_config_goes_after_a_trailing_comma_of_a_launch_written_over_several_lines() {
-        let src = HARDCODED.replace(
-            "add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)",
-            "add_kernel[(triton.cdiv(n, 1024),)](\n            x, y, out, n,\n            BLOCK_SIZE=1024,\n        )",
-        );
-        let o = Outline::build(&src);
-        let p = plan(&src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
-        let mut c = p.input.start.clone();
-        c.kwargs[0].1 = ConfigValue::Int(256);
-        c.num_warps = 2;
-        let out = p.candidate(&src, &[c], &p.readings[0]).unwrap();
+        let launch = "add_kernel[(triton.cdiv(n, 1024),)](\n            x, y, out, n,\n            BLOCK_SIZE=1024,\n        )";
+        let out = one_config("add_kernel", launch, 256, 2);
         assert!(
             out.contains("add_kernel[(triton.cdiv(n, 256),)](\n            x, y, out, n,\n            BLOCK_SIZE=256, num_warps=2, num_stages=3\n        )"),
             "{out}"
