@@ -139,6 +139,7 @@ async fn the_fastest_config_is_written_into_the_launch_and_slower_ones_kept_out(
     assert!(new.contains(&launch), "{launch} not in {new}");
     assert!(!new.contains(&format!("BLOCK_SIZE={},", value(tied, "BLOCK_SIZE="))), "{new}");
     assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    assert_eq!(out.rounds[3].detail, format!("final: {} written into the launches", fast.split(" (").next().unwrap()));
     // Over HTTP the candidate travels as its contents, named as the stage wrote it.
     assert!(requests[1]["args"]["candidate"]["content"].as_str().unwrap().contains(&launch));
     let work = dir.path().join(".xeforge/work");

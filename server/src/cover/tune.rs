@@ -614,7 +614,10 @@ impl StageRunner {
         let chosen: Vec<space::TuneConfig> =
             measured.iter().filter(|(_, s, ci)| *s > 1.0 && ci[1] >= best.2[0]).take(most).map(|(c, _, _)| c.clone()).collect();
         round += 1;
-        let label = format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" });
+        let label = match chosen.as_slice() {
+            [one] if !plan.keeps_autotune() => format!("final: {} written into the launches", one.label()),
+            _ => format!("final list of {} config{}", chosen.len(), if chosen.len() == 1 { "" } else { "s" }),
+        };
         let mut rec = RoundRecord::new(round, "autotune", label);
         rec.notes = reading_notes;
         rec.notes.extend(ready.take());
