@@ -152,7 +152,7 @@ impl StageRunner {
             let one = std::slice::from_ref(&plan.input.start);
             if on_cpu { plan.render_as(text, one, reading) } else { plan.candidate(text, one, reading) }
         };
-        let start_text = start_as(plan.readings.first().map(Vec::as_slice).unwrap_or(&[]))?;
+        let start_text = start_as(plan.first_reading())?;
         let mut start_eval: Option<(RoundRecord, Option<Evaluation>)> = None;
         while fam.derived.is_some() {
             round += 1;

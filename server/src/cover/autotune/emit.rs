@@ -31,6 +31,6 @@ pub fn space_for(plan: &Plan, tt: &TuneTarget, max: usize, text: &str) -> Vec<Tu
 pub fn files(plan: &Plan, tt: &TuneTarget, max: usize, text: &str) -> Result<Vec<(String, String)>, AutotuneError> {
     space_for(plan, tt, max, text)
         .iter()
-        .map(|c| Ok((c.label(), plan.candidate(text, std::slice::from_ref(c), plan.readings.first().map(Vec::as_slice).unwrap_or(&[]))?)))
+        .map(|c| Ok((c.label(), plan.candidate(text, std::slice::from_ref(c), plan.first_reading())?)))
         .collect()
 }

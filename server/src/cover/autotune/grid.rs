@@ -210,9 +210,7 @@ impl GridPlan {
 
     /// Edits that make every grid read the tuned values under `reading`.
     pub fn edits(&self, reading: &[String]) -> Vec<(TextRange, String)> {
-        self.rewrite(reading, |meta, name, minus_one| {
-            Some(if minus_one { format!("({meta}['{name}'] - 1)") } else { format!("{meta}['{name}']") })
-        })
+        self.rewrite(reading, |_, meta, name, minus_one| Some(from_meta(meta, name, minus_one)))
     }
 
     /// Edits that write one config's values into the grids under `reading`: a grid written in the
@@ -226,32 +224,25 @@ impl GridPlan {
         inline: impl Fn(&Source) -> bool,
         value: impl Fn(&str) -> Option<i64>,
     ) -> Vec<(TextRange, String)> {
-        let mut out = Vec::new();
-        for (si, s) in self.sources.iter().enumerate() {
-            let only = GridPlan {
-                sources: vec![s.clone()],
-                factors: self.factors.iter().filter(|f| f.source == si).map(|f| Factor { source: 0, ..f.clone() }).collect(),
-            };
-            let reading: Vec<String> = self.factors.iter().zip(reading).filter(|(f, _)| f.source == si).map(|(_, n)| n.clone()).collect();
+        self.rewrite(reading, |s, meta, name, minus_one| {
             if inline(s) {
-                out.extend(only.rewrite(&reading, |_, name, minus_one| value(name).map(|v| if minus_one { v - 1 } else { v }.to_string())));
+                value(name).map(|v| if minus_one { v - 1 } else { v }.to_string())
             } else {
-                out.extend(only.edits(&reading));
+                Some(from_meta(meta, name, minus_one))
             }
-        }
-        out
+        })
     }
 
-    /// Each grid source with its tile literals replaced by `by(meta name, tuned name, minus one)`;
-    /// a plain expression turned into `lambda META:` where a replacement names `META`.
-    fn rewrite(&self, reading: &[String], by: impl Fn(&str, &str, bool) -> Option<String>) -> Vec<(TextRange, String)> {
+    /// Each grid source with its tile literals replaced by `by(source, meta name, tuned name, minus
+    /// one)`; a plain expression turned into `lambda META:` where a replacement names `META`.
+    fn rewrite(&self, reading: &[String], by: impl Fn(&Source, &str, &str, bool) -> Option<String>) -> Vec<(TextRange, String)> {
         let mut out = Vec::new();
         for (si, s) in self.sources.iter().enumerate() {
             let meta = s.meta.clone().unwrap_or_else(|| "META".into());
             let mut reps: Vec<(TextRange, String)> = Vec::new();
             for (f, name) in self.factors.iter().zip(reading).filter(|(f, _)| f.source == si) {
                 for (r, minus_one) in &f.literals {
-                    if let Some(v) = by(&meta, name, *minus_one) {
+                    if let Some(v) = by(s, &meta, name, *minus_one) {
                         reps.push((*r, v));
                     }
                 }
@@ -277,6 +268,11 @@ impl GridPlan {
         }
         out
     }
+}
+
+/// A tuned name read from the grid's meta-parameter (`META['BLOCK']`, or `(META['BLOCK'] - 1)`).
+fn from_meta(meta: &str, name: &str, minus_one: bool) -> String {
+    if minus_one { format!("({meta}['{name}'] - 1)") } else { format!("{meta}['{name}']") }
 }
 
 /// The grid expression of a launch, wherever it is written.

@@ -369,6 +369,11 @@ impl Plan {
 }
 
 impl Plan {
+    /// The most plausible grid reading (empty where no grid factor is tuned).
+    pub fn first_reading(&self) -> &[String] {
+        self.readings.first().map(Vec::as_slice).unwrap_or(&[])
+    }
+
     /// Whether the kernel has an autotune list of its own (the stage replaces its configs, and a
     /// result of several configs stays a list).
     pub fn keeps_autotune(&self) -> bool {
@@ -386,12 +391,12 @@ impl Plan {
 
     /// The file with one config written into the launches themselves: every grid and every launch of
     /// the kernel take its values, with no `@triton.autotune` around the kernel. The autotuner's
-    /// wrapper costs each call launch time (6-8 µs a call on an H100 host, measured in
-    /// `tests/bench/stages/timing_gap.py`'s runs): on a kernel whose launches take about as long as
-    /// its device time, that alone turned a config 1.12x faster by device time into 0.80x in the
+    /// wrapper costs each call launch time (6-15 µs a call on an H100 host,
+    /// tests/bench/results/autotune_launch_cost_h100.md): on a kernel whose launches take about as
+    /// long as its device time, that alone turned configs 1.07-1.12x faster into 0.80-0.87x in the
     /// stage's timed comparison. A kernel that already has an autotune list keeps it, with this config.
     pub fn render_one(&self, text: &str, config: &TuneConfig, reading: &[String]) -> Result<String, AutotuneError> {
-        if matches!(self.how, How::ReplaceConfigs { .. }) {
+        if self.keeps_autotune() {
             return self.render_as(text, std::slice::from_ref(config), reading);
         }
         let mut values: Vec<(String, String)> = config.kwargs.iter().map(|(k, v)| (k.clone(), v.render())).collect();
