@@ -347,13 +347,13 @@ impl Plan {
         edits.extend(self.grid.edits(reading));
         // Launch keywords the configs now set would conflict with them (XF109): remove them.
         let o = Outline::build(text);
-        let params: Vec<&str> = o.kernel(&self.kernel).map(|k| k.params.iter().map(|p| p.name.as_str()).collect()).unwrap_or_default();
+        let params = self.params(&o);
         for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
             for a in l.args.iter().filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n))) {
                 edits.push((arg_with_separator(text, l, a), String::new()));
             }
             // A tile passed by position goes too; the positional arguments after it become keywords.
-            let positional = l.args.iter().take_while(|a| a.name.is_none() && !slice(text, a.range).trim_start().starts_with('*')).count();
+            let positional = positional(text, l);
             if let Some(first) = (0..positional).find(|&i| params.get(i).is_some_and(|p| tuned.contains(p))) {
                 for (i, a) in l.args.iter().enumerate().take(positional).skip(first) {
                     match params.get(i) {
@@ -405,10 +405,9 @@ impl Plan {
         let o = Outline::build(text);
         let inline = |s: &grid::Source| o.launches.get(s.launch).is_some_and(|l| l.grid == s.target);
         let mut edits = self.grid.pinned_edits(reading, inline, |name| config.get(name).and_then(ConfigValue::as_int));
-        let params: Vec<&str> = o.kernel(&self.kernel).map(|k| k.params.iter().map(|p| p.name.as_str()).collect()).unwrap_or_default();
+        let params = self.params(&o);
         for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
-            // Positional arguments up to the first `*splat` map to the kernel's parameters in order.
-            let positional = l.args.iter().take_while(|a| a.name.is_none() && !slice(text, a.range).trim_start().starts_with('*')).count();
+            let positional = positional(text, l);
             let mut missing = String::new();
             for (name, v) in &values {
                 let passed = l
@@ -440,6 +439,19 @@ impl Plan {
         }
         apply(text, edits)
     }
+}
+
+impl Plan {
+    /// The kernel's parameter names, in order.
+    fn params<'a>(&self, o: &'a Outline) -> Vec<&'a str> {
+        o.kernel(&self.kernel).map(|k| k.params.iter().map(|p| p.name.as_str()).collect()).unwrap_or_default()
+    }
+}
+
+/// How many of a launch's arguments map to the kernel's parameters by position: those before the
+/// first keyword or `*splat`.
+fn positional(text: &str, l: &LaunchSite) -> usize {
+    l.args.iter().take_while(|a| a.name.is_none() && !slice(text, a.range).trim_start().starts_with('*')).count()
 }
 
 fn list(configs: &[TuneConfig], indent: &str) -> String {
