@@ -283,6 +283,14 @@ fn emit_space(args: &StageArgs, text: &str, dir: &Path) -> u8 {
     let o = crate::cover::outline::Outline::build(text);
     let files = autotune::pick_kernel(&o, args.kernel.as_deref())
         .and_then(|k| autotune::plan(text, &o, k, tt.backend))
+        .map(|mut p| {
+            // The spec a run of the stage would hand the harness, where it is a file already.
+            let spec = args.harness.spec.clone().or_else(|| crate::cover::problem::spec_beside(&args.file));
+            if let Some(s) = spec.and_then(|s| std::fs::read_to_string(s).ok()) {
+                p.read_spec(&s);
+            }
+            p
+        })
         .and_then(|p| emit::files(&p, &tt, args.max_configs, text));
     let files = match files {
         Ok(f) => f,

@@ -115,7 +115,10 @@ impl StageRunner {
         let text = &ctx.req.text;
         let tt = space::TuneTarget::for_stage(&self.kb, &target, ctx.req.device == DeviceKind::Cuda);
         let f = autotune::pick_kernel(outline, Some(kernel))?;
-        let plan = autotune::plan(text, outline, f, tt.backend)?;
+        let mut plan = autotune::plan(text, outline, f, tt.backend)?;
+        if let Some(spec) = ctx.spec.as_ref().and_then(|s| std::fs::read_to_string(s).ok()) {
+            plan.read_spec(&spec);
+        }
         let knobs = budget::Knobs::embedded();
         let configs = autotune::emit::space_for(&plan, &tt, ctx.req.max_configs, text);
         // `auto` is whatever the harness finds: the interpreter's path when that is the CPU.

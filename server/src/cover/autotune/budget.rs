@@ -157,7 +157,7 @@ pub fn prune_tiles(configs: &mut Vec<TuneConfig>, input: &TuneInput, k: &Knobs, 
 
 /// Element-wise kernels (one tile name, no `tl.dot`): drop configs whose tile gives a thread fewer than
 /// one or more than `max` elements, and put those near a 16-byte vector per thread first.
-pub fn prune(configs: &mut Vec<TuneConfig>, input: &TuneInput, k: &Knobs, elem_bytes: f64, warp: u32) {
+pub fn prune(configs: &mut Vec<TuneConfig>, input: &TuneInput, k: &Knobs, warp: u32) {
     if !prunes(input) || configs.is_empty() {
         return;
     }
@@ -166,7 +166,7 @@ pub fn prune(configs: &mut Vec<TuneConfig>, input: &TuneInput, k: &Knobs, elem_b
     let start = configs[0].clone();
     let e = &k.elementwise;
     configs.retain(|c| *c == start || per_thread(c).is_some_and(|p| p >= e.min_elems_per_thread && p <= e.max_elems_per_thread));
-    let want = (e.preferred_bytes_per_thread / elem_bytes.max(1.0)).max(1.0);
+    let want = (e.preferred_bytes_per_thread / input.elem_bytes.max(1) as f64).max(1.0);
     let rest = &mut configs[1..];
     rest.sort_by(|a, b| {
         let d = |c: &TuneConfig| per_thread(c).map(|p| (p / want).log2().abs()).unwrap_or(f64::MAX);
@@ -208,9 +208,9 @@ mod tests {
     #[test]
     fn elementwise_configs_keep_a_sane_load_per_thread() {
         let cfg = |b: i64, w: u32| TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(b))], num_warps: w, num_stages: 3 };
-        let input = TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK".into(), 128)], start: cfg(128, 4), dot_elem_bytes: 2 };
+        let input = TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK".into(), 128)], start: cfg(128, 4), elem_bytes: 4 };
         let mut v = vec![cfg(128, 4), cfg(32, 8), cfg(1024, 4), cfg(4096, 1), cfg(512, 4)];
-        prune(&mut v, &input, &Knobs::embedded(), 4.0, 32);
+        prune(&mut v, &input, &Knobs::embedded(), 32);
         // 32 over 256 threads (< 1 each) and 4096 over 32 (128 each) go; 4 fp32 per thread first.
         assert_eq!(v, vec![cfg(128, 4), cfg(512, 4), cfg(1024, 4)]);
     }
@@ -229,7 +229,7 @@ mod tests {
             kind: KernelKind::Other,
             blocks: vec![("BLOCK_M".into(), 32), ("BLOCK_N".into(), 32)],
             start: cfg(32, 32, 4),
-            dot_elem_bytes: 2,
+            elem_bytes: 2,
         };
         let mut v = vec![cfg(32, 32, 4), cfg(512, 512, 1), cfg(128, 128, 8), cfg(16, 16, 16), cfg(32, 512, 2)];
         prune_tiles(&mut v, &input, &Knobs::embedded(), 32);

@@ -148,6 +148,37 @@ fn read_dims(entry: &[&str]) -> Option<DimsAt> {
     (!dims.is_empty()).then_some((dims, line, end))
 }
 
+/// Bytes per element of the widest floating-point dtype the spec gives its tensors (inputs' own
+/// dtypes and every variant's), None when it names none (`inherit` with no variant dtype).
+///
+/// The kernel's text rarely says what its `tl.dot` reads (`tl.zeros(.., dtype=tl.float32)` is the
+/// accumulator in every GEMM); the spec does, and every family the stage runs must fit the device,
+/// so the widest one sizes the shared-memory estimate.
+pub fn float_bytes(spec: &str) -> Option<u64> {
+    let mut widest = None;
+    let mut rest = spec;
+    while let Some(at) = rest.find("dtype") {
+        rest = &rest[at + 5..];
+        let value = rest.trim_start_matches(['"', '\'']).trim_start();
+        let Some(value) = value.strip_prefix(':') else { continue };
+        let word: String = value
+            .trim_start()
+            .trim_start_matches(['"', '\''])
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        let bytes = match word.trim_start_matches("torch.") {
+            "float16" | "half" | "bfloat16" => 2,
+            "float32" | "float" => 4,
+            "float64" | "double" => 8,
+            w if w.starts_with("float8") => 1,
+            _ => continue,
+        };
+        widest = Some(widest.map_or(bytes, |b: u64| b.max(bytes)));
+    }
+    widest
+}
+
 /// Top-level families of a spec (keys whose value is a list of variants), in file order.
 pub fn families(spec: &str) -> Vec<String> {
     if spec.trim_start().starts_with('{') {
@@ -177,6 +208,18 @@ mod tests {
 
     const FLOW: &str = "inputs:\n  a: {shape: [M, K], dtype: float16}\nci:\n  - params: [a]\n    dims: {M: 64, N: 64, K: 64}\n    rtol: 1.0e-2\nbench-gpu:\n  - params: [a]\n    dims: {M: 4096, N: 4096, K: 4096}\n";
     const BLOCK: &str = "inputs:\n  x:\n    shape: [N]\n    dtype: float32\n\nci:\n  - params: [x]\n    dims:\n      N: 1000   # small\n      B: 2\n  - params: [x]\n    dims:\n      N: 4099\n";
+
+    #[test]
+    fn the_widest_float_dtype_of_the_spec_sizes_a_dot_operand() {
+        assert_eq!(float_bytes(FLOW), Some(2));
+        assert_eq!(float_bytes(BLOCK), Some(4));
+        // Inputs that inherit the variant's dtype: the variants decide; integer inputs never count.
+        let inherit = "inputs:\n  a: {shape: [M, K], dtype: inherit}\n  i: {shape: [M], dtype: int64}\nci:\n  - params: [a, i]\n    dims: {M: 96}\n    dtype: float16\nbench-gpu:\n  - params: [a, i]\n    dims: {M: 8192}\n    dtype: bfloat16\n";
+        assert_eq!(float_bytes(inherit), Some(2));
+        assert_eq!(float_bytes(&inherit.replace("float16\n", "float32\n")), Some(4));
+        assert_eq!(float_bytes(r#"{"inputs": {"x": {"shape": ["N"], "dtype": "float64"}}}"#), Some(8));
+        assert_eq!(float_bytes("inputs:\n  a: {shape: [N], dtype: inherit}\n"), None);
+    }
 
     #[test]
     fn square_dims_become_unequal_uneven_ones() {

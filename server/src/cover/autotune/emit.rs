@@ -20,8 +20,7 @@ pub fn space_for(plan: &Plan, tt: &TuneTarget, max: usize, text: &str) -> Vec<Tu
     }
     // Pruning first, then the cut: the limit counts configs worth measuring, best-placed first.
     let mut configs = space::build(&plan.input, tt, usize::MAX);
-    let elem_bytes = if text.contains("float16") || text.contains("bfloat16") { 2.0 } else { 4.0 };
-    budget::prune(&mut configs, &plan.input, &knobs, elem_bytes, warp);
+    budget::prune(&mut configs, &plan.input, &knobs, warp);
     configs.truncate(max.max(2));
     configs
 }

@@ -213,7 +213,15 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         .collect();
     let grid = grid::read(text, o, kernel, &launches, &per_launch, &facts);
     let readings = grid.readings();
-    let input = TuneInput { kind, blocks, start, dot_elem_bytes: if fp32 { 4 } else { 2 } };
+    // Without a spec ([`Plan::read_spec`]) the text is all there is: a dot's operands are 16-bit unless
+    // the kernel says fp32; other data is fp32 unless the file names a 16-bit type.
+    let elem_bytes = match has_dot {
+        true if fp32 => 4,
+        true => 2,
+        false if text.contains("float16") || text.contains("bfloat16") => 2,
+        false => 4,
+    };
+    let input = TuneInput { kind, blocks, start, elem_bytes };
     Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, how })
 }
 
@@ -312,6 +320,15 @@ fn line_indent(text: &str, at: usize) -> String {
 }
 
 impl Plan {
+    /// Size the kernel's data by the spec's dtypes ([`derive::float_bytes`]) where it names any: the
+    /// text rarely says what a dot reads, and a wrong guess prunes configs that fit (or keeps some
+    /// that cannot compile).
+    pub fn read_spec(&mut self, spec: &str) {
+        if let Some(b) = derive::float_bytes(spec) {
+            self.input.elem_bytes = b;
+        }
+    }
+
     /// The file with `configs` as the kernel's autotune list (and its launches adjusted), grids read
     /// the most plausible way.
     pub fn render(&self, text: &str, configs: &[TuneConfig]) -> Result<String, AutotuneError> {

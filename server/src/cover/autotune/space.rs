@@ -203,8 +203,10 @@ pub struct TuneInput {
     /// Constexpr names tuned, with their starting values (first config or launch literal).
     pub blocks: Vec<(String, i64)>,
     pub start: TuneConfig,
-    /// Element size of `tl.dot` operands, bytes (2 unless the kernel says fp32).
-    pub dot_elem_bytes: u64,
+    /// Bytes per element of the floating data the kernel loads (a `tl.dot`'s operands, an element-wise
+    /// tile): the spec's widest float dtype where the stage has a spec ([`super::Plan::read_spec`]),
+    /// else what the kernel's text suggests.
+    pub elem_bytes: u64,
 }
 
 /// The seed lists of `kind` ("gemm", ...) for the target's backend in its knowledge, in list order.
@@ -442,7 +444,7 @@ pub fn legal(c: &TuneConfig, input: &TuneInput, target: &TuneTarget) -> bool {
         };
         if let (Some(m), Some(n), Some(k)) = (dim('M'), dim('N'), dim('K')) {
             // XF201's estimate: pipelined A and B tiles in shared memory.
-            let bytes = ((m * k + k * n) as u64) * input.dot_elem_bytes * c.num_stages.max(1) as u64;
+            let bytes = ((m * k + k * n) as u64) * input.elem_bytes * c.num_stages.max(1) as u64;
             if target.backend == TuneBackend::Cuda && bytes > target.shared_bytes {
                 return false;
             }
@@ -466,7 +468,7 @@ mod tests {
                 num_stages: 2,
             },
             blocks,
-            dot_elem_bytes: 2,
+            elem_bytes: 2,
         }
     }
 
@@ -489,7 +491,7 @@ mod tests {
         };
         let cuda: Vec<_> = build(&gemm_input(), &TuneTarget::cuda(), 64)[1..].iter().map(dims).collect();
         assert_eq!(&cuda[..3], &[(128, 256, 64, 8, 3, 8), (64, 256, 32, 8, 4, 4), (128, 128, 32, 8, 4, 4)]);
-        assert_eq!(cuda.len(), 10, "{cuda:?}");
+        assert_eq!(cuda.len(), 11, "{cuda:?}");
         let xpu: Vec<_> = build(&gemm_input(), &TuneTarget::xpu_default(), 64)[1..].iter().map(dims).collect();
         assert!(cuda.iter().all(|c| !xpu.contains(c)), "{xpu:?}");
     }
@@ -528,7 +530,7 @@ mod tests {
         // already reach both ends of the tile range and of the warp range.
         let start = TuneConfig { kwargs: vec![("BLOCK_SIZE".into(), ConfigValue::Int(128))], num_warps: 4, num_stages: 3 };
         let input =
-            TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK_SIZE".into(), 128)], start: start.clone(), dot_elem_bytes: 4 };
+            TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK_SIZE".into(), 128)], start: start.clone(), elem_bytes: 4 };
         let s = build(&input, &TuneTarget::cuda(), 5);
         assert_eq!(s[0], start);
         let tiles: Vec<i64> = s[1..].iter().filter_map(|c| c.get("BLOCK_SIZE")?.as_int()).collect();
