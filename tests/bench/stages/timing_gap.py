@@ -142,14 +142,17 @@ def harness(naive: str, cand: str, spec: str, env_extra: dict) -> dict:
 
 
 def naive_copy(name: str, work: str) -> tuple[dict, dict, float, float, str]:
-    """A suite kernel copied into `work` as naive.py: its spec, the timed family's first variant, that
-    variant's tolerances and the copy's path."""
+    """A suite kernel copied into `work` as naive.py, its spec beside it as naive.yaml (the spec the
+    stage and `--emit-space` read): the spec, the timed family's first variant, that variant's
+    tolerances and the copy's path."""
     spec = suite.read_spec(os.path.join(SUITE, f"{name}.yaml"))
     variant = spec[FAMILY][0]
     rtol, atol = float(variant.get("rtol", 1e-2)), float(variant.get("atol", 1e-2))
     os.makedirs(work, exist_ok=True)
     naive = os.path.join(work, "naive.py")
     shutil.copyfile(os.path.join(SUITE, f"{name}.py"), naive)
+    with open(os.path.join(work, "naive.yaml"), "w") as f:
+        json.dump(spec, f)  # JSON is YAML
     return spec, variant, rtol, atol, naive
 
 
@@ -157,8 +160,6 @@ def run_kernel(name: str, work: str) -> dict:
     r: dict = {"kernel": name}
     spec, variant, rtol, atol, naive = naive_copy(name, work)
     spec_path = os.path.join(work, "naive.yaml")
-    with open(spec_path, "w") as f:
-        json.dump(spec, f)  # JSON is YAML
     space = os.path.join(work, "space")
     p = subprocess.run(
         [BIN, "stage", "autotune", naive, "--device", DEV, "--emit-space", space], capture_output=True, text=True, timeout=120

@@ -85,10 +85,11 @@ DIAG_LOG = os.environ.get("XEFORGE_HARNESS_DIAG_LOG") if DIAG else None
 # from 0.955 and 0.908 ("slower") to 0.972 and 0.981 ("correct"), softmax's interval 0.098 -> 0.031 wide.
 # `0` leaves placement to the OS; `1` pins each worker to a core of its own from its start.
 PLACE = os.environ.get("XEFORGE_HARNESS_PIN", "pair") == "pair"
-# `both`: the candidate too comes to its timed batch from a request of its own one step earlier (see
-# `_before`); `original` (default): only the original does. Built against the lean towards the original
-# measured on the H100 (2-3% under `pair`), not yet measured itself.
-TOUCH = os.environ.get("XEFORGE_HARNESS_TOUCH", "original")
+# `both` (default): the candidate too comes to its timed batch from a request of its own one step
+# earlier (see `_before`); `original`: only the original does. On an H100 `both` took the lean towards
+# the original away (self against self 0.982/0.978 -> 0.999/0.999) and narrowed the intervals
+# (0.029/0.033 -> 0.024/0.022): tests/harness/gpu-results/2026-12-06-h100-touch.
+TOUCH = os.environ.get("XEFORGE_HARNESS_TOUCH", "both")
 
 
 def not_meaningful(reason: str) -> dict:
@@ -159,11 +160,11 @@ class _Awake:
 def _before(judge, side: str, candidate_call) -> None:
     """Flush L2 (trusted), then leave the device on the other side's context, for both sides alike.
 
-    The original comes to its batch from a request of its own one step earlier (the flush). With
-    `XEFORGE_HARNESS_TOUCH=both` the candidate does too (a touch of its own, then the original's
-    touch leaves the device on the other context as before): on an H100 the candidate's batches of
-    the same kernel took 0.5-3% longer than the original's, in either order of a pair
-    (tests/harness/gpu-results/2026-12-05c-h100-pair). Not measured yet, so not the default.
+    The original comes to its batch from a request of its own one step earlier (the flush). By
+    default (`XEFORGE_HARNESS_TOUCH=both`) the candidate does too (a touch of its own, then the
+    original's touch leaves the device on the other context as before): without it, on an H100 the
+    candidate's batches of the same kernel took 0.5-3% longer than the original's, in either order of
+    a pair (tests/harness/gpu-results/2026-12-05c-h100-pair).
     """
     judge.trusted_call({"op": "flush", "preroll_us": PREROLL_US})
     if side == "A":
