@@ -233,26 +233,34 @@ async fn a_sweep_stopped_by_its_budget_ends_the_sweep() {
     assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1, 2], "no gap for the configs not judged");
 }
 
+/// The sweep's first batch stops on a budget that set the final round's time aside; its best config
+/// was accepted narrowly, so no final round will run: that time goes to the configs not yet judged,
+/// and the best config's own round is the result.
 #[tokio::test]
 async fn a_final_list_of_one_config_already_accepted_narrowly_is_not_evaluated_again() {
     let (dir, req) = setup();
     let stub = Stub::start(vec![
         sweep(&[("accepted", 1.6)], Some("budget: 1 of 3 candidates judged in 40 s (budget 41 s)")),
+        sweep(&[("slower", 0.9)], Some("budget: 1 of 2 candidates judged in 12 s (budget 13 s)")),
         verdict("accepted", 1.2),
     ])
     .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
-    assert_eq!(stub.requests.lock().unwrap().len(), 1, "the sweep only: its evaluation of the same file stands");
+    let requests = stub.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 2, "two batches of the sweep, no final round: the first config's evaluation stands");
+    let (first, rest) = (requests[0]["args"]["candidates"].as_array().unwrap(), requests[1]["args"]["candidates"].as_array().unwrap());
+    assert_eq!(rest.as_slice(), &first[1..], "the second batch is the configs the first did not judge");
+    assert!(out.rounds[1].notes.iter().any(|n| n.contains("the time set aside for one goes to more configs")), "{:?}", out.rounds[1].notes);
     assert!(out.summary.starts_with("autotune: verified 1.60× faster"), "{}", out.summary);
     // One config is written into the launch itself: no autotuner between the caller and the kernel.
     let new = out.new_text.unwrap();
     assert!(!new.contains("triton.autotune") && !new.contains("META"), "{new}");
     // The record says which round stands for the final list, and keeps what the final round would have said.
-    assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1]);
+    assert_eq!(out.rounds.iter().map(|r| r.round).collect::<Vec<_>>(), vec![1, 2]);
     let notes = &out.rounds[0].notes;
     assert!(notes.iter().any(|n| n.starts_with("the final list is this config alone, byte for byte")), "{notes:?}");
-    assert!(notes.iter().any(|n| n.starts_with("budget: 1 of 3")), "{notes:?}");
+    assert!(out.rounds.iter().flat_map(|r| &r.notes).any(|n| n.starts_with("budget: 1 of 2")), "{:?}", out.rounds);
 }
 
 #[tokio::test]
@@ -437,6 +445,7 @@ async fn a_screen_on_the_check_family_calls_the_timed_shape_once_for_the_search(
         verdict("correct", 1.0),
         screened("correct", timings, serde_json::json!([])),
         sweep(&[("accepted", 1.3)], Some("budget")),
+        sweep(&[("slower", 0.9)], Some("budget")), // the final round's time, freed: the best was accepted narrowly
         verdict("accepted", 1.3),
     ])
     .await;
@@ -464,6 +473,7 @@ async fn a_screen_on_the_timed_family_searches_in_its_checked_calls() {
         verdict("correct", 1.0),
         screened("correct", timings, serde_json::json!([])),
         sweep(&[("accepted", 1.3)], Some("budget")),
+        sweep(&[("slower", 0.9)], Some("budget")), // the final round's time, freed: the best was accepted narrowly
     ])
     .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
@@ -487,6 +497,7 @@ async fn without_timings_the_screen_puts_the_pick_for_the_largest_key_first() {
     let stub = Stub::start(vec![
         screened("accepted", serde_json::json!([]), picks),
         sweep(&[("accepted", 1.3)], Some("budget")),
+        sweep(&[("slower", 0.9)], Some("budget")), // the final round's time, freed: the best was accepted narrowly
         verdict("accepted", 1.3),
     ])
     .await;
@@ -503,6 +514,7 @@ async fn a_screen_without_an_order_leaves_the_sweep_as_it_was() {
     let stub = Stub::start(vec![
         verdict("runtime_error", 1.0),
         sweep(&[("accepted", 1.2), ("slower", 0.8), ("accepted", 1.1)], Some("budget: 3 of 7 candidates judged")),
+        sweep(&[("slower", 0.9)], Some("budget")),
         verdict("accepted", 1.19),
     ])
     .await;
@@ -529,6 +541,7 @@ async fn after_a_screen_the_sweep_goes_on_until_one_config_is_correct() {
         screened("accepted", timings, serde_json::json!([])),
         sweep(&[("incorrect", 1.0)], Some("budget: 1 of 7 candidates judged")),
         sweep(&[("accepted", 1.5)], Some("budget: 1 of 6 candidates judged")),
+        sweep(&[("slower", 0.9)], Some("budget")),
         verdict("accepted", 1.49),
     ])
     .await;

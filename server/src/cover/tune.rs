@@ -395,7 +395,7 @@ impl StageRunner {
             // Read the answers in, in the order their batches were sent.
             let mut restart: Option<(usize, u32)> = None; // judge again from (index in the sweep, round before)
             while let Some((outcome, took)) = done.remove(&read) {
-                let Some(Batch { first, first_round, mut items, mut refused }) = staged.remove(&read) else { break };
+                let Some(Batch { first, first_round, mut items, mut refused, reserved }) = staged.remove(&read) else { break };
                 read += 1;
                 pending = pending.saturating_sub(items.len());
                 if items.is_empty() {
@@ -474,7 +474,23 @@ impl StageRunner {
                 // can be wrong on the check family: tiles larger than its dims), so the sweep goes on past
                 // the budget until then.
                 match (unjudged, why) {
-                    (Some((_, r)), Some(w)) if w.starts_with("budget") && (!screened || enough(screened, tried, measured.len())) => {
+                    (Some((i, r)), Some(w)) if w.starts_with("budget") && (!screened || enough(screened, tried, measured.len())) => {
+                        // The batch's room had the final round set aside, and that round will not run now
+                        // (the best config's own round stands for it): the time goes to the next configs.
+                        let freed = reserved
+                            && staged.is_empty()
+                            && flying.is_empty()
+                            && !plan.keeps_autotune()
+                            && best_is_final(&measured, &verified, knobs.budget.final_reuse_width)
+                            && clock.elapsed().as_secs_f64() + eval_s <= budget_s;
+                        if freed {
+                            carried.push(
+                                "the best config's round is the result as it stands (no final round): the time set aside for one goes to more configs"
+                                    .into(),
+                            );
+                            restart = Some((i, r - 1));
+                            break;
+                        }
                         stop_at.get_or_insert((r, format!("{w}; {tried} of {} configs measured in all", sweep.len())));
                     }
                     // The judge died (blaming the config that ran) or the trusted side failed: the rest
@@ -500,7 +516,10 @@ impl StageRunner {
             // Send: a batch to every free lane.
             if stop_at.is_none() && stopped.is_none() && next < sweep.len() && flying.len() < lanes {
                 let elapsed = clock.elapsed().as_secs_f64();
-                let final_s = eval_s * knobs.budget.final_factor;
+                // The final round's time is set aside only where that round will run: a best config
+                // whose own round was accepted with a narrow interval is the result as it stands (`reuse`).
+                let will_reuse = !plan.keeps_autotune() && best_is_final(&measured, &verified, knobs.budget.final_reuse_width);
+                let final_s = if will_reuse { 0.0 } else { eval_s * knobs.budget.final_factor };
                 if enough(screened, tried + pending, measured.len()) && elapsed + eval_s + final_s > budget_s {
                     // Out of time: nothing more is sent; the batches in flight are still read.
                     if flying.is_empty() {
@@ -533,7 +552,8 @@ impl StageRunner {
                     // The harness's budget counts from its own start: what is left once the final round is set aside.
                     let room = (budget_s - elapsed - final_s).max(0.001);
                     while flying.len() < lanes && next < sweep.len() {
-                        let mut b = Batch { first: next, first_round: round, items: Vec::new(), refused: Vec::new() };
+                        let mut b =
+                            Batch { first: next, first_round: round, items: Vec::new(), refused: Vec::new(), reserved: final_s > 0.0 };
                         while b.items.len() < per_batch && next < sweep.len() {
                             let (i, c) = (next, &sweep[next]);
                             next += 1;
@@ -713,6 +733,15 @@ fn screen_order(e: &Evaluation, sweep: &[space::TuneConfig]) -> Vec<usize> {
     pick.and_then(|p| sweep.iter().position(|c| c.matches(&p.config))).into_iter().collect()
 }
 
+/// Whether the best config measured so far would be the stage's result without a final round: its
+/// own round `accepted` with an interval at most `width` wide (what [`reuse`] asks of it).
+fn best_is_final(measured: &[(space::TuneConfig, f64, [f64; 2])], verified: &[Verified], width: f64) -> bool {
+    let Some(best) = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return false };
+    let [lo, hi] = best.2;
+    let own = verified.iter().rev().find(|v| v.config == best.0);
+    own.is_some_and(|v| v.evaluation.verdict == Verdict::Accepted) && lo > 0.0 && hi / lo - 1.0 <= width
+}
+
 /// Configs staged for one harness request of the sweep.
 struct Batch {
     /// Where in the sweep it starts, and the round before its first config: where to go back to.
@@ -721,6 +750,8 @@ struct Batch {
     items: Vec<(usize, space::TuneConfig, RoundRecord, std::path::PathBuf)>,
     /// Configs the guard refused, kept in round order with the judged ones.
     refused: Vec<RoundRecord>,
+    /// Its room had the final round's time set aside.
+    reserved: bool,
 }
 
 /// A batch's answer: one `sweep`, or one `evaluate` from a harness without `sweep`; nothing for a

@@ -529,8 +529,7 @@ mod tests {
         // A row kernel's one tile (128) with every warp count: the first configs after the start must
         // already reach both ends of the tile range and of the warp range.
         let start = TuneConfig { kwargs: vec![("BLOCK_SIZE".into(), ConfigValue::Int(128))], num_warps: 4, num_stages: 3 };
-        let input =
-            TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK_SIZE".into(), 128)], start: start.clone(), elem_bytes: 4 };
+        let input = TuneInput { kind: KernelKind::Other, blocks: vec![("BLOCK_SIZE".into(), 128)], start: start.clone(), elem_bytes: 4 };
         let s = build(&input, &TuneTarget::cuda(), 5);
         assert_eq!(s[0], start);
         let tiles: Vec<i64> = s[1..].iter().filter_map(|c| c.get("BLOCK_SIZE")?.as_int()).collect();
