@@ -514,7 +514,7 @@ fn autotune_seed_lists_are_overlaid_and_reach_the_space() {
         kind: KernelKind::Gemm,
         blocks: vec![("BLOCK_M".into(), 32), ("BLOCK_N".into(), 32), ("BLOCK_K".into(), 32)],
         start,
-        dot_elem_bytes: 2,
+        elem_bytes: 2,
     };
     let mut target = TuneTarget::xpu_default();
     target.seeds = kb.autotune_seeds.clone();

@@ -30,8 +30,25 @@ from timing_gap import do_bench  # noqa: E402
 
 
 @triton.jit
-def gemm(A, B, C, M, N, K, sam, sak, sbk, sbn, scm, scn,
-         BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr, MASK_K: tl.constexpr):
+def gemm(
+    A,
+    B,
+    C,
+    M,
+    N,
+    K,
+    sam,
+    sak,
+    sbk,
+    sbn,
+    scm,
+    scn,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    GROUP: tl.constexpr,
+    MASK_K: tl.constexpr,
+):
     # GROUP == 0: a 2-D grid, program_id(0) along M; otherwise a 1-D grid in groups of GROUP rows of tiles.
     if GROUP == 0:
         pid_m = tl.program_id(0)
@@ -65,15 +82,39 @@ def run(a, b, c, bm, bn, bk, w, s, group, mask_k):
     M, K = a.shape
     N = b.shape[1]
     grid = (triton.cdiv(M, bm), triton.cdiv(N, bn)) if group == 0 else (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
-    gemm[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-               BM=bm, BN=bn, BK=bk, GROUP=group, MASK_K=mask_k, num_warps=w, num_stages=s)
+    gemm[grid](
+        a,
+        b,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BM=bm,
+        BN=bn,
+        BK=bk,
+        GROUP=group,
+        MASK_K=mask_k,
+        num_warps=w,
+        num_stages=s,
+    )
     return c
 
 
 # (name, M, N, K, dtype, B stored N x K)
 PROBLEMS = [("gemm_bf16_2d", 8192, 1024, 2048, torch.bfloat16, False), ("gemm_nt_helper", 4096, 4096, 4096, torch.float16, True)]
 TILES = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (256, 128, 64, 8, 3)]
-SHAPES = [("2-D, K masked (as written)", 0, True), ("2-D, no K mask", 0, False), ("grouped 8, K masked", 8, True), ("grouped 8, no K mask", 8, False)]
+SHAPES = [
+    ("2-D, K masked (as written)", 0, True),
+    ("2-D, no K mask", 0, False),
+    ("grouped 8, K masked", 8, True),
+    ("grouped 8, no K mask", 8, False),
+]
 
 
 def main(out: str) -> int:
@@ -87,7 +128,7 @@ def main(out: str) -> int:
         w = torch.randn(N, K, device=DEV, dtype=dt) if nt else None
         b = w.t() if nt else torch.randn(K, N, device=DEV, dtype=dt)
         ref = (a.float() @ b.float()).to(dt)
-        torch_us = do_bench(lambda: a @ b) if DEV == "cuda" else None
+        torch_us = do_bench(lambda a=a, b=b: a @ b) if DEV == "cuda" else None
         for label, group, mask_k in SHAPES:
             for t in tiles:
                 c = torch.empty(M, N, device=DEV, dtype=dt)
@@ -95,7 +136,11 @@ def main(out: str) -> int:
                 try:
                     run(a, b, c, *t, group, mask_k)
                     row["correct"] = bool(torch.allclose(c.float(), ref.float(), rtol=2e-2, atol=1e-1))
-                    row["us"] = do_bench(lambda t=t, c=c: run(a, b, c, *t, group, mask_k)) if DEV == "cuda" and row["correct"] else None
+                    row["us"] = (
+                        do_bench(lambda a=a, b=b, c=c, t=t, g=group, m=mask_k: run(a, b, c, *t, g, m))
+                        if DEV == "cuda" and row["correct"]
+                        else None
+                    )
                 except Exception as e:  # noqa: BLE001  (a tile that does not compile is reported)
                     row["error"] = str(e)[:160]
                 results.append(row)
@@ -108,10 +153,14 @@ def main(out: str) -> int:
             rows = [r for r in results if r["kernel"] == name and r["shape"] == label and r.get("us")]
             best = min(rows, key=lambda r: r["us"], default=None)
             if best:
-                lines.append(f"| {name} | {label} | {best['tile']} | {best['us']:.1f} | {best['torch_us']:.1f} | {best['us'] / best['torch_us']:.3f} |")
+                lines.append(
+                    f"| {name} | {label} | {best['tile']} | {best['us']:.1f} | {best['torch_us']:.1f} | {best['us'] / best['torch_us']:.3f} |"
+                )
             else:
                 ok = [r for r in results if r["kernel"] == name and r["shape"] == label]
-                lines.append(f"| {name} | {label} | – ({'correct' if all(r.get('correct') for r in ok) else 'not all correct'}) | – | – | – |")
+                lines.append(
+                    f"| {name} | {label} | – ({'correct' if all(r.get('correct') for r in ok) else 'not all correct'}) | – | – | – |"
+                )
     text = "\n".join(lines) + "\n"
     open(os.path.join(out, "gemm_structure.md"), "w").write(text)
     json.dump(results, open(os.path.join(out, "gemm_structure.json"), "w"), indent=1)

@@ -189,7 +189,18 @@ def run_kernel(name: str) -> dict:
     # 2. Its space, from the original file and the same spec (its dtypes size the GEMM tiles that fit).
     space_dir = os.path.join(work, "space")
     subprocess.run(
-        [BIN, "stage", "autotune", os.path.join(work, "naive.py"), "--device", "cuda", "--spec", os.path.join(work, f"{name}.yaml"), "--emit-space", space_dir],
+        [
+            BIN,
+            "stage",
+            "autotune",
+            os.path.join(work, "naive.py"),
+            "--device",
+            "cuda",
+            "--spec",
+            os.path.join(work, f"{name}.yaml"),
+            "--emit-space",
+            space_dir,
+        ],
         capture_output=True,
         text=True,
         timeout=60,
