@@ -706,10 +706,14 @@ fn reuse<'a>(verified: &'a [Verified], chosen: &[space::TuneConfig], cand: &str,
     let [only] = chosen else { return None };
     let sha = evidence::sha256(cand);
     let v = verified.iter().rev().find(|v| &v.config == only)?;
-    let [lo, hi] = v.evaluation.speedup_interval()?;
-    let narrow = lo > 0.0 && hi / lo - 1.0 <= width;
-    (v.evaluation.verdict == Verdict::Accepted && narrow && v.sha256.as_deref() == Some(sha.as_str()) && v.families == fam.key())
-        .then_some(v)
+    (stands(&v.evaluation, width) && v.sha256.as_deref() == Some(sha.as_str()) && v.families == fam.key()).then_some(v)
+}
+
+/// An evaluation that can stand as the stage's result without a second one: `accepted`, with an
+/// interval at most `width` wide (hi / lo - 1).
+fn stands(e: &Evaluation, width: f64) -> bool {
+    let narrow = e.speedup_interval().is_some_and(|[lo, hi]| lo > 0.0 && hi / lo - 1.0 <= width);
+    e.verdict == Verdict::Accepted && narrow
 }
 
 /// The screen's order of `sweep` (indices, fastest first): the autotuner's timings of its last
@@ -734,12 +738,10 @@ fn screen_order(e: &Evaluation, sweep: &[space::TuneConfig]) -> Vec<usize> {
 }
 
 /// Whether the best config measured so far would be the stage's result without a final round: its
-/// own round `accepted` with an interval at most `width` wide (what [`reuse`] asks of it).
+/// own round [`stands`] (what [`reuse`] asks of it).
 fn best_is_final(measured: &[(space::TuneConfig, f64, [f64; 2])], verified: &[Verified], width: f64) -> bool {
     let Some(best) = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return false };
-    let [lo, hi] = best.2;
-    let own = verified.iter().rev().find(|v| v.config == best.0);
-    own.is_some_and(|v| v.evaluation.verdict == Verdict::Accepted) && lo > 0.0 && hi / lo - 1.0 <= width
+    verified.iter().rev().find(|v| v.config == best.0).is_some_and(|v| stands(&v.evaluation, width))
 }
 
 /// Configs staged for one harness request of the sweep.
