@@ -155,8 +155,18 @@ fn read_dims(entry: &[&str]) -> Option<DimsAt> {
 /// accumulator in every GEMM); the spec does, and every family the stage runs must fit the device,
 /// so the widest one sizes the shared-memory estimate.
 pub fn float_bytes(spec: &str) -> Option<u64> {
+    // A YAML comment may name a dtype the spec does not use (`# fp64 reference: dtype: float64`).
+    let text: String = if spec.trim_start().starts_with('{') {
+        spec.to_string()
+    } else {
+        spec.lines()
+            .map(|l| l.find(" #").map_or(l, |at| &l[..at]))
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     let mut widest = None;
-    let mut rest = spec;
+    let mut rest = text.as_str();
     while let Some(at) = rest.find("dtype") {
         rest = &rest[at + 5..];
         let value = rest.trim_start_matches(['"', '\'']).trim_start();
@@ -219,6 +229,9 @@ mod tests {
         assert_eq!(float_bytes(&inherit.replace("float16\n", "float32\n")), Some(4));
         assert_eq!(float_bytes(r#"{"inputs": {"x": {"shape": ["N"], "dtype": "float64"}}}"#), Some(8));
         assert_eq!(float_bytes("inputs:\n  a: {shape: [N], dtype: inherit}\n"), None);
+        // Comments are not the spec.
+        let commented = "# the reference ran with dtype: float64\ninputs:\n  a: {shape: [N], dtype: float16}  # dtype: float32 once\n";
+        assert_eq!(float_bytes(commented), Some(2));
     }
 
     #[test]
