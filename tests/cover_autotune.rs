@@ -288,6 +288,29 @@ async fn when_nothing_beats_the_start_the_file_is_unchanged() {
     assert_eq!(stub.requests.lock().unwrap().len(), 1, "no final run without a better config");
 }
 
+/// A kernel whose calls issue in about the time they run: the harness says so (the original's own
+/// clock), and the outcome says why a device-time gain may not show.
+#[tokio::test]
+async fn an_original_bound_by_its_launches_is_named_in_the_outcome() {
+    let (dir, req) = setup();
+    let bound = |v: &str, s: f64| {
+        let mut r = result(v, s);
+        r["timing"]["issue_us"] = serde_json::json!(9.4);
+        r["timing"]["issue_bound"] = serde_json::json!(true);
+        r
+    };
+    let stub = Stub::start(vec![sweep_of(vec![bound("slower", 0.97), bound("correct", 0.99), result("slower", 0.95)], None)]).await;
+    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::NoImprovement);
+    assert!(
+        out.summary.ends_with("the original's calls are launch-bound here (9 of its 10 µs a call is launch issue): a device-time gain below that floor does not show in a loop of this call (it would with CUDA graphs, or other work queued ahead of it)"),
+        "{}",
+        out.summary
+    );
+    assert_eq!(out.rounds[1].launch_bound_us, Some(9.4));
+    assert_eq!(out.rounds[2].launch_bound_us, None, "a round whose timing did not find it");
+}
+
 #[tokio::test]
 async fn a_final_list_that_is_not_verified_faster_is_dropped() {
     let (dir, req) = setup();

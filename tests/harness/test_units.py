@@ -240,3 +240,14 @@ def test_no_extension_by_default_nor_in_a_sweep():
     noisy = [rng.gauss(1.0, 0.1) for _ in range(20)]
     assert _planned(noisy, extend=timing.EXTEND) == 20  # off unless XEFORGE_HARNESS_EXTEND asks
     assert _planned(noisy, stop_below=1.5) == 20  # a sweep's own sequential stopping
+
+
+def test_an_original_whose_calls_issue_in_about_their_time_is_launch_bound():
+    from xeforge_harness.child.timing import ISSUE_BOUND, _issue
+
+    # Batches of 10 calls measured at 10 µs a call: 9 µs of issue a call is bound, 3 µs is not.
+    bound = _issue([90.0, 95.0, 88.0], 10, 10.0)
+    assert bound == {"issue_us": 9.0, "issue_bound": True}
+    assert _issue([30.0, 31.0], 10, 10.0)["issue_bound"] is False
+    assert _issue([10.0 * ISSUE_BOUND * 10], 10, 10.0)["issue_bound"] is True  # the boundary counts as bound
+    assert _issue([], 10, 10.0) == {} and _issue([90.0], 0, 10.0) == {}

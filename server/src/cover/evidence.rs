@@ -45,6 +45,9 @@ pub struct RoundRecord {
     /// with several GPUs, rounds are timed on different devices, each ratio on one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timing_device: Option<String>,
+    /// The original's launch issue per call (µs) where the harness found its calls bound by it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_bound_us: Option<f64>,
 }
 
 impl RoundRecord {
@@ -69,6 +72,7 @@ impl RoundRecord {
             seconds: None,
             harness_s: Vec::new(),
             timing_device: None,
+            launch_bound_us: None,
         }
     }
 
@@ -84,6 +88,7 @@ impl RoundRecord {
             self.candidate_us = t.candidate_us;
             if t.meaningful {
                 self.timing_device = Some(t.device.as_ref().unwrap_or(&e.device).label());
+                self.launch_bound_us = t.issue_us.filter(|_| t.issue_bound == Some(true));
             }
         }
         self.autotune_picks = e.compile.as_ref().map(|c| c.autotune_picks.clone()).unwrap_or_default();
@@ -195,9 +200,14 @@ impl Record {
 }
 
 /// The one line shown on an edit's label and by the CLI.
-pub fn summary_line(stage: &str, e: Option<&Evaluation>, outcome: &str, rounds: usize) -> String {
+pub fn summary_line(stage: &str, e: Option<&Evaluation>, outcome: &str, rounds: &[RoundRecord]) -> String {
     let Some(e) = e else {
-        return format!("{stage}: no verified improvement in {rounds} round{}; file unchanged", if rounds == 1 { "" } else { "s" });
+        let n = rounds.len();
+        let mut s = format!("{stage}: no verified improvement in {n} round{}; file unchanged", if n == 1 { "" } else { "s" });
+        if let Some(why) = launch_bound(rounds) {
+            s.push_str(&format!("; {why}"));
+        }
+        return s;
     };
     let dev = if e.device.name.is_empty() { e.device.kind.clone() } else { e.device.name.clone() };
     let checks = e.correctness.as_ref().map(|c| {
@@ -216,6 +226,17 @@ pub fn summary_line(stage: &str, e: Option<&Evaluation>, outcome: &str, rounds: 
         ("correct-only", _, _) => format!("{stage}: verified correct on {dev}{checks} (a correctness stage: no speedup needed)"),
         _ => format!("{stage}: {} on {dev}; file unchanged", e.verdict),
     }
+}
+
+/// Why a faster kernel may not show: the last timed round whose original the harness found bound by
+/// its launch issue (a call's measured time is then its issue time, in a loop of that call).
+pub fn launch_bound(rounds: &[RoundRecord]) -> Option<String> {
+    let (issue, call) = rounds.iter().rev().find_map(|r| r.launch_bound_us.zip(r.baseline_us))?;
+    Some(format!(
+        "the original's calls are launch-bound here ({issue:.0} of its {call:.0} µs a call is launch issue): \
+         a device-time gain below that floor does not show in a loop of this call (it would with CUDA graphs, \
+         or other work queued ahead of it)"
+    ))
 }
 
 /// What the editor reads back from a record on disk (`lsp::inline`): the fields that say which kernel

@@ -383,7 +383,7 @@ impl StageRunner {
 
         let status = best.as_ref().map(|b| b.status).unwrap_or(OutcomeStatus::NoImprovement);
         let evaluation = best.as_ref().map(|b| b.evaluation.clone());
-        let summary = evidence::summary_line(&stage.name, evaluation.as_ref().filter(|_| best.is_some()), status.as_str(), rounds.len());
+        let summary = evidence::summary_line(&stage.name, evaluation.as_ref().filter(|_| best.is_some()), status.as_str(), &rounds);
         let new_text = best.map(|b| b.text);
         let kernel_range_after = new_text.as_deref().map(|t| {
             let o = Outline::build(t);

@@ -411,6 +411,13 @@ pub struct TimingReport {
     /// and its index on a host with several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceInfo>,
+    /// The original's launch issue per call, µs, on its own (trusted) process's clock (harness addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_us: Option<f64>,
+    /// The original's calls are bound by their launch issue: a device-time gain below that floor does
+    /// not show in this measurement (harness addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_bound: Option<bool>,
 }
 
 /// The original's and the candidate's per-call µs, one of each per interleaved pair.

@@ -85,6 +85,10 @@ DIAG_LOG = os.environ.get("XEFORGE_HARNESS_DIAG_LOG") if DIAG else None
 # from 0.955 and 0.908 ("slower") to 0.972 and 0.981 ("correct"), softmax's interval 0.098 -> 0.031 wide.
 # `0` leaves placement to the OS; `1` pins each worker to a core of its own from its start.
 PLACE = os.environ.get("XEFORGE_HARNESS_PIN", "pair") == "pair"
+# The original's calls are launch-bound (`timing.issue_bound`) when issuing one takes at least this share
+# of its measured time: on an H100 a rotary embedding issued in about the time it ran, and a 7% device-time
+# gain (do_bench) came out 1.00 on the harness (tests/bench/results/autotune_gemm_h100.md).
+ISSUE_BOUND = 0.85
 # `both` (default): the candidate too comes to its timed batch from a request of its own one step
 # earlier (see `_before`); `original`: only the original does. On an H100 `both` took the lean towards
 # the original away (self against self 0.982/0.978 -> 0.999/0.999) and narrowed the intervals
@@ -179,6 +183,18 @@ def _clocked(call, msg: dict) -> tuple[float, dict]:
     start = time.perf_counter()
     reply, _ = call(msg, what="timed call")
     return (time.perf_counter() - start) * 1e6, reply
+
+
+def _issue(issue: list[float], batch: int, call_us: float) -> dict:
+    """The original's launch issue per call (median over its timed batches, its own process's clock),
+    and whether its calls are bound by it: issuing one takes at least `ISSUE_BOUND` of the time a call
+    is measured at. Such a call's measured time is its issue time, so a candidate's device-time gain
+    below that floor cannot show here (it would where the launches are not the bottleneck: CUDA graphs,
+    other work queued ahead). Never read for a verdict."""
+    if not issue or batch <= 0 or call_us <= 0:
+        return {}
+    per_call = median(issue) / batch
+    return {"issue_us": round(per_call, 3), "issue_bound": per_call >= ISSUE_BOUND * call_us}
 
 
 def _timed(call, name: str) -> tuple[float, dict]:
@@ -290,6 +306,7 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         }
 
     base, cand, checked, full, charged = [], [], 0, 0, []
+    issue: list[float] = []  # the original's own launch issue per batch (its worker's clock), µs
     diag: dict = {"original": [], "candidate": [], "t": []}
     original = _Awake(judge, pause=True, role="trusted")
     if original.pause:  # from here on it sleeps between requests too (judge.trusted_call wakes it)
@@ -311,6 +328,8 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
                 if side == "A":
                     us, reply = original.around(lambda: _timed(lambda m, what="": judge.trusted_call(m, what=what, wake=False), name))
                     base.append(us)
+                    if isinstance(reply.get("issue_us"), (int, float)):
+                        issue.append(float(reply["issue_us"]))
                 else:
                     # The clock runs inside `around`: a stopped process's wake-up is not the
                     # candidate's time (the original never pays it).
@@ -357,6 +376,8 @@ def measure(judge, problem, variant, solo_info: dict) -> dict:
         result["diag"] = diag
     if placement is not None and placement.where is not None:
         result["cpus"] = placement.where
+    if result.get("meaningful") and judge.kind != "cpu":  # the interpreter computes as it issues
+        result.update(_issue(issue, batch, result["baseline_us"]))
     if DIAG_LOG:
         _log_diag(DIAG_LOG, result, base, cand)
     return result

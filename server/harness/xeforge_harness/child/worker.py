@@ -400,13 +400,19 @@ class Worker:
         with torch.no_grad(), precompile.timed():
             if diag:
                 diag.mark()
+            issued = time.perf_counter()
             for item in self.batch:
                 item["out"] = fn(*item["args"])
+            issued = time.perf_counter() - issued
             if diag:
                 diag.mark()
             # one launch per output dtype for the whole batch, one transfer back
             values = digests_of(self.batch, self.tables)
         reply: dict = {"digests": values}
+        if self.role == "trusted":
+            # The original's launch issue, on this process's clock (the trusted side only: what the
+            # judge reads as a fact about the original, never the candidate's account of itself).
+            reply["issue_us"] = issued * 1e6
         if diag:
             reply["diag"] = diag.read()
         return reply, []
