@@ -480,8 +480,7 @@ impl StageRunner {
                         let freed = reserved
                             && staged.is_empty()
                             && flying.is_empty()
-                            && !plan.keeps_autotune()
-                            && best_is_final(&measured, &verified, knobs.budget.final_reuse_width)
+                            && best_is_final(&plan, &measured, &verified, knobs.budget.final_reuse_width)
                             && clock.elapsed().as_secs_f64() + eval_s <= budget_s;
                         if freed {
                             carried.push(
@@ -518,7 +517,7 @@ impl StageRunner {
                 let elapsed = clock.elapsed().as_secs_f64();
                 // The final round's time is set aside only where that round will run: a best config
                 // whose own round was accepted with a narrow interval is the result as it stands (`reuse`).
-                let will_reuse = !plan.keeps_autotune() && best_is_final(&measured, &verified, knobs.budget.final_reuse_width);
+                let will_reuse = best_is_final(&plan, &measured, &verified, knobs.budget.final_reuse_width);
                 let final_s = if will_reuse { 0.0 } else { eval_s * knobs.budget.final_factor };
                 if enough(screened, tried + pending, measured.len()) && elapsed + eval_s + final_s > budget_s {
                     // Out of time: nothing more is sent; the batches in flight are still read.
@@ -737,9 +736,13 @@ fn screen_order(e: &Evaluation, sweep: &[space::TuneConfig]) -> Vec<usize> {
     pick.and_then(|p| sweep.iter().position(|c| c.matches(&p.config))).into_iter().collect()
 }
 
-/// Whether the best config measured so far would be the stage's result without a final round: its
-/// own round [`stands`] (what [`reuse`] asks of it).
-fn best_is_final(measured: &[(space::TuneConfig, f64, [f64; 2])], verified: &[Verified], width: f64) -> bool {
+/// Whether the best config measured so far would be the stage's result without a final round: a
+/// kernel whose result is that config alone (not a list of the user's), and its own round [`stands`]
+/// (what [`reuse`] asks of it).
+fn best_is_final(plan: &autotune::Plan, measured: &[(space::TuneConfig, f64, [f64; 2])], verified: &[Verified], width: f64) -> bool {
+    if plan.keeps_autotune() {
+        return false;
+    }
     let Some(best) = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return false };
     verified.iter().rev().find(|v| v.config == best.0).is_some_and(|v| stands(&v.evaluation, width))
 }
