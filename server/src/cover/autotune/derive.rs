@@ -177,10 +177,12 @@ pub fn float_bytes(spec: &str) -> Option<u64> {
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
             .collect();
-        let bytes = match word.trim_start_matches("torch.") {
-            "float16" | "half" | "bfloat16" => 2,
-            "float32" | "float" => 4,
-            "float64" | "double" => 8,
+        // torch's spellings (`half`, `double`) by the problem module's one table of them.
+        let word = word.trim_start_matches("torch.");
+        let bytes = match crate::cover::problem::value::dtype_name(word).unwrap_or(word) {
+            "float16" | "bfloat16" => 2,
+            "float32" => 4,
+            "float64" => 8,
             w if w.starts_with("float8") => 1,
             _ => continue,
         };
