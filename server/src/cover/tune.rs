@@ -180,8 +180,14 @@ impl StageRunner {
         let mut reading = 0usize;
         if plan.readings.len() > 1 {
             let probes = probes(&plan, &tt);
-            let (n, expected) =
-                budget::plan(&knobs, budget_s, 0.0, eval_s, plan.readings.len() * probes.len(), configs.len().saturating_sub(1));
+            let (n, expected) = budget::plan(
+                &knobs,
+                budget_s,
+                clock.elapsed().as_secs_f64(),
+                eval_s,
+                plan.readings.len() * probes.len(),
+                configs.len().saturating_sub(1),
+            );
             progress(Progress::Planned { configs: n, expected_s: expected.round() as u64 });
             let mut found = None;
             'readings: for (ri, r) in plan.readings.iter().enumerate() {
@@ -296,9 +302,8 @@ impl StageRunner {
         // The sweep: a start config that is the original itself (speedup 1 by definition) is not timed;
         // one the original does not simply run (`Plan::start_is_original`) is a candidate like the rest.
         let mut sweep: Vec<space::TuneConfig> = configs.iter().skip(usize::from(plan.start_is_original)).cloned().collect();
-        let (planned, expected) = budget::plan(&knobs, budget_s, clock.elapsed().as_secs_f64(), eval_s, 0, sweep.len());
-        let screen = planned < sweep.len();
-        let expected = if screen { expected + eval_s * knobs.budget.screen_factor } else { expected };
+        let budget::SweepPlan { configs: planned, expected_s: expected, screen } =
+            budget::sweep_plan(&knobs, budget_s, clock.elapsed().as_secs_f64(), eval_s, sweep.len());
         progress(Progress::Planned { configs: planned, expected_s: expected.round() as u64 });
         let mut measured: Vec<(space::TuneConfig, f64, [f64; 2])> = Vec::new();
         // Each measured config's own evaluation, its round and the families it was judged on: the

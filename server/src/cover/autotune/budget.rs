@@ -92,7 +92,7 @@ fn default_final_reuse_width() -> f64 {
 }
 
 fn default_screen_factor() -> f64 {
-    2.0
+    1.0
 }
 
 fn default_sweep_batch() -> usize {
@@ -112,7 +112,7 @@ impl Knobs {
                 sweep_runs: 20,
                 min_configs: 3,
                 sweep_batch: 8,
-                screen_factor: 2.0,
+                screen_factor: default_screen_factor(),
             },
             elementwise: Elementwise { min_elems_per_thread: 1.0, max_elems_per_thread: 16.0, preferred_bytes_per_thread: 16.0 },
             tiles: Tiles::default(),
@@ -131,6 +131,28 @@ pub fn plan(k: &Knobs, budget_s: f64, spent_s: f64, eval_s: f64, screening: usiz
     let room = budget_s - spent_s - final_s - screening as f64 * eval_s;
     let n = ((room / eval_s.max(0.1)).floor().max(0.0) as usize).max(k.budget.min_configs).min(available);
     (n, spent_s + screening as f64 * eval_s + n as f64 * eval_s + final_s)
+}
+
+/// The sweep as announced before it starts: how many configs, in about how many seconds of the whole
+/// stage, and whether a screen comes first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepPlan {
+    pub configs: usize,
+    pub expected_s: f64,
+    /// Fewer configs fit than the space holds: the whole space is screened first, as one autotune list.
+    pub screen: bool,
+}
+
+/// [`plan`] for the sweep of `available` configs, the screen's own time taken from the budget where one
+/// is needed (so the announced time stays within it unless `min_configs` asks for more).
+pub fn sweep_plan(k: &Knobs, budget_s: f64, spent_s: f64, eval_s: f64, available: usize) -> SweepPlan {
+    let (configs, expected_s) = plan(k, budget_s, spent_s, eval_s, 0, available);
+    if configs >= available {
+        return SweepPlan { configs, expected_s, screen: false };
+    }
+    let screen_s = eval_s * k.budget.screen_factor;
+    let (configs, expected_s) = plan(k, budget_s, spent_s + screen_s, eval_s, 0, available);
+    SweepPlan { configs, expected_s, screen: true }
 }
 
 /// Whether [`prune`] applies: an element-wise kernel (one tile name, no `tl.dot`).
@@ -203,6 +225,26 @@ mod tests {
         assert!(total <= 60.0);
         assert_eq!(plan(&k, 60.0, 0.0, 4.0, 0, 5).0, 5);
         assert_eq!(plan(&k, 60.0, 80.0, 4.0, 0, 30).0, k.budget.min_configs);
+    }
+
+    #[test]
+    fn a_sweep_that_needs_a_screen_fits_it_into_the_budget() {
+        let k = Knobs::embedded();
+        let eval = k.eval_prior("cuda");
+        // Twelve configs do not fit a minute at the prior: the screen's time comes out of the budget,
+        // and what is announced stays within it.
+        let p = sweep_plan(&k, 60.0, 12.0, eval, 12);
+        assert!(p.screen && p.configs >= k.budget.min_configs && p.configs < 12, "{p:?}");
+        assert!(p.expected_s <= 60.0, "{p:?}");
+        let (without, _) = plan(&k, 60.0, 12.0, eval, 0, 12);
+        assert!(p.configs <= without, "{p:?}");
+        // A space that fits whole needs no screen.
+        let small = sweep_plan(&k, 60.0, 0.0, 4.0, 5);
+        assert_eq!((small.configs, small.screen), (5, false));
+        // Past the budget already: the minimum, and a time that says so.
+        let late = sweep_plan(&k, 60.0, 70.0, eval, 12);
+        assert_eq!(late.configs, k.budget.min_configs);
+        assert!(late.expected_s > 70.0, "{late:?}");
     }
 
     #[test]
