@@ -146,6 +146,10 @@ pub fn run(args: StageArgs) -> u8 {
         }
         Err(e) => {
             eprintln!("xeforge stage: {e}");
+            // A script reading stdout gets an answer it can parse, whatever went wrong.
+            if args.format == "json" {
+                println!("{}", serde_json::json!({"status": "error", "error": e.kind(), "summary": e.to_string()}));
+            }
             if matches!(e, StageError::Cancelled) { 130 } else { 2 }
         }
     }

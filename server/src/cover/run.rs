@@ -219,6 +219,24 @@ pub enum StageError {
     Cancelled,
 }
 
+impl StageError {
+    /// A stable name for each kind of failure, for machine-readable output (`--format json`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StageError::UnknownStage { .. } => "unknown-stage",
+            StageError::OriginalDoesNotParse { .. } => "does-not-parse",
+            StageError::Target(_) => "no-target",
+            StageError::Autotune(_) => "autotune",
+            StageError::NoGenerator(_) => "no-generator",
+            StageError::Llm(_) => "llm",
+            StageError::Harness(_) | StageError::HarnessVerdictError(_) => "harness",
+            StageError::ProblemIncomplete(_) => "needs-input",
+            StageError::Io { .. } => "io",
+            StageError::Cancelled => "cancelled",
+        }
+    }
+}
+
 pub struct StageRunner {
     pub kb: Arc<Knowledge>,
     pub harness: Arc<Harness>,

@@ -93,7 +93,8 @@ impl Families {
         let timed = self.opts.timing_family.clone().map(|t| format!(", timed on {t}'s largest variant")).unwrap_or_default();
         match &self.derived {
             Some((s, dims)) => {
-                let d = dims.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ");
+                // A spec quotes `N` and `n` (YAML 1.1 reads them as false); the note names the dim.
+                let d = dims.iter().map(|(k, v)| format!("{}={v}", k.trim_matches(['"', '\'']))).collect::<Vec<_>>().join(" ");
                 format!("checked on {check} ({} plus {d}: {}){timed}", self.source.clone().unwrap_or_default(), s.describe())
             }
             None => format!("checked on {check}{timed}"),
