@@ -135,3 +135,49 @@ async fn the_stage_on_a_suite_kernel_checks_the_derived_variants() {
     assert!(notes.iter().any(|n| n.contains("checked on xeforge-check") && n.contains("M=65 N=129 K=193")), "{notes:?}");
     assert_eq!(out.rounds[0].variants.len(), 2, "ci[0] and the derived variant");
 }
+
+/// The interpreter cannot time configs, so a kernel that already has an autotune list of its own keeps
+/// it whole: the stage checks it as it is and proposes no edit (before, the list became its first config).
+#[tokio::test]
+async fn on_the_interpreter_a_kernel_with_its_own_autotune_list_keeps_it_whole() {
+    let Some(py) = pyenv::with("torch, triton") else {
+        eprintln!("skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let text = r#"import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=4), triton.Config({"BLOCK": 1024}, num_warps=8)], key=["n"])
+@triton.jit
+def square_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(y_ptr + offs, x * x, mask=m)
+
+
+# xeforge: dims n=3000
+def square(x):
+    y = torch.empty_like(x)
+    n = x.numel()
+    square_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+    return y
+"#;
+    let path = dir.path().join("square.py");
+    std::fs::write(&path, text).unwrap();
+    let mut req = StageRequest::new("autotune", path, text.to_string());
+    req.workspace = dir.path().to_path_buf();
+    req.device = DeviceKind::Cpu;
+    req.timeout = 300;
+    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
+    let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(h), llm: None };
+    let out = runner.run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.status, OutcomeStatus::CorrectOnly, "{}", out.summary);
+    assert!(out.new_text.is_none(), "{:?}", out.new_text);
+    let details: Vec<&str> = out.rounds.iter().map(|r| r.detail.as_str()).collect();
+    assert!(details.iter().any(|d| d.starts_with("the kernel's own autotune list, unchanged")), "{details:?}");
+}

@@ -402,7 +402,8 @@ impl StageRunner {
         let status = best.as_ref().map(|b| b.status).unwrap_or(OutcomeStatus::NoImprovement);
         let evaluation = best.as_ref().map(|b| b.evaluation.clone());
         let summary = evidence::summary_line(&stage.name, evaluation.as_ref().filter(|_| best.is_some()), status.as_str(), &rounds);
-        let new_text = best.map(|b| b.text);
+        // A result that is the input itself (a kernel kept as it was) is no edit.
+        let new_text = best.map(|b| b.text).filter(|t| *t != req.text);
         let kernel_range_after = new_text.as_deref().map(|t| {
             let o = Outline::build(t);
             o.kernel(&kernel_name).map(|k| k.range).unwrap_or(TextRange::new(0, t.len()))

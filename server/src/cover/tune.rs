@@ -152,9 +152,23 @@ impl StageRunner {
         // On the interpreter the start config is the result: as an autotune list of one, the form a
         // user extends and lets Triton's autotuner search on their GPU. Timed on a device, each single
         // config is written into the launches (`Plan::render_one`: no wrapper cost in its time).
+        // A kernel with an autotune list of its own keeps it whole there: the interpreter cannot time
+        // configs, so it has no ground to drop any of the user's.
+        let keep_list = on_cpu && plan.keeps_autotune();
         let start_as = |reading: &[String]| {
             let one = std::slice::from_ref(&plan.input.start);
-            if on_cpu { plan.render_as(text, one, reading) } else { plan.candidate(text, one, reading) }
+            if keep_list {
+                Ok(text.to_string())
+            } else if on_cpu {
+                plan.render_as(text, one, reading)
+            } else {
+                plan.candidate(text, one, reading)
+            }
+        };
+        let cpu_detail = if keep_list {
+            "the kernel's own autotune list, unchanged (the interpreter cannot time configs)"
+        } else {
+            "starting config only (the interpreter cannot time configs)"
         };
         let start_text = start_as(plan.first_reading())?;
         let mut start_eval: Option<(RoundRecord, Option<Evaluation>)> = None;
@@ -273,13 +287,13 @@ impl StageRunner {
             // The interpreter can neither time configs nor run Triton's autotuner over several: the
             // decorator gets the starting config alone, checked on the derived variants too.
             if let Some((mut rec, Some(e))) = start_eval.filter(|_| reading == 0) {
-                rec.detail = "starting config only (the interpreter cannot time configs)".into();
+                rec.detail = cpu_detail.into();
                 rec.notes.splice(0..0, reading_notes.clone());
                 rounds.push(rec);
                 return Ok(self.acceptable(ctx, &e).map(|status| Best { text: start_text, evaluation: e, status }));
             }
             round += 1;
-            let mut rec = RoundRecord::new(round, "autotune", "starting config only (the interpreter cannot time configs)");
+            let mut rec = RoundRecord::new(round, "autotune", cpu_detail);
             rec.notes = reading_notes.clone();
             rec.notes.extend(ready.take());
             rec.notes.push(fam.note());
