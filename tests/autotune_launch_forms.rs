@@ -30,6 +30,13 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
         ],
     ),
     ("positional.py", &[("BLOCK", 512)], 4, &["    sq_kernel[lambda META: ((n + META['BLOCK'] - 1) // META['BLOCK'],)](x, y, n)\n"]),
+    // A grid written as a tuple without parentheses: the lambda returns the whole tuple.
+    (
+        "bare_tuple.py",
+        &[("BLOCK_M", 16), ("BLOCK_N", 64)],
+        4,
+        &["add_rows_kernel[lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']))](x, b, y, M, N)\n"],
+    ),
     (
         "scale_3d.py",
         &[("BLOCK_S", 32)],
@@ -120,6 +127,12 @@ const PINNED: &[(&str, &[&str])] = &[
     // The tile passed by position stays there, with the new value.
     ("positional.py", &["    sq_kernel[((n + 1024 - 1) // 1024,)](x, y, n, 1024, num_warps=8, num_stages=3)\n"]),
     (
+        "bare_tuple.py",
+        &[
+            "add_rows_kernel[(triton.cdiv(M, 32), triton.cdiv(N, 128))](x, b, y, M, N, BLOCK_M=32, BLOCK_N=128, num_warps=8, num_stages=3)\n",
+        ],
+    ),
+    (
         "scale_3d.py",
         &[
             // A grid defined apart from the launch may serve others: it reads the launch's keywords.
@@ -193,9 +206,9 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
     std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
     let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
     let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(h), llm: None };
-    // The forms a wrong rewrite breaks: a second call site, a positional tile, a named tile in a 3-D
-    // grid, a tile left at the launch, a module attribute.
-    for file in ["two_sites.py", "positional.py", "scale_3d.py", "partial_sum.py", "module_attr.py"] {
+    // The forms a wrong rewrite breaks: a second call site, a positional tile, a grid without its
+    // parentheses, a named tile in a 3-D grid, a tile left at the launch, a module attribute.
+    for file in ["two_sites.py", "positional.py", "bare_tuple.py", "scale_3d.py", "partial_sum.py", "module_attr.py"] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();

@@ -263,7 +263,7 @@ impl Outline {
         if func.kind() == "subscript"
             && let (Some(value), Some(args)) = (func.child_by_field_name("value"), n.child_by_field_name("arguments"))
         {
-            let grid = func.child_by_field_name("subscript").map(range).unwrap_or_else(|| range(func));
+            let grid = bracketed(func).unwrap_or_else(|| range(func));
             self.launches.push(LaunchSite {
                 kernel: node_text(text, value).to_string(),
                 range: range(n),
@@ -1385,6 +1385,14 @@ pub fn slice(text: &str, r: TextRange) -> &str {
     text.get(r.start..r.end).unwrap_or("")
 }
 
+/// Everything between a subscript's brackets: `k[a, b]` and `k[x,]` launch on the tuples `(a, b)` and
+/// `(x,)`, as `k[(a, b)]` does, so the grid is all of it, not its first item.
+fn bracketed(sub: Node) -> Option<TextRange> {
+    let mut cursor = sub.walk();
+    let items: Vec<Node> = sub.children(&mut cursor).skip_while(|n| n.kind() != "[").skip(1).take_while(|n| n.kind() != "]").collect();
+    Some(TextRange::new(items.first()?.start_byte(), items.last()?.end_byte()))
+}
+
 #[cfg(test)]
 mod tests {
     /// The outline's kernels are the model's: Triton's jit under any import spelling, never another
@@ -1457,6 +1465,10 @@ class Model(nn.Module):
         assert_eq!(m.methods.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["__init__", "forward"]);
         assert_eq!(o.launches.len(), 1);
         assert_eq!(slice(SRC, o.launches[0].grid), "(4,)");
+        // A grid written as a bare tuple inside the brackets is the whole tuple.
+        let bare = "k[n // 4,](x)\nk[m // 4, n // 4](x)\n";
+        let b = Outline::build(bare);
+        assert_eq!(b.launches.iter().map(|l| slice(bare, l.grid)).collect::<Vec<_>>(), ["n // 4,", "m // 4, n // 4"]);
         assert_eq!(o.launches[0].args.last().unwrap().name.as_deref(), Some("num_warps"));
         assert_eq!(o.others.len(), 1);
         assert!(o.suspects.is_empty());

@@ -270,6 +270,20 @@ impl GridPlan {
     }
 }
 
+/// Whether `expr` is a tuple without its parentheses (`a, b` or `a,`): a comma outside any bracket.
+fn bare_tuple(expr: &str) -> bool {
+    let mut depth = 0i32;
+    for c in expr.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// A tuned name read from the grid's meta-parameter (`META['BLOCK']`, or `(META['BLOCK'] - 1)`).
 fn from_meta(meta: &str, name: &str, minus_one: bool) -> String {
     if minus_one { format!("({meta}['{name}'] - 1)") } else { format!("{meta}['{name}']") }
@@ -283,7 +297,10 @@ fn source_of(text: &str, tree: &tree_sitter::Tree, outline: &Outline, l: &Launch
         if let Some(src) = helper_call(text, outline, l, g, launch) {
             return Some(src);
         }
-        return Some(Source { target: l.grid, text: slice(text, l.grid).to_string(), meta: lambda_param(g), launch });
+        // `k[a, b]` launches on the tuple `(a, b)`: read (and rewritten) as that tuple, so its
+        // items are axes and a lambda returns all of them.
+        let own = if bare_tuple(g) { format!("({g})") } else { slice(text, l.grid).to_string() };
+        return Some(Source { target: l.grid, text: own, meta: lambda_param(g), launch });
     }
     // The nearest definition before the launch: `def g(meta): return ...` or `g = ...`.
     let mut best: Option<Source> = None;
