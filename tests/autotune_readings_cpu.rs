@@ -10,12 +10,32 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use xeforge::cover::autotune::{self, derive, space::ConfigValue, space::TuneBackend, space::TuneConfig};
 use xeforge::cover::outline::Outline;
-use xeforge::cover::{OutcomeStatus, StageRequest, StageRunner};
+use xeforge::cover::{OutcomeStatus, StageOutcome, StageRequest, StageRunner};
 use xeforge::harness::{DeviceKind, EvaluateArgs, Harness, HarnessSettings, Verdict};
 use xeforge::knowledge::Knowledge;
 
 fn suite(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bench/stages/general").join(name)
+}
+
+/// A temporary project directory (the stage's workspace).
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    dir
+}
+
+/// The autotune stage on `file` of workspace `dir`, on the interpreter through the real harness.
+async fn stage_on_cpu(py: PathBuf, dir: &Path, file: &str) -> StageOutcome {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut req = StageRequest::new("autotune", path, text);
+    req.workspace = dir.to_path_buf();
+    req.device = DeviceKind::Cpu;
+    req.timeout = 300;
+    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir).unwrap();
+    let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(h), llm: None };
+    runner.run(req, |_| {}, CancellationToken::new()).await.unwrap()
 }
 
 /// The start config with the two grid tiles set to `a` and `b`.
@@ -114,19 +134,11 @@ async fn the_stage_on_a_suite_kernel_checks_the_derived_variants() {
         eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let dir = workspace();
     for f in ["gemm_grouped_fp16.py", "gemm_grouped_fp16.yaml"] {
         std::fs::copy(suite(f), dir.path().join(f)).unwrap();
     }
-    let text = std::fs::read_to_string(dir.path().join("gemm_grouped_fp16.py")).unwrap();
-    let mut req = StageRequest::new("autotune", dir.path().join("gemm_grouped_fp16.py"), text);
-    req.workspace = dir.path().to_path_buf();
-    req.device = DeviceKind::Cpu;
-    req.timeout = 300;
-    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
-    let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(h), llm: None };
-    let out = runner.run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    let out = stage_on_cpu(py, dir.path(), "gemm_grouped_fp16.py").await;
     assert_eq!(out.status, OutcomeStatus::CorrectOnly, "{}", out.summary);
     let new = out.new_text.unwrap();
     assert!(new.contains("grid = lambda META: (triton.cdiv(M, META['BLOCK_SIZE_M']) * triton.cdiv(N, META['BLOCK_SIZE_N']),)"), "{new}");
@@ -144,8 +156,7 @@ async fn on_the_interpreter_a_kernel_with_its_own_autotune_list_keeps_it_whole()
         eprintln!("skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python)");
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let dir = workspace();
     let text = r#"import torch
 import triton
 import triton.language as tl
@@ -167,15 +178,8 @@ def square(x):
     square_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
     return y
 "#;
-    let path = dir.path().join("square.py");
-    std::fs::write(&path, text).unwrap();
-    let mut req = StageRequest::new("autotune", path, text.to_string());
-    req.workspace = dir.path().to_path_buf();
-    req.device = DeviceKind::Cpu;
-    req.timeout = 300;
-    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
-    let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(h), llm: None };
-    let out = runner.run(req, |_| {}, CancellationToken::new()).await.unwrap();
+    std::fs::write(dir.path().join("square.py"), text).unwrap();
+    let out = stage_on_cpu(py, dir.path(), "square.py").await;
     assert_eq!(out.status, OutcomeStatus::CorrectOnly, "{}", out.summary);
     assert!(out.new_text.is_none(), "{:?}", out.new_text);
     let details: Vec<&str> = out.rounds.iter().map(|r| r.detail.as_str()).collect();
