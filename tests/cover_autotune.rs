@@ -362,6 +362,44 @@ async fn derived_variants_the_original_does_not_hold_on_are_dropped() {
     assert!(out.rounds[0].notes.iter().any(|n| n.contains("checking on the spec's own family")), "{:?}", out.rounds[0].notes);
 }
 
+/// The harness's answer when the device is missing (as a real one sends it), as an evaluation or a sweep.
+fn device_failed(kind: Option<&str>) -> Reply {
+    let message = "the device failed: DeviceError: no such device: cuda (torch 2.11.0 reports it unavailable)";
+    let mut r = serde_json::json!({"id": 0, "verdict": "error", "message": message, "error": message, "device": null,
+        "files": {"kernel": {"name": "original.py", "bytes": 10, "sha256": "ab"}}});
+    if let Some(kind) = kind {
+        // A sweep lists its candidates' digests.
+        r["kind"] = kind.into();
+        r["results"] = serde_json::json!([]);
+        r["files"]["candidates"] = serde_json::json!([{"name": "candidate_2.py", "bytes": 11, "sha256": "cd"}]);
+    }
+    Reply::Raw(200, r.to_string())
+}
+
+#[tokio::test]
+async fn a_device_that_fails_the_start_check_ends_the_stage_not_the_derived_variants() {
+    let (dir, mut req) = setup();
+    req.family = Some("bench-gpu".into());
+    let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
+    std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    let stub = Stub::start(vec![device_failed(None), device_failed(Some("sweep"))]).await;
+    let err = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap_err();
+    assert!(matches!(err, xeforge::cover::StageError::HarnessVerdictError(_)), "{err:?}");
+    assert!(err.to_string().contains("no such device: cuda"), "{err}");
+    // One request: no fallback to other variants, no sweep.
+    assert_eq!(stub.requests.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_sweep_the_device_fails_ends_the_stage_with_the_harness_message() {
+    let (dir, req) = setup();
+    let stub = Stub::start(vec![device_failed(Some("sweep"))]).await;
+    let err = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap_err();
+    // Before, its list of candidate digests failed to parse: "harness protocol error: sweep result: ...".
+    assert!(matches!(err, xeforge::cover::StageError::HarnessVerdictError(_)), "{err:?}");
+    assert!(err.to_string().contains("no such device: cuda"), "{err}");
+}
+
 #[tokio::test]
 async fn an_original_that_fails_on_the_device_is_reported_with_the_checkers_errors_in_it() {
     let dir = tempfile::tempdir().unwrap();

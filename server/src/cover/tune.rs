@@ -181,6 +181,11 @@ impl StageRunner {
             let t = Instant::now();
             let e = self.try_candidate_with(ctx, round, &start_text, &mut rec, progress, Some(&opts)).await?;
             spent.push(t.elapsed().as_secs_f64());
+            // The device or the harness failing is no reason to doubt the variants: it ends the stage.
+            if let Some(e) = e.as_ref().filter(|e| e.verdict == Verdict::Error && !e.blames_original()) {
+                rounds.push(rec);
+                return Err(self.harness_verdict_error(ctx, e));
+            }
             let sound = e.as_ref().is_some_and(|e| e.verdict.is_correct());
             if !sound {
                 rec.notes.push(fam.fall_back(ctx));

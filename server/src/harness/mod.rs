@@ -183,6 +183,11 @@ impl Harness {
             return Err(HarnessError::Unsupported("sweep".into()));
         }
         if v.get("verdict").is_some_and(|x| !x.is_null()) {
+            let mut v = v;
+            // A sweep lists its candidates' digests (`files.candidates`); an evaluation has one per file.
+            if let Some(files) = v.get_mut("files").and_then(|f| f.as_object_mut()) {
+                files.retain(|_, d| d.is_object());
+            }
             let e: Evaluation = serde_json::from_value(v).map_err(|e| HarnessError::Protocol(format!("sweep result: {e}")))?;
             if e.verdict != Verdict::Error {
                 return Err(HarnessError::Protocol(format!("sweep result: a `{}` verdict for the whole sweep", e.verdict)));

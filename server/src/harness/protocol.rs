@@ -507,6 +507,12 @@ impl Evaluation {
         self.timing.as_ref().filter(|t| t.meaningful).and_then(|t| t.speedup)
     }
 
+    /// An `error` whose message puts it on the original's own code (its file or its reference outputs
+    /// failed), not on the harness or the device.
+    pub fn blames_original(&self) -> bool {
+        self.message.as_deref().is_some_and(|m| m.contains("the original") || m.contains("the reference"))
+    }
+
     /// The most telling failure text, for feedback to a generator: the message, else the last lines of the log.
     pub fn failure_text(&self, max_chars: usize) -> String {
         let mut parts = Vec::new();
