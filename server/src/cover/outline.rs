@@ -172,6 +172,21 @@ impl Outline {
         self.functions.iter().filter(|f| f.is_kernel)
     }
 
+    /// Why a stage cannot run on a file that defines no kernel, naming what it launches from elsewhere
+    /// (a wrapper module beside its kernels' module: the stage edits the file that defines the kernel).
+    pub fn no_kernel_message(&self) -> String {
+        let mut launched: Vec<&str> = self.launches.iter().map(|l| l.kernel.as_str()).filter(|k| self.function(k).is_none()).collect();
+        launched.dedup();
+        match launched.as_slice() {
+            [] => "the file has no Triton kernel".into(),
+            names => format!(
+                "the file has no Triton kernel; it launches {} from another module: run the stage on the file that \
+                 defines the kernel, with a function there that launches it (a stage edits one file)",
+                names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+
     pub fn kernel(&self, name: &str) -> Option<&Function> {
         self.kernels().find(|f| f.name == name)
     }

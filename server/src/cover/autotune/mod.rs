@@ -22,8 +22,9 @@ pub enum AutotuneError {
     NoSuchKernel(String),
     #[error("this file has {0} kernels; name one with --kernel")]
     Ambiguous(usize),
-    #[error("the file has no Triton kernel")]
-    NoKernel,
+    /// The message says what the file launches from elsewhere (`Outline::no_kernel_message`).
+    #[error("{0}")]
+    NoKernel(String),
     #[error("`{0}` has no autotune configs and is not launched in this file: nothing to tune")]
     NothingToTune(String),
     #[error("`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally")]
@@ -68,7 +69,7 @@ pub fn pick_kernel<'a>(o: &'a Outline, name: Option<&str>) -> Result<&'a Functio
     }
     let kernels: Vec<&Function> = o.kernels().collect();
     match kernels.len() {
-        0 => Err(AutotuneError::NoKernel),
+        0 => Err(AutotuneError::NoKernel(o.no_kernel_message())),
         1 => Ok(kernels[0]),
         n => {
             let launched: Vec<&&Function> = kernels.iter().filter(|k| o.launches.iter().any(|l| launch_targets(l, &k.name))).collect();

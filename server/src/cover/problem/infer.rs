@@ -27,7 +27,8 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
     let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| path.display().to_string());
     let tree = crate::syntax::parse(text);
     let model = crate::model::build(text, &tree);
-    let kidx = pick_kernel(&model, kernel)?;
+    let kidx = pick_kernel(&model, kernel)
+        .map_err(|e| if model.kernels.is_empty() { crate::cover::outline::Outline::build(text).no_kernel_message() } else { e })?;
     let k = &model.kernels[kidx];
     let src = Src::new(text, &file);
     let by_file = hints::configured(path, None)?;
