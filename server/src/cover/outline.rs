@@ -176,6 +176,7 @@ impl Outline {
     /// (a wrapper module beside its kernels' module: the stage edits the file that defines the kernel).
     pub fn no_kernel_message(&self) -> String {
         let mut launched: Vec<&str> = self.launches.iter().map(|l| l.kernel.as_str()).filter(|k| self.function(k).is_none()).collect();
+        launched.sort_unstable();
         launched.dedup();
         match launched.as_slice() {
             [] => "the file has no Triton kernel".into(),
