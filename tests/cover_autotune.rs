@@ -75,6 +75,16 @@ fn setup() -> (tempfile::TempDir, StageRequest) {
     (dir, req)
 }
 
+/// `setup` with a spec beside the kernel: checked on its small `ci` family (and the variants derived
+/// from it), timed on `bench-gpu`.
+fn setup_timed_on_bench() -> (tempfile::TempDir, StageRequest) {
+    let (dir, mut req) = setup();
+    req.family = Some("bench-gpu".into());
+    let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
+    std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    (dir, req)
+}
+
 fn runner(url: &str, dir: &Path) -> StageRunner {
     let h = Harness::new(&HarnessSettings { url: Some(url.into()), ..Default::default() }, dir).unwrap();
     StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(h), llm: None }
@@ -326,10 +336,7 @@ async fn a_final_list_that_is_not_verified_faster_is_dropped() {
 
 #[tokio::test]
 async fn the_small_family_is_checked_and_the_requested_one_timed() {
-    let (dir, mut req) = setup();
-    req.family = Some("bench-gpu".into());
-    let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
-    std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    let (dir, req) = setup_timed_on_bench();
     // First the start config on the check family (are the derived variants sound?), then the sweep.
     let stub = Stub::start(vec![verdict("correct", 1.0), sweep(&[("slower", 0.9), ("slower", 0.8), ("slower", 0.95)], None)]).await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
@@ -346,10 +353,7 @@ async fn the_small_family_is_checked_and_the_requested_one_timed() {
 
 #[tokio::test]
 async fn derived_variants_the_original_does_not_hold_on_are_dropped() {
-    let (dir, mut req) = setup();
-    req.family = Some("bench-gpu".into());
-    let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
-    std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    let (dir, req) = setup_timed_on_bench();
     // The start config fails on the derived variant (edges): the stage falls back; Multiples has nothing
     // new for one dimension, so the spec's own family is checked.
     let stub = Stub::start(vec![verdict("incorrect", 1.0), sweep(&[("slower", 0.9), ("slower", 0.8), ("slower", 0.95)], None)]).await;
@@ -378,10 +382,7 @@ fn device_failed(kind: Option<&str>) -> Reply {
 
 #[tokio::test]
 async fn a_device_that_fails_the_start_check_ends_the_stage_not_the_derived_variants() {
-    let (dir, mut req) = setup();
-    req.family = Some("bench-gpu".into());
-    let spec = "inputs:\n  x: {shape: [N], dtype: float32}\nci:\n  - params: [x]\n    dims: {N: 4096}\nbench-gpu:\n  - params: [x]\n    dims: {N: 16777216}\n";
-    std::fs::write(dir.path().join("kernel.yaml"), spec).unwrap();
+    let (dir, req) = setup_timed_on_bench();
     let stub = Stub::start(vec![device_failed(None), device_failed(Some("sweep"))]).await;
     let err = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap_err();
     assert!(matches!(err, xeforge::cover::StageError::HarnessVerdictError(_)), "{err:?}");
