@@ -67,6 +67,14 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
         4,
         &["mm_kernel[lambda META: (triton.cdiv(M, META['BM']), triton.cdiv(N, META['BN']))](a, b, c, M, N, K,"],
     ),
+    // Configs a helper builds: the knobs the launch leaves to the autotuner, from a guessed start; the
+    // list replaces the helper's call.
+    (
+        "configs_by_code.py",
+        &[("BLOCK", 64)],
+        4,
+        &["@triton.autotune(configs=[\n        triton.Config({'BLOCK': 128}, num_warps=8, num_stages=3),\n    ], key=[\"n\"])\n"],
+    ),
     // The tutorial's `lambda meta:` grid, from the problem-inference fixtures.
     ("../entries/add_main.py", &[("BLOCK_SIZE", 1024)], 4, &["    add_kernel[grid](x, y, output, n_elements)\n"]),
     ("default_block.py", &[("BLOCK", 1024)], 4, &["    gelu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n"]),
@@ -207,8 +215,10 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
     let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
     let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(h), llm: None };
     // The forms a wrong rewrite breaks: a second call site, a positional tile, a grid without its
-    // parentheses, a named tile in a 3-D grid, a tile left at the launch, a module attribute.
-    for file in ["two_sites.py", "positional.py", "bare_tuple.py", "scale_3d.py", "partial_sum.py", "module_attr.py"] {
+    // parentheses, a named tile in a 3-D grid, a tile left at the launch, a module attribute, an
+    // autotune list built by a helper (kept whole here: the interpreter times nothing).
+    for file in ["two_sites.py", "positional.py", "bare_tuple.py", "scale_3d.py", "partial_sum.py", "module_attr.py", "configs_by_code.py"]
+    {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();

@@ -106,9 +106,20 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     }
     let (start, key, how, start_is_original) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
-        let (configs_range, first, key, count) =
+        let (configs_range, listed, key) =
             read_autotune(text, deco).ok_or_else(|| AutotuneError::OpaqueConfigs { kernel: kernel.name.clone() })?;
-        (first, key, How::ReplaceConfigs { configs: configs_range, indent: indent.clone() }, count == 1)
+        let how = How::ReplaceConfigs { configs: configs_range, indent: indent.clone() };
+        match listed {
+            Some((first, count)) => (first, key, how, count == 1),
+            // Configs built by code (a helper, a comprehension): their names are the tuning knobs the
+            // launches leave to the autotuner. The start is a guess, timed like any other config.
+            None => (
+                opaque_start(kernel, &launches, default_stages).ok_or(AutotuneError::OpaqueConfigs { kernel: kernel.name.clone() })?,
+                key,
+                how,
+                false,
+            ),
+        }
     } else {
         let (launch, first) =
             launches.first().zip(bound_at.first().cloned()).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
@@ -238,7 +249,41 @@ fn space_axis(name: &str) -> Option<char> {
 
 /// From an `@triton.autotune(...)` decorator: the configs list's range, its first config, the key,
 /// how many configs it lists.
-fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, Vec<String>, usize)> {
+/// A start config for a kernel whose `@triton.autotune` configs are built by code: each integer
+/// constexpr tuning knob that no launch passes (the autotuner supplies it) at a middling value.
+fn opaque_start(kernel: &Function, launches: &[&LaunchSite], num_stages: u32) -> Option<TuneConfig> {
+    let passed = |name: &str| {
+        launches.iter().any(|l| {
+            l.args.iter().enumerate().any(|(i, a)| match &a.name {
+                Some(n) => n == name,
+                None => kernel.params.get(i).is_some_and(|p| p.name == name),
+            })
+        })
+    };
+    let kwargs: Vec<(String, ConfigValue)> = kernel
+        .params
+        .iter()
+        .filter(|p| p.annotation.as_deref().is_some_and(|a| a.contains("constexpr")) && p.default.is_none())
+        .filter(|p| bind::is_tuning_knob(&p.name) && !bind::COUNTS.contains(&p.name.as_str()) && !bind::OPTIONS.contains(&p.name.as_str()))
+        .filter(|p| !passed(&p.name))
+        .map(|p| {
+            let up = p.name.to_ascii_uppercase();
+            let v = if up.contains("SPLIT") {
+                1
+            } else if up.contains("GROUP") {
+                8
+            } else {
+                64
+            };
+            (p.name.clone(), ConfigValue::Int(v))
+        })
+        .collect();
+    (!kwargs.is_empty()).then_some(TuneConfig { kwargs, num_warps: 4, num_stages })
+}
+
+/// The decorator's `configs` expression, its literal list's first config and length where it is one
+/// (None where code builds it), and the key.
+fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, Option<(TuneConfig, usize)>, Vec<String>)> {
     let src = slice(text, deco);
     let tree = crate::syntax::parse(src);
     let mut configs: Option<tree_sitter::Node> = None;
@@ -274,13 +319,15 @@ fn read_autotune(text: &str, deco: TextRange) -> Option<(TextRange, TuneConfig, 
         }
     }
     let configs = configs?;
+    let r = crate::syntax::range(configs);
+    let range = TextRange::new(deco.start + r.start, deco.start + r.end);
     if configs.kind() != "list" {
-        return None;
+        return Some((range, None, key));
     }
+    // A literal list whose first entry is not a literal `triton.Config(...)` is not read as code-built.
     let first = crate::syntax::named_children(configs).next()?;
     let cfg = read_config(src, first)?;
-    let r = crate::syntax::range(configs);
-    Some((TextRange::new(deco.start + r.start, deco.start + r.end), cfg, key, crate::syntax::named_children(configs).count()))
+    Some((range, Some((cfg, crate::syntax::named_children(configs).count())), key))
 }
 
 fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
@@ -611,6 +658,28 @@ mod tests {
         );
         // num_warps at the launch would conflict with the configs (XF109).
         assert!(out.contains("](x, n)\n"), "{out}");
+    }
+
+    #[test]
+    fn configs_built_by_code_are_tuned_from_the_knobs_the_launches_leave_to_the_autotuner() {
+        // A helper (or a comprehension) builds the list: the stage cannot read the user's configs, so
+        // its start is a guess timed like the rest, and its list replaces the call.
+        let src = "import triton\nimport triton.language as tl\n\ndef configs():\n    return [triton.Config({'BLOCK': b}) for b in (256, 1024)]\n\n@triton.autotune(configs=configs(), key=['n'])\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr, ACT: tl.constexpr, EPS: tl.constexpr = 1):\n    pass\n\ndef run(x, n):\n    k[lambda m: (triton.cdiv(n, m['BLOCK']),)](x, n, ACT=1)\n";
+        let o = Outline::build(src);
+        let p = plan(src, &o, pick_kernel(&o, Some("k")).unwrap(), TuneBackend::Cuda).unwrap();
+        // ACT is passed at the launch and is not a tuning knob; EPS has a default.
+        assert_eq!(p.input.start.kwargs, vec![("BLOCK".to_string(), ConfigValue::Int(64))]);
+        assert!(!p.start_is_original, "the original autotunes over its own list");
+        assert_eq!(p.key, vec!["n".to_string()]);
+        let cfg = TuneConfig { kwargs: vec![("BLOCK".into(), ConfigValue::Int(512))], num_warps: 8, num_stages: 3 };
+        let out = p.render(src, &[cfg]).unwrap();
+        assert!(
+            out.contains(
+                "@triton.autotune(configs=[\n        triton.Config({'BLOCK': 512}, num_warps=8, num_stages=3),\n    ], key=['n'])"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("](x, n, ACT=1)\n"), "{out}");
     }
 
     #[test]
