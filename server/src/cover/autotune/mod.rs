@@ -134,14 +134,8 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         // stages may differ (each site's grid reads its config).
         // A tile that another site computes (`BLOCK=triton.next_power_of_2(n)`) stays everywhere too:
         // that site's grid reads its own variable, which a config would no longer match.
-        let passed = |l: &LaunchSite, name: &str| {
-            l.args.iter().enumerate().any(|(i, a)| match &a.name {
-                Some(n) => n == name,
-                None => kernel.params.get(i).is_some_and(|p| p.name == name),
-            })
-        };
         let computed_elsewhere =
-            |name: &str| launches.iter().zip(&bound_at).any(|(l, bound)| !bound.iter().any(|b| b.name == name) && passed(l, name));
+            |name: &str| launches.iter().zip(&bound_at).any(|(l, bound)| !bound.iter().any(|b| b.name == name) && passes(kernel, l, name));
         let varies = |name: &str, value: &ConfigValue| {
             computed_elsewhere(name) || bound_at.iter().any(|bound| bound.iter().any(|b| b.name == name && b.value != *value))
         };
@@ -249,23 +243,23 @@ fn space_axis(name: &str) -> Option<char> {
 
 /// From an `@triton.autotune(...)` decorator: the configs list's range, its first config, the key,
 /// how many configs it lists.
+/// Whether launch `l` passes the kernel's parameter `name`, by keyword or by position.
+fn passes(kernel: &Function, l: &LaunchSite, name: &str) -> bool {
+    l.args.iter().enumerate().any(|(i, a)| match &a.name {
+        Some(n) => n == name,
+        None => kernel.params.get(i).is_some_and(|p| p.name == name),
+    })
+}
+
 /// A start config for a kernel whose `@triton.autotune` configs are built by code: each integer
 /// constexpr tuning knob that no launch passes (the autotuner supplies it) at a middling value.
 fn opaque_start(kernel: &Function, launches: &[&LaunchSite], num_stages: u32) -> Option<TuneConfig> {
-    let passed = |name: &str| {
-        launches.iter().any(|l| {
-            l.args.iter().enumerate().any(|(i, a)| match &a.name {
-                Some(n) => n == name,
-                None => kernel.params.get(i).is_some_and(|p| p.name == name),
-            })
-        })
-    };
     let kwargs: Vec<(String, ConfigValue)> = kernel
         .params
         .iter()
         .filter(|p| p.annotation.as_deref().is_some_and(|a| a.contains("constexpr")) && p.default.is_none())
         .filter(|p| bind::is_tuning_knob(&p.name) && !bind::COUNTS.contains(&p.name.as_str()) && !bind::OPTIONS.contains(&p.name.as_str()))
-        .filter(|p| !passed(&p.name))
+        .filter(|p| !launches.iter().any(|l| passes(kernel, l, &p.name)))
         .map(|p| {
             let up = p.name.to_ascii_uppercase();
             let v = if up.contains("SPLIT") {
