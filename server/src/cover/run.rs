@@ -499,7 +499,7 @@ impl StageRunner {
     pub(super) fn harness_verdict_error(&self, ctx: &Ctx<'_>, e: &Evaluation) -> StageError {
         let message = e.message.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| e.failure_text(400));
         let mut message = if message.is_empty() { "the harness answered `error` without a message".to_string() } else { message };
-        if message.contains("the original") || message.contains("the reference") {
+        if crate::harness::protocol::names_the_original(&message) {
             message.push_str(&self.checker_errors(ctx));
         }
         let record = self.error_record(ctx, e, &message).write(&ctx.req.workspace).ok();

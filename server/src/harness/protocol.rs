@@ -429,6 +429,12 @@ pub struct TimingSamples {
     pub candidate: Vec<f64>,
 }
 
+/// Whether a harness message puts a failure on the original's own code (its file or its reference
+/// outputs), as the judge words it: "the original kernel file failed", "the reference on ci[0] failed".
+pub fn names_the_original(message: &str) -> bool {
+    message.contains("the original") || message.contains("the reference")
+}
+
 /// The result object of `evaluate`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evaluation {
@@ -510,7 +516,7 @@ impl Evaluation {
     /// An `error` whose message puts it on the original's own code (its file or its reference outputs
     /// failed), not on the harness or the device.
     pub fn blames_original(&self) -> bool {
-        self.message.as_deref().is_some_and(|m| m.contains("the original") || m.contains("the reference"))
+        self.message.as_deref().is_some_and(names_the_original)
     }
 
     /// The most telling failure text, for feedback to a generator: the message, else the last lines of the log.
