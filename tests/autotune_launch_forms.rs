@@ -78,6 +78,7 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
     // The tutorial's `lambda meta:` grid, from the problem-inference fixtures.
     ("../entries/add_main.py", &[("BLOCK_SIZE", 1024)], 4, &["    add_kernel[grid](x, y, output, n_elements)\n"]),
     ("default_block.py", &[("BLOCK", 1024)], 4, &["    gelu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n"]),
+    ("tutorial_device.py", &[("BLOCK_SIZE", 1024)], 4, &["        scale_kernel[grid](x, y, n, alpha)\n"]),
     (
         "module_attr.py",
         &[("BLOCK", 512)],
@@ -169,6 +170,7 @@ const PINNED: &[(&str, &[&str])] = &[
     ("../entries/add_main.py", &["    add_kernel[grid](x, y, output, n_elements, BLOCK_SIZE=2048, num_warps=8, num_stages=3)\n"]),
     // A tile left to the kernel's default is passed.
     ("default_block.py", &["    gelu_kernel[(triton.cdiv(n, 2048),)](x, y, n, BLOCK=2048, num_warps=8, num_stages=3)\n"]),
+    ("tutorial_device.py", &["        scale_kernel[grid](x, y, n, alpha, BLOCK_SIZE=2048, num_warps=8, num_stages=3)\n"]),
     (
         "module_attr.py",
         &["bias_add_kernel[(triton.cdiv(total, 1024),)](x, self.bias, y, x.shape[-1], total, BLOCK=1024, num_warps=8, num_stages=3)\n"],
@@ -216,9 +218,18 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
     let runner = StageRunner { kb: Arc::new(Knowledge::embedded().clone()), harness: Arc::new(h), llm: None };
     // The forms a wrong rewrite breaks: a second call site, a positional tile, a grid without its
     // parentheses, a named tile in a 3-D grid, a tile left at the launch, a module attribute, an
-    // autotune list built by a helper (kept whole here: the interpreter times nothing).
-    for file in ["two_sites.py", "positional.py", "bare_tuple.py", "scale_3d.py", "partial_sum.py", "module_attr.py", "configs_by_code.py"]
-    {
+    // autotune list built by a helper (kept whole here: the interpreter times nothing), a file that asks
+    // Triton's driver for its device at import and launches inside `torch.cuda.device`.
+    for file in [
+        "two_sites.py",
+        "positional.py",
+        "bare_tuple.py",
+        "scale_3d.py",
+        "partial_sum.py",
+        "module_attr.py",
+        "configs_by_code.py",
+        "tutorial_device.py",
+    ] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();

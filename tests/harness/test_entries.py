@@ -79,6 +79,20 @@ def test_a_scalar_input_is_passed_as_a_number(serve, tmp_path):
     assert r["verdict"] == "incorrect", r
 
 
+def test_a_file_that_asks_the_driver_for_its_device_runs_where_the_harness_runs(serve, tmp_path):
+    # Triton's tutorials: `DEVICE = triton.runtime.driver.active.get_active_torch_device()` and the device's
+    # properties at import, the launch inside `torch.cuda.device(x.device)`. On the interpreter there is
+    # no driver and no CUDA device; the harness answers for both (child/interpreter.py).
+    kernel = HERE.parent / "fixtures" / "launch_forms" / "tutorial_device.py"
+    spec = "entry: scale\ninputs:\n  x: {shape: [n], dtype: float32}\n  alpha: {value: a}\nci:\n  - dims: {n: 5000, a: 3.0}\n"
+    r = _eval(serve, kernel, spec, tmp_path)
+    assert r["verdict"] == "correct", r
+    cand = tmp_path / "cand.py"
+    cand.write_text(kernel.read_text().replace("* alpha, mask=mask)", "* alpha + 1.0, mask=mask)"))
+    r = _eval(serve, kernel, spec, tmp_path, candidate=cand)
+    assert r["verdict"] == "incorrect", r
+
+
 def test_no_model_and_no_entry_says_what_to_add(serve, tmp_path):
     spec = "inputs:\n  x: {shape: [n], dtype: float32}\n  y: {shape: [n], dtype: float32}\nci:\n  - dims: {n: 10}\n"
     r = _eval(serve, ENTRIES / "add_main.py", spec, tmp_path)

@@ -29,7 +29,7 @@ import torch
 
 from .. import wire
 from ..spec import Spec, load_spec
-from . import affinity, compile_meta, device, entry, guard, inputs, integrity, loading, precompile
+from . import affinity, compile_meta, device, entry, guard, inputs, integrity, interpreter, loading, precompile
 from . import digest as digests
 from .compare import aliased_inputs, changed_inputs, flatten
 from .digest import weights as _weights
@@ -123,20 +123,6 @@ def drop_privileges(workdir: str) -> None:
     os.setuid(uid)
 
 
-def _interpreter_autotune() -> None:
-    """On the Triton interpreter there is no device to benchmark configs on: take the first one.
-
-    Triton's autotuner asks the active driver for a benchmarker, which the interpreter does not have
-    ("0 active drivers"). Correctness does not depend on which config wins, so the pick is fixed.
-    """
-    from triton.runtime import autotuner
-
-    def no_bench(self, *args, config, **meta):
-        return [float(self.configs.index(config)) if config in self.configs else 0.0] * 3
-
-    autotuner.Autotuner._bench = no_bench
-
-
 class Worker:
     def __init__(self, role: str, sock: socket.socket, kind: str):
         self.role = role
@@ -156,7 +142,7 @@ class Worker:
         warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
         guard.install_launch_hooks()
         if self.kind == "cpu":
-            _interpreter_autotune()
+            interpreter.install()
         else:
             if os.environ.get("XEFORGE_HARNESS_PRECOMPILE", "1") != "0":  # off: to measure what it saves
                 precompile.install()

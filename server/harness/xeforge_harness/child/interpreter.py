@@ -1,0 +1,122 @@
+"""What a kernel file written for a GPU asks of its device, answered on the Triton interpreter.
+
+Files written the way Triton's own tutorials write them ask the active driver for their device at
+import (`DEVICE = triton.runtime.driver.active.get_active_torch_device()`) and for its properties
+(`driver.active.utils.get_device_properties(DEVICE.index)["multiprocessor_count"]`); wrappers from
+libraries enter `torch.cuda.device(x.device)` around a launch. Under `TRITON_INTERPRET=1` without a GPU
+Triton has no active driver ("0 active drivers"), and `torch.cuda.device` refuses a CPU device, so the
+original itself cannot be imported or called there, and no stage could check anything.
+
+`install` answers those questions for the interpreter, in both workers alike and before any user
+module is imported: the torch device is the CPU, and the properties are those of a generic GPU
+(`PROPERTIES`), which only size what a wrapper computes from them (a persistent grid, a tile), never a
+result. Only the interpreter's workers install it; on a device each worker keeps that device's driver.
+"""
+
+from __future__ import annotations
+
+import torch
+
+# A generic GPU for wrappers that size work from the device (the field names are Triton's CUDA driver's,
+# which the tutorials read). The interpreter runs every program in turn, so only correctness depends
+# on them: any value a real device could report will do.
+PROPERTIES = {
+    "max_shared_mem": 101376,
+    "max_num_regs": 65536,
+    "multiprocessor_count": 16,
+    "warpSize": 32,
+    "sm_clock_rate": 1500000,
+    "mem_clock_rate": 1500000,
+    "mem_bus_width": 256,
+}
+
+
+class _Utils:
+    def get_device_properties(self, device=0) -> dict:
+        return dict(PROPERTIES)
+
+
+class InterpreterDriver:
+    """The active driver's questions a kernel file asks, answered for the CPU interpreter."""
+
+    def __init__(self) -> None:
+        self.utils = _Utils()
+
+    @staticmethod
+    def is_active() -> bool:
+        return True
+
+    def get_active_torch_device(self) -> torch.device:
+        return torch.device("cpu")
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def set_current_device(self, device) -> None:
+        pass
+
+    def get_current_stream(self, device=None) -> int:
+        return 0
+
+    def get_current_target(self):
+        from triton.backends.compiler import GPUTarget
+
+        return GPUTarget("cpu", 0, 32)
+
+    def get_device_interface(self):
+        return torch.cpu
+
+    def get_benchmarker(self):
+        # Nothing is timed on the interpreter: the autotuner's search is fixed (see `_fixed_autotune`).
+        def bench(fn, *args, **kwargs):
+            fn()
+            return 0.0
+
+        return bench
+
+    def get_empty_cache_for_benchmark(self) -> torch.Tensor:
+        return torch.empty(0, dtype=torch.int8)
+
+    def clear_cache(self, cache) -> None:
+        pass
+
+
+def install() -> None:
+    _fixed_autotune()
+    _driver()
+    _cuda_device_context()
+
+
+def _fixed_autotune() -> None:
+    """On the Triton interpreter there is no device to benchmark configs on: take the first one.
+
+    Triton's autotuner asks the active driver for a benchmarker, which the interpreter does not have
+    ("0 active drivers"). Correctness does not depend on which config wins, so the pick is fixed.
+    """
+    from triton.runtime import autotuner
+
+    def no_bench(self, *args, config, **meta):
+        return [float(self.configs.index(config)) if config in self.configs else 0.0] * 3
+
+    autotuner.Autotuner._bench = no_bench
+
+
+def _driver() -> None:
+    from triton.runtime import driver
+
+    # Even on a host with a GPU: the harness's tensors are on the CPU here, and a file that compares
+    # its inputs' device with the driver's must see the same one.
+    driver.set_active(InterpreterDriver())
+
+
+def _cuda_device_context() -> None:
+    """`with torch.cuda.device(x.device):` around a launch: for a CPU device a no-op (torch's own for a
+    negative index); a CUDA device is selected as before."""
+
+    class device(torch.cuda.device):  # noqa: N801  (torch's own name, as wrappers spell it)
+        def __init__(self, dev):
+            if isinstance(dev, (torch.device, str)) and torch.device(dev).type == "cpu":
+                dev = -1
+            super().__init__(dev)
+
+    torch.cuda.device = device  # type: ignore[misc]
