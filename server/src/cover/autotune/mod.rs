@@ -20,8 +20,8 @@ use space::{ConfigValue, KernelKind, TuneConfig, TuneInput};
 pub enum AutotuneError {
     #[error("no Triton kernel named `{0}` in this file")]
     NoSuchKernel(String),
-    #[error("this file has {0} kernels; name one with --kernel")]
-    Ambiguous(usize),
+    #[error("this file has {} kernels ({}); name one with --kernel", .0.len(), quoted(.0))]
+    Ambiguous(Vec<String>),
     /// The message says what the file launches from elsewhere (`Outline::no_kernel_message`).
     #[error("{0}")]
     NoKernel(String),
@@ -62,6 +62,10 @@ enum How {
     AddDecorator { at: TextRange, indent: String },
 }
 
+fn quoted(names: &[String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
 /// Choose the kernel: the named one, else the only one, else the only launched one.
 pub fn pick_kernel<'a>(o: &'a Outline, name: Option<&str>) -> Result<&'a Function, AutotuneError> {
     if let Some(n) = name {
@@ -71,9 +75,12 @@ pub fn pick_kernel<'a>(o: &'a Outline, name: Option<&str>) -> Result<&'a Functio
     match kernels.len() {
         0 => Err(AutotuneError::NoKernel(o.no_kernel_message())),
         1 => Ok(kernels[0]),
-        n => {
+        _ => {
             let launched: Vec<&&Function> = kernels.iter().filter(|k| o.launches.iter().any(|l| launch_targets(l, &k.name))).collect();
-            if launched.len() == 1 { Ok(launched[0]) } else { Err(AutotuneError::Ambiguous(n)) }
+            match launched.as_slice() {
+                [one] => Ok(one),
+                _ => Err(AutotuneError::Ambiguous(kernels.iter().map(|k| k.name.clone()).collect())),
+            }
         }
     }
 }
@@ -575,6 +582,17 @@ mod tests {
         c.kwargs[0].1 = ConfigValue::Int(block);
         c.num_warps = warps;
         p.candidate(&src, &[c], &p.readings[0]).unwrap()
+    }
+
+    #[test]
+    fn a_file_with_several_launched_kernels_names_them_when_it_asks_which() {
+        let src = HARDCODED
+            .replace("class Model", "@triton.jit\ndef copy_kernel(x_ptr, n):\n    pass\n\nclass Model")
+            .replace("        return out\n", "        copy_kernel[(1,)](out, n)\n        return out\n");
+        let o = Outline::build(&src);
+        let err = pick_kernel(&o, None).unwrap_err();
+        assert_eq!(err.to_string(), "this file has 2 kernels (`add_kernel`, `copy_kernel`); name one with --kernel");
+        assert_eq!(pick_kernel(&o, Some("copy_kernel")).unwrap().name, "copy_kernel");
     }
 
     #[test]

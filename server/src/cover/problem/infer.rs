@@ -99,7 +99,10 @@ fn pick_kernel(model: &crate::model::FileModel, name: Option<&str>) -> Result<us
         (0, _) => Err("the file has no Triton kernel".into()),
         (1, _) => Ok(0),
         (_, [one]) => Ok(*one),
-        (n, _) => Err(format!("the file has {n} kernels; name one with --kernel")),
+        (n, _) => {
+            let names: Vec<String> = model.kernels.iter().map(|k| format!("`{}`", k.name)).collect();
+            Err(format!("the file has {n} kernels ({}); name one with --kernel", names.join(", ")))
+        }
     }
 }
 
