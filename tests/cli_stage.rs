@@ -1,5 +1,7 @@
 //! `xeforge stage` as a command: what it prints and how it exits when the stage cannot run.
 
+#[path = "common/pyenv.rs"]
+mod pyenv;
 use serde_json::Value;
 use std::process::Command;
 
@@ -53,4 +55,45 @@ fn a_wrapper_without_its_kernel_is_told_where_the_stage_runs() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let summary = v["summary"].as_str().unwrap();
     assert!(summary.contains("launches `mul_kernel` from another module"), "{summary}");
+}
+
+/// On a machine without a GPU the harness runs the Triton interpreter; a wrapper that allocates on
+/// `"cuda"` fails there, and the stage says why and what to change rather than only torch's words.
+#[test]
+fn a_wrapper_that_names_cuda_is_told_why_it_cannot_run_on_the_interpreter() {
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
+        eprintln!("skipped: no Python with torch, triton and PyYAML");
+        return;
+    };
+    let cuda = Command::new(&py).args(["-c", "import torch; print(torch.cuda.is_available())"]).output().unwrap();
+    if String::from_utf8_lossy(&cuda.stdout).trim() == "True" {
+        eprintln!("skipped: this machine has CUDA, where the wrapper runs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let file = dir.path().join("square.py");
+    std::fs::write(
+        &file,
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\ndef sq(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    \
+         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    m = offs < n\n    x = tl.load(x_ptr + offs, mask=m)\n    \
+         tl.store(y_ptr + offs, x * x, mask=m)\n\n\ndef square(x: torch.Tensor) -> torch.Tensor:\n    \
+         y = torch.empty(x.shape, device=\"cuda\", dtype=x.dtype)\n    n = x.numel()\n    \
+         sq[(triton.cdiv(n, 128),)](x, y, n, BLOCK=128)\n    return y\n\n\nif __name__ == \"__main__\":\n    \
+         square(torch.randn(4096, device=\"cuda\"))\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_xeforge"))
+        .args(["stage", "autotune"])
+        .arg(&file)
+        .args(["--device", "cpu", "--format", "json"])
+        .env("XEFORGE_PYTHON", &py)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["status"], "error", "{v}");
+    let summary = v["summary"].as_str().unwrap();
+    assert!(summary.contains("the original asks for a CUDA device"), "{summary}");
+    assert!(summary.contains("`x.device`"), "{summary}");
 }

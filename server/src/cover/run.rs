@@ -501,6 +501,13 @@ impl StageRunner {
         let mut message = if message.is_empty() { "the harness answered `error` without a message".to_string() } else { message };
         if crate::harness::protocol::names_the_original(&message) {
             message.push_str(&self.checker_errors(ctx));
+            if e.device.is_cpu() && asks_for_cuda(&message) {
+                message.push_str(
+                    ". The harness ran on the CPU interpreter (no GPU here), and the original asks for a CUDA device (`device=\"cuda\"`, \
+                     `.cuda()`, `torch.cuda.*`): allocate on the inputs' device (`x.device`, `torch.empty_like(x)`), or run the stage \
+                     where a GPU is (`--device cuda`, or a remote harness)",
+                );
+            }
         }
         let record = self.error_record(ctx, e, &message).write(&ctx.req.workspace).ok();
         let at = record.map(|p| format!(" (evidence: {})", p.display())).unwrap_or_default();
@@ -753,6 +760,12 @@ fn rounds_device(e: &Option<Evaluation>, r: &Option<Evaluation>) -> crate::harne
 
 fn io(path: &Path, e: std::io::Error) -> StageError {
     StageError::Io { context: path.display().to_string(), source: e }
+}
+
+/// torch's words when code reaches for CUDA where there is none (no driver, a CPU-only build, a CPU
+/// tensor given to `torch.cuda.device`).
+fn asks_for_cuda(message: &str) -> bool {
+    ["NVIDIA driver", "not compiled with CUDA", "Expected a cuda device", "CUDA driver", "no CUDA GPUs"].iter().any(|w| message.contains(w))
 }
 
 #[cfg(test)]
