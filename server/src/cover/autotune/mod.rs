@@ -27,6 +27,11 @@ pub enum AutotuneError {
     NoKernel(String),
     #[error("`{0}` has no autotune configs and is not launched in this file: nothing to tune")]
     NothingToTune(String),
+    #[error(
+        "`{kernel}` is launched through `{kernel}.{method}(...)`, whose options are fixed where it is called: the stage tunes \
+         launches written `{kernel}[grid](...)`; launch it that way, or tune the values passed to `{method}` by hand"
+    )]
+    LaunchedThroughHandle { kernel: String, method: &'static str },
     #[error("`{kernel}`'s configs are built by code the stage cannot read; edit them by hand or list them literally")]
     OpaqueConfigs { kernel: String },
     #[error(
@@ -60,6 +65,16 @@ enum How {
     ReplaceConfigs { configs: TextRange, indent: String },
     /// Insert a decorator at `at`, and drop tuned keywords from these launches.
     AddDecorator { at: TextRange, indent: String },
+}
+
+/// Why a kernel without configs has no launch to tune: launched through a compiled handle
+/// (`k.warmup(...)`, as Triton's fused-softmax tutorial does, or `k.run(...)`), or not at all.
+fn not_launched(text: &str, kernel: &str) -> AutotuneError {
+    ["warmup", "run"]
+        .into_iter()
+        .find(|m| text.contains(&format!("{kernel}.{m}(")))
+        .map(|method| AutotuneError::LaunchedThroughHandle { kernel: kernel.to_string(), method })
+        .unwrap_or_else(|| AutotuneError::NothingToTune(kernel.to_string()))
 }
 
 fn quoted(names: &[String]) -> String {
@@ -128,8 +143,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             ),
         }
     } else {
-        let (launch, first) =
-            launches.first().zip(bound_at.first().cloned()).ok_or_else(|| AutotuneError::NothingToTune(kernel.name.clone()))?;
+        let (launch, first) = launches.first().zip(bound_at.first().cloned()).ok_or_else(|| not_launched(text, &kernel.name))?;
         // What the first launch passes is the starting config; a launch with no literal at all
         // still has num_warps and num_stages to tune (computed tiles stay at the launch).
         let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
@@ -715,6 +729,15 @@ mod tests {
         let o = Outline::build(src);
         let err = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap_err();
         assert_eq!(err, AutotuneError::NothingToTune("k".into()));
+    }
+
+    #[test]
+    fn a_kernel_launched_through_its_compiled_handle_is_told_how_the_stage_reads_launches() {
+        let src = "import triton\n@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    pass\n\ndef f(x):\n    h = k.warmup(x, B=64, grid=(1,))\n    h[(4, 1, 1)](x, 64)\n";
+        let o = Outline::build(src);
+        let err = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap_err();
+        assert_eq!(err, AutotuneError::LaunchedThroughHandle { kernel: "k".into(), method: "warmup" });
+        assert!(err.to_string().contains("launches written `k[grid](...)`"), "{err}");
     }
 
     const RELU: &str = "import triton\n@triton.jit\ndef relu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\n";
