@@ -116,6 +116,24 @@ fn autograd_function_aliased_and_parametrized() {
     assert_verdict(&v);
 }
 
+/// `Fn.apply` is never written in the file: the line that gives sizes goes above `Fn.forward`, and
+/// is read there.
+#[test]
+fn an_autograd_function_without_call_sites_is_given_sizes_above_its_forward() {
+    let untested = |t: String| t[..t.find("matmul = _matmul.apply").unwrap()].to_string() + "matmul = _matmul.apply\n";
+    let Some((v, _d)) = stage("matmul_autograd.py", untested) else {
+        return;
+    };
+    let said = v.to_string();
+    assert!(said.contains("above `def forward` of `_matmul` in matmul_autograd.py"), "{said}");
+    let dims = "    # xeforge: dims M=64 N=32 K=48\n    @staticmethod\n    def forward";
+    let Some((v, _d)) = stage("matmul_autograd.py", |t| untested(t).replace("    @staticmethod\n    def forward", dims)) else {
+        return;
+    };
+    assert_eq!(variants(&v)[0], "ci float32 K=48 M=64 N=32", "{v}");
+    assert_verdict(&v);
+}
+
 #[test]
 fn layer_norm_with_two_parametrize_decorators() {
     let Some((v, _d)) = stage("layernorm_param.py", |t| t) else {

@@ -124,8 +124,13 @@ enum Shape {
 }
 
 impl Builder<'_> {
+    /// Where the `# xeforge: dims` line goes: above the entry's `def`, which for `Fn.apply` is
+    /// `Fn.forward` (`apply` is inherited from `autograd.Function`, never written).
     fn def_hint(&self) -> String {
-        format!("above `def {}` in {}", self.entry.name.rsplit('.').next().unwrap_or(""), self.file)
+        match (self.entry.kind, &self.entry.class) {
+            (super::entry::EntryKind::Apply, Some(class)) => format!("above `def forward` of `{class}` in {}", self.file),
+            _ => format!("above `def {}` in {}", self.entry.name.rsplit('.').next().unwrap_or(""), self.file),
+        }
     }
 
     fn obs_arg(&self, i: usize) -> Option<(&Val, &Origin)> {
