@@ -134,6 +134,22 @@ fn an_autograd_function_without_call_sites_is_given_sizes_above_its_forward() {
     assert_verdict(&v);
 }
 
+/// Sizes from a test function called under `__main__` (once with sizes, then in a loop), its inputs
+/// built from its parameters (`-2.3 + 0.5 * torch.randn(shape)`), its `eps` default a float that the
+/// spec must write so that YAML reads a number back.
+#[test]
+fn a_test_function_called_with_sizes_under_main() {
+    let Some((v, _d)) = stage("rmsnorm_called_test.py", |t| t) else {
+        return;
+    };
+    assert_eq!(inputs(&v), ["x: [M, N]", "weight: [N]", "eps: float scalar"]);
+    assert_eq!(
+        variants(&v),
+        ["ci float16 M=64 N=512 eps=0.00001", "ci float16 M=64 N=1000 eps=0.00001", "bench-gpu float16 M=1151 N=8192 eps=0.00001"]
+    );
+    assert_verdict(&v);
+}
+
 #[test]
 fn layer_norm_with_two_parametrize_decorators() {
     let Some((v, _d)) = stage("layernorm_param.py", |t| t) else {

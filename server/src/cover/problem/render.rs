@@ -70,8 +70,30 @@ impl Problem {
     }
 }
 
+/// A number as YAML 1.1 reads it back as one (PyYAML, the harness's reader, takes `1e-5` for a
+/// string: a float needs a `.` in its mantissa and a sign in its exponent).
 fn number(x: f64, int: bool) -> String {
-    if int && x.fract() == 0.0 { format!("{}", x as i64) } else { format!("{x:?}") }
+    if int && x.fract() == 0.0 {
+        return format!("{}", x as i64);
+    }
+    if !x.is_finite() {
+        return if x.is_nan() {
+            ".nan".into()
+        } else if x > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
+    }
+    let s = format!("{x:?}");
+    match s.split_once('e') {
+        Some((mantissa, exp)) => {
+            let mantissa = if mantissa.contains('.') { mantissa.to_string() } else { format!("{mantissa}.0") };
+            let exp = if exp.starts_with('-') { exp.to_string() } else { format!("+{exp}") };
+            format!("{mantissa}e{exp}")
+        }
+        None => s,
+    }
 }
 
 /// YAML-safe scalar: plain identifiers stay plain, everything else is a JSON string (valid YAML).
@@ -123,4 +145,21 @@ pub fn summary(p: &Problem) -> String {
         let _ = writeln!(s, "  note: {n}");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_are_written_as_yaml_1_1_reads_them() {
+        for (x, int, out) in [
+            (1e-5, false, "1.0e-5"),
+            (2.5e-7, false, "2.5e-7"),
+            (1e20, false, "1.0e+20"),
+            (0.25, false, "0.25"),
+            (4096.0, true, "4096"),
+            (3.0, false, "3.0"),
+        ] {
+            assert_eq!(super::number(x, int), out);
+        }
+    }
 }

@@ -35,7 +35,7 @@ pub fn observe(src: &Src, tree: &Tree, entry: &Entry) -> Vec<Observation> {
         if enclosing_defs(call).iter().any(|d| d.start_byte() == entry.def_start || entry.bodies.contains(&d.start_byte())) {
             continue; // the entry calling itself or its helper
         }
-        for env in envs(src, root, call, &module_env) {
+        for env in envs(src, root, call, &module_env, true) {
             let values = bind_args(src, entry, args, &env);
             let inits = ctor.map(|c| bind_ctor(src, entry, c, &env)).unwrap_or_default();
             out.push(Observation { args: values, inits, origin: src.origin(call) });
@@ -171,8 +171,9 @@ fn call_args_of<'t>(src: &Src<'t>, args: Node<'t>) -> Args<'t> {
 }
 
 /// Every binding of the names around `call`: the enclosing function's parametrize grid or benchmark
-/// sweep and defaults, enclosing `for` loops, then the assignments before the call, in order.
-fn envs(src: &Src, root: Node, call: Node, module: &Env) -> Vec<Env> {
+/// sweep, the values it is called with elsewhere in the file (`callers`, one level) and its defaults,
+/// enclosing `for` loops, then the assignments before the call, in order.
+fn envs(src: &Src, root: Node, call: Node, module: &Env, follow_callers: bool) -> Vec<Env> {
     let mut sets = vec![module.clone()];
     let scope = enclosing_defs(call).last().copied();
     if let Some(def) = scope {
@@ -186,6 +187,9 @@ fn envs(src: &Src, root: Node, call: Node, module: &Env) -> Vec<Env> {
             } else if name.ends_with("perf_report") {
                 sets = cross(sets, benchmark(src, root, c, module));
             }
+        }
+        if follow_callers {
+            sets = cross(sets, callers(src, root, def, module));
         }
         if let Some(ps) = field(def, "parameters") {
             for p in named_children(ps).filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter")) {
@@ -247,6 +251,49 @@ fn envs(src: &Src, root: Node, call: Node, module: &Env) -> Vec<Env> {
         }
     }
     sets
+}
+
+/// A test function called with its sizes from elsewhere in the file, as Triton's layer-norm tutorial
+/// does (`test_layer_norm(1151, 8192, torch.float16)` under `__main__`): each call (under each binding
+/// around it: a loop over sizes, say) binds the function's parameters, as a parametrize grid would.
+fn callers(src: &Src, root: Node, def: Node, module: &Env) -> Vec<Env> {
+    let Some(name) = field(def, "name").map(|n| src.text(n)) else {
+        return Vec::new();
+    };
+    let params: Vec<&str> =
+        field(def, "parameters").map(|ps| named_children(ps).filter_map(|p| param_name(src, p)).collect()).unwrap_or_default();
+    let mut out = Vec::new();
+    for call in descendants(root).into_iter().filter(|n| n.kind() == "call" && callee(src, *n) == name) {
+        let (Some(args), false) = (field(call, "arguments"), enclosing_defs(call).contains(&def)) else {
+            continue;
+        };
+        let (positional, keywords) = call_args_of(src, args);
+        for around in envs(src, root, call, module, false) {
+            let mut e = Env::new();
+            for (p, v) in params.iter().zip(&positional) {
+                e.insert(p.to_string(), eval(src, *v, &around));
+            }
+            for (k, v) in &keywords {
+                e.insert(k.to_string(), eval(src, *v, &around));
+            }
+            out.push(e);
+            if out.len() >= MAX_ENVS {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// A parameter's name (`x`, `x: int`, `x=1`, `x: int = 1`); none for `*args`, `**kw` and `self`.
+fn param_name<'t>(src: &Src<'t>, p: Node<'t>) -> Option<&'t str> {
+    let n = match p.kind() {
+        "identifier" => Some(p),
+        "typed_parameter" => named_children(p).next().filter(|n| n.kind() == "identifier"),
+        "default_parameter" | "typed_default_parameter" => field(p, "name"),
+        _ => None,
+    }?;
+    Some(src.text(n)).filter(|t| *t != "self")
 }
 
 fn cross(sets: Vec<Env>, with: Vec<Env>) -> Vec<Env> {

@@ -152,6 +152,10 @@ fn arith(op: &str, l: Val, r: Val) -> Val {
             "<<" if (0..63).contains(&b) => a.checked_shl(b as u32).map(Val::Int).unwrap_or(Val::Unknown),
             _ => Val::Unknown,
         },
+        // `-2.3 + 0.5 * torch.randn(shape)`: a tensor scaled or shifted by a number keeps its shape.
+        (Val::Tensor(t), other) | (other, Val::Tensor(t)) if matches!(op, "+" | "-" | "*" | "/") && num(&other).is_some() => {
+            Val::Tensor(TensorVal { range: None, ..t })
+        }
         (a, b) => match (num(&a), num(&b)) {
             (Some(x), Some(y)) => match op {
                 "+" => Val::Float(x + y),
