@@ -52,6 +52,20 @@ default_variant: bench-gpu-old
     assert (v.rtol, v.atol) == (1e-3, 0.5)
 
 
+def test_a_float_dim_written_without_a_dot_is_still_a_number():
+    spec = parse_spec_text(
+        """
+inputs: {X: {shape: [N], dtype: float32}, eps: {value: eps}}
+ci:
+  - params: [X, eps]
+    dims: {N: 64, eps: 1e-5}   # YAML 1.1 reads 1e-5 as a string
+"""
+    )
+    assert spec.variants("ci")[0].dims == {"N": 64, "eps": 1e-5}
+    with pytest.raises(SpecError, match="expected a number"):
+        parse_spec_text("inputs: {X: {shape: [N], dtype: float32}}\nci:\n  - params: [X]\n    dims: {N: big}\n")
+
+
 def test_formulas_are_arithmetic_over_dims_only():
     assert eval_formula("2*M*N*K", {"M": 2, "N": 3, "K": 4}) == 48
     assert eval_formula("(M + 1) // 2", {"M": 7}) == 4

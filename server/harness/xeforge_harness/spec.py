@@ -289,6 +289,7 @@ def _parse_family(family: str, entries: list, inputs: dict[str, InputSpec], init
 def _parse_variant(family, index, where, dwhere, raw, dims, inputs, inits, path) -> Variant:
     if not isinstance(dims, dict):
         raise SpecError(dwhere, "expected a mapping of dimension name to size", path)
+    dims = {name: _yaml_number(size) for name, size in dims.items()}
     for name, size in dims.items():
         if isinstance(size, bool) or not isinstance(size, (int, float)):
             raise SpecError(f"{dwhere}.{name}", f"expected a number, got {size!r}", path)
@@ -343,6 +344,17 @@ def _parse_variant(family, index, where, dwhere, raw, dims, inputs, inits, path)
         mem_bytes=_formula(raw, "mem_bytes", dims, where, path),
         memory_format=memory_format,
     )
+
+
+def _yaml_number(value):
+    """`eps: 1e-5` as the number it is: PyYAML (YAML 1.1) reads a float without a `.` as a string."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return number if math.isfinite(number) else value
+    return value
 
 
 def _tolerance(raw: dict, key: str, where: str, path: str | None) -> float | None:
