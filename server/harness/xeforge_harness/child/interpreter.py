@@ -90,8 +90,8 @@ def install() -> None:
 def _fixed_autotune() -> None:
     """On the Triton interpreter there is no device to benchmark configs on: take the first one.
 
-    Triton's autotuner asks the active driver for a benchmarker, which the interpreter does not have
-    ("0 active drivers"). Correctness does not depend on which config wins, so the pick is fixed.
+    Triton's own search would time every config with the driver's benchmarker, which times nothing
+    here. Correctness does not depend on which config wins, so the pick is fixed.
     """
     from triton.runtime import autotuner
 

@@ -77,7 +77,8 @@ fn not_launched(text: &str, kernel: &str) -> AutotuneError {
         .unwrap_or_else(|| AutotuneError::NothingToTune(kernel.to_string()))
 }
 
-fn quoted(names: &[String]) -> String {
+/// `a`, `b` as a message lists names.
+pub(crate) fn quoted(names: &[String]) -> String {
     names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
 }
 

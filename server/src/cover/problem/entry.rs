@@ -115,7 +115,7 @@ fn by_name<'t>(src: &Src, root: Node<'t>, name: &str) -> Option<Entry> {
     None
 }
 
-fn params(src: &Src, def: Node) -> Vec<EntryParam> {
+pub(super) fn params(src: &Src, def: Node) -> Vec<EntryParam> {
     let Some(ps) = field(def, "parameters") else {
         return Vec::new();
     };

@@ -100,8 +100,8 @@ fn pick_kernel(model: &crate::model::FileModel, name: Option<&str>) -> Result<us
         (1, _) => Ok(0),
         (_, [one]) => Ok(*one),
         (n, _) => {
-            let names: Vec<String> = model.kernels.iter().map(|k| format!("`{}`", k.name)).collect();
-            Err(format!("the file has {n} kernels ({}); name one with --kernel", names.join(", ")))
+            let names: Vec<String> = model.kernels.iter().map(|k| k.name.clone()).collect();
+            Err(format!("the file has {n} kernels ({}); name one with --kernel", crate::cover::autotune::quoted(&names)))
         }
     }
 }

@@ -260,40 +260,22 @@ fn callers(src: &Src, root: Node, def: Node, module: &Env) -> Vec<Env> {
     let Some(name) = field(def, "name").map(|n| src.text(n)) else {
         return Vec::new();
     };
-    let params: Vec<&str> =
-        field(def, "parameters").map(|ps| named_children(ps).filter_map(|p| param_name(src, p)).collect()).unwrap_or_default();
+    let params = super::entry::params(src, def);
     let mut out = Vec::new();
     for call in descendants(root).into_iter().filter(|n| n.kind() == "call" && callee(src, *n) == name) {
         let (Some(args), false) = (field(call, "arguments"), enclosing_defs(call).contains(&def)) else {
             continue;
         };
-        let (positional, keywords) = call_args_of(src, args);
         for around in envs(src, root, call, module, false) {
-            let mut e = Env::new();
-            for (p, v) in params.iter().zip(&positional) {
-                e.insert(p.to_string(), eval(src, *v, &around));
-            }
-            for (k, v) in &keywords {
-                e.insert(k.to_string(), eval(src, *v, &around));
-            }
-            out.push(e);
+            let values = bind_params(src, &params, args, &around);
+            // A parameter the call leaves unknown keeps its default (bound after this).
+            out.push(params.iter().zip(values).filter(|(_, v)| *v != Val::Unknown).map(|(p, v)| (p.name.clone(), v)).collect());
             if out.len() >= MAX_ENVS {
                 return out;
             }
         }
     }
     out
-}
-
-/// A parameter's name (`x`, `x: int`, `x=1`, `x: int = 1`); none for `*args`, `**kw` and `self`.
-fn param_name<'t>(src: &Src<'t>, p: Node<'t>) -> Option<&'t str> {
-    let n = match p.kind() {
-        "identifier" => Some(p),
-        "typed_parameter" => named_children(p).next().filter(|n| n.kind() == "identifier"),
-        "default_parameter" | "typed_default_parameter" => field(p, "name"),
-        _ => None,
-    }?;
-    Some(src.text(n)).filter(|t| *t != "self")
 }
 
 fn cross(sets: Vec<Env>, with: Vec<Env>) -> Vec<Env> {
