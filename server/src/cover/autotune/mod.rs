@@ -72,7 +72,11 @@ enum How {
 fn not_launched(text: &str, kernel: &str) -> AutotuneError {
     ["warmup", "run"]
         .into_iter()
-        .find(|m| text.contains(&format!("{kernel}.{m}(")))
+        .find(|m| {
+            let call = format!("{kernel}.{m}(");
+            // `k.warmup(`, not `my_k.warmup(`: the name must start where the match does.
+            text.match_indices(&call).any(|(i, _)| !text[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.'))
+        })
         .map(|method| AutotuneError::LaunchedThroughHandle { kernel: kernel.to_string(), method })
         .unwrap_or_else(|| AutotuneError::NothingToTune(kernel.to_string()))
 }
@@ -739,6 +743,9 @@ mod tests {
         let err = plan(src, &o, pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap_err();
         assert_eq!(err, AutotuneError::LaunchedThroughHandle { kernel: "k".into(), method: "warmup" });
         assert!(err.to_string().contains("launches written `k[grid](...)`"), "{err}");
+        let other = src.replace("h = k.warmup", "h = my_k.warmup");
+        let o = Outline::build(&other);
+        assert_eq!(plan(&other, &o, o.kernel("k").unwrap(), TuneBackend::Cuda).unwrap_err(), AutotuneError::NothingToTune("k".into()));
     }
 
     const RELU: &str = "import triton\n@triton.jit\ndef relu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\n";
