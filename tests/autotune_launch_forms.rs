@@ -80,6 +80,12 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
     ("default_block.py", &[("BLOCK", 1024)], 4, &["    gelu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n"]),
     ("tutorial_device.py", &[("BLOCK_SIZE", 1024)], 4, &["        scale_kernel[grid](x, y, n, alpha)\n"]),
     (
+        "tests_beside_kernel.py",
+        &[("BLOCK", 512)],
+        4,
+        &["    leaky_relu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n, slope)\n"],
+    ),
+    (
         "module_attr.py",
         &[("BLOCK", 512)],
         4,
@@ -172,6 +178,10 @@ const PINNED: &[(&str, &[&str])] = &[
     ("default_block.py", &["    gelu_kernel[(triton.cdiv(n, 2048),)](x, y, n, BLOCK=2048, num_warps=8, num_stages=3)\n"]),
     ("tutorial_device.py", &["        scale_kernel[grid](x, y, n, alpha, BLOCK_SIZE=2048, num_warps=8, num_stages=3)\n"]),
     (
+        "tests_beside_kernel.py",
+        &["    leaky_relu_kernel[(triton.cdiv(n, 1024),)](x, y, n, slope, BLOCK=1024, num_warps=8, num_stages=3)\n"],
+    ),
+    (
         "module_attr.py",
         &["bias_add_kernel[(triton.cdiv(total, 1024),)](x, self.bias, y, x.shape[-1], total, BLOCK=1024, num_warps=8, num_stages=3)\n"],
     ),
@@ -219,7 +229,8 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
     // The forms a wrong rewrite breaks: a second call site, a positional tile, a grid without its
     // parentheses, a named tile in a 3-D grid, a tile left at the launch, a module attribute, an
     // autotune list built by a helper (kept whole here: the interpreter times nothing), a file that asks
-    // Triton's driver for its device at import and launches inside `torch.cuda.device`.
+    // Triton's driver for its device at import and launches inside `torch.cuda.device`, a file that
+    // imports pytest for the tests beside its kernel (a sandboxed candidate must still find pytest).
     for file in [
         "two_sites.py",
         "positional.py",
@@ -229,6 +240,7 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
         "module_attr.py",
         "configs_by_code.py",
         "tutorial_device.py",
+        "tests_beside_kernel.py",
     ] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();

@@ -1,10 +1,13 @@
 """Problems whose entry is not `class Model`: a function, `Class.method`, `Fn.apply` / `Fn.forward`,
 with scalar inputs; and the errors that say what to add when there is no entry."""
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import DEVICE, HERE, ON_GPU
+from xeforge_harness.child import worker
 from xeforge_harness.spec import SpecError, parse_spec_text
 
 ENTRIES = HERE.parent / "fixtures" / "entries"
@@ -91,6 +94,47 @@ def test_a_file_that_asks_the_driver_for_its_device_runs_where_the_harness_runs(
     cand.write_text(kernel.read_text().replace("* alpha, mask=mask)", "* alpha + 1.0, mask=mask)"))
     r = _eval(serve, kernel, spec, tmp_path, candidate=cand)
     assert r["verdict"] == "incorrect", r
+
+
+def test_a_file_that_imports_pytest_for_its_tests_is_judged_like_any_other(serve, tmp_path):
+    # As root the candidate runs as `nobody`; a Python installed where only root reads (pyenv, uv under
+    # /root) then hides every module not loaded before the switch: `import pytest` failed, "No module
+    # named 'html'". The modules the original imports are loaded first (worker.preload_installed).
+    kernel = HERE.parent / "fixtures" / "launch_forms" / "tests_beside_kernel.py"
+    spec = "entry: leaky_relu\ninputs:\n  x: {shape: [n], dtype: float32}\n  slope: {value: 0.1}\nci:\n  - dims: {n: 3000}\n"
+    r = _eval(serve, kernel, spec, tmp_path)
+    assert r["verdict"] == "correct", r
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="the sandbox user is taken only by root")
+def test_a_sandboxed_candidate_finds_the_installed_modules_the_original_imports(tmp_path):
+    # Two modules in a folder only root can read, standing in for a root-only Python installation:
+    # the one preloaded is found after the switch to the sandbox user, the other is not.
+    lib = tmp_path / "lib"
+    lib.mkdir(mode=0o700)
+    (lib / "xf_preloaded.py").write_text("VALUE = 1\n")
+    (lib / "xf_not_preloaded.py").write_text("VALUE = 2\n")
+    os.chmod(tmp_path, 0o700)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            sys.path.insert(0, str(lib))
+            worker._installed_roots = lambda: (os.path.join(str(lib), ""),)
+            worker.preload_installed(["xf_preloaded", "xf_nowhere"])
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            import xf_preloaded  # noqa: F401
+
+            try:
+                import xf_not_preloaded  # noqa: F401
+            except ModuleNotFoundError:
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_no_model_and_no_entry_says_what_to_add(serve, tmp_path):

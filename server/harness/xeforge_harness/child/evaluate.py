@@ -13,7 +13,9 @@ anything else into `error`.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -28,7 +30,7 @@ from ..spec import Spec, SpecError, Variant, load_spec
 from . import entry, guard, source, timing
 from .compare import compare_one, default_tolerance, fingerprint, flatten
 from .link import Died, Failed, Hung, Link, stray_processes
-from .worker import give_to_sandbox
+from .worker import give_to_sandbox, sandbox_uid
 
 JUDGE_GRACE_S = 5.0  # the judge's own bookkeeping after the candidate's deadline
 
@@ -105,7 +107,9 @@ class Judge:
         # output, nothing to inherit. A sweep's later candidates get workers forked now, not from a judge
         # that by then holds the reference outputs.
         self.trusted = Link("trusted", self.dirs[0], kind)
-        self.candidates = [Link("candidate", d, kind) for d in self.dirs[1:]]
+        # Read, not run: what the original (and the reference) import, for a sandboxed candidate to find.
+        preload = [m for f in (args.kernel, args.reference) if f for m in source.imported_modules(source.read(f))]
+        self.candidates = [Link("candidate", d, kind, preload) for d in self.dirs[1:]]
         for link in self.candidates:
             if hasattr(phase, "group"):
                 phase.group(link.pid)
@@ -586,12 +590,31 @@ def _candidate_failure(e: Failed, what: str) -> Stop:
     if e.kind == "compile":
         return Stop(P.COMPILE_ERROR, f"the candidate's kernel does not compile ({what}): {e.error}", e.trace)
     if what == "importing":
-        return Stop(P.COMPILE_ERROR, f"the candidate does not import: {e.error}", e.trace)
+        return Stop(P.COMPILE_ERROR, f"the candidate does not import: {e.error}{_unreadable_module(e.error)}", e.trace)
     if e.kind == "oom":
         return Stop(P.RUNTIME_ERROR, f"the candidate ran out of device memory ({what}): {e.error}", e.trace)
     if e.kind == "wire":
         return Stop(P.INCORRECT, f"the candidate's outputs cannot be compared ({what}): {e.error}", e.trace)
     return Stop(P.RUNTIME_ERROR, f"the candidate failed ({what}): {e.error}", e.trace)
+
+
+def _unreadable_module(error: str) -> str:
+    """Why a module that is installed was not found by a candidate running as the sandbox user."""
+    found = re.match(r"ModuleNotFoundError: No module named '([\w.]+)'", error)
+    uid = sandbox_uid()
+    if not found or uid is None:
+        return ""
+    try:
+        installed = importlib.util.find_spec(found.group(1).partition(".")[0]) is not None
+    except (ImportError, ValueError):
+        installed = False
+    if not installed:
+        return ""
+    return (
+        f" (it is installed, but the candidate runs as user {uid} and cannot read it; the modules the original"
+        " imports are loaded before the candidate gives up root, others are not: import it in the original too,"
+        " make the Python installation readable to that user, or set XEFORGE_HARNESS_SANDBOX_UID)"
+    )
 
 
 def _compare(name, seed, variant, ref: Reference, out_tree, outputs, report) -> str | None:

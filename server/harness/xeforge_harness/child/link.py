@@ -66,7 +66,7 @@ def adopt_orphans() -> bool:
 
 
 class Link:
-    def __init__(self, role: str, workdir: str, kind: str):
+    def __init__(self, role: str, workdir: str, kind: str, preload: Sequence[str] = ()):
         from . import worker
 
         self.role = role
@@ -76,7 +76,7 @@ class Link:
         pid = os.fork()
         if pid == 0:
             mine.close()
-            worker.start(role, theirs, theirs.fileno(), workdir, kind)
+            worker.start(role, theirs, theirs.fileno(), workdir, kind, preload)
         theirs.close()
         FORKED.add(pid)
         self.pid = pid

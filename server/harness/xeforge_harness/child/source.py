@@ -40,6 +40,25 @@ def triton_kernels(text: str) -> set[str]:
     return names
 
 
+def imported_modules(text: str) -> list[str]:
+    """Absolute module names the file imports anywhere (`import a.b`, `from a.b import c`), in order.
+
+    The candidate's worker imports these before it gives up root (`worker.preload`): under the
+    sandbox user a module whose files only root can read (a Python installed under /root) is not found.
+    """
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+    return list(dict.fromkeys(names))
+
+
 def precision(text: str) -> Counter:
     """How often each precision spelling occurs (attribute names, strings, keywords)."""
     counts: Counter = Counter()

@@ -16,13 +16,18 @@ failure is a reply (`ok: false`), never a dead loop.
 from __future__ import annotations
 
 import ctypes
+import importlib
+import importlib.util
 import os
 import signal
+import site
 import socket
 import sys
+import sysconfig
 import time
 import traceback
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -38,11 +43,12 @@ PR_SET_PDEATHSIG = 1
 FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current GPU's L2: zeroing it evicts everything
 
 
-def start(role: str, sock: socket.socket, keep_fd: int, workdir: str, kind: str) -> None:
-    """Runs in the freshly forked process; never returns."""
+def start(role: str, sock: socket.socket, keep_fd: int, workdir: str, kind: str, preload: Sequence[str] = ()) -> None:
+    """Runs in the freshly forked process; never returns. `preload`: modules the original imports,
+    imported before a candidate gives up root (see `preload_installed`)."""
     code = 0
     try:
-        _isolate(role, keep_fd, workdir)
+        _isolate(role, keep_fd, workdir, preload)
         Worker(role, sock, kind).loop()
     except BaseException:  # noqa: BLE001  (whatever happens, this process must end here)
         code = 70
@@ -50,7 +56,7 @@ def start(role: str, sock: socket.socket, keep_fd: int, workdir: str, kind: str)
         os._exit(code)
 
 
-def _isolate(role: str, keep_fd: int, workdir: str) -> None:
+def _isolate(role: str, keep_fd: int, workdir: str, preload: Sequence[str] = ()) -> None:
     # Only the socket to the judge stays open: no way back to the zygote or the other worker.
     os.closerange(3, keep_fd)
     os.closerange(keep_fd + 1, 65536)
@@ -79,6 +85,8 @@ def _isolate(role: str, keep_fd: int, workdir: str) -> None:
     os.environ["HOME"] = workdir
     os.chdir(workdir)
     if role == "candidate":
+        if sandbox_uid() is not None:
+            preload_installed(preload)
         drop_privileges(workdir)
 
 
@@ -101,6 +109,35 @@ def sandbox_uid() -> int | None:
         return None
     value = os.environ.get("XEFORGE_HARNESS_SANDBOX_UID", "65534")
     return None if value == "off" else int(value)
+
+
+def _installed_roots() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    roots |= set(site.getsitepackages()) | {site.getusersitepackages()}
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
+
+
+def preload_installed(names: Sequence[str]) -> None:
+    """Import, while still root, the installed modules (standard library, site-packages) that the
+    original file imports. Under the sandbox user a module not yet imported must be read from disk,
+    and a Python installed where only root can read (under /root, as pyenv and uv put it) would
+    then not be found: `import pytest` failed with "No module named 'html'". Only installed code
+    runs here: a name that resolves anywhere else (the user's folder, the working directory) is
+    left for the candidate to import as itself, and a failure is left for it to meet too."""
+    roots = _installed_roots()
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            found = importlib.util.find_spec(name.partition(".")[0])
+            where = found and (found.origin if found.has_location else None)
+            if not where and found and found.submodule_search_locations:
+                where = next(iter(found.submodule_search_locations), None)
+            if where and os.path.realpath(where).startswith(roots):
+                importlib.import_module(name)
+        except BaseException:  # noqa: BLE001  (the candidate meets the same failure, as itself)
+            pass
 
 
 def give_to_sandbox(path: str) -> None:
