@@ -25,9 +25,6 @@ fn stage(fixture: &str, edit: impl Fn(String) -> String) -> Option<(Value, tempf
         .arg(&file)
         .args(["--device", "cpu", "--format", "json", "--timeout", "300"])
         .env("XEFORGE_PYTHON", &py)
-        // As root the harness runs a candidate as `nobody`, which cannot import modules that were not
-        // imported before the drop from an interpreter under a private home (these fixtures import pytest).
-        .env("XEFORGE_HARNESS_SANDBOX_UID", "off")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -202,6 +199,22 @@ fn module_method_with_constructor_arguments() {
     assert_eq!(v["problem"]["inits"], serde_json::json!(["hidden_size"]));
     assert_eq!(inputs(&v), ["x: [M, N]"]);
     assert_eq!(variants(&v)[0], "ci float32 M=6 N=200 hidden_size=200");
+    assert_verdict(&v);
+}
+
+#[test]
+fn library_layers_are_entered_through_the_module_that_is_used_with_sizes() {
+    // `rms_norm_forward` launches the kernel, but only `RMSNorm(1536)(x)` under __main__ gives sizes:
+    // the stage climbs function → autograd.Function → module and says so.
+    let Some((v, _d)) = stage("rmsnorm_library_layers.py", |t| t) else {
+        return;
+    };
+    assert_eq!(v["problem"]["entry"]["name"], "RMSNorm.forward");
+    assert_eq!(v["problem"]["inits"], serde_json::json!(["hidden_size"]));
+    assert_eq!(inputs(&v), ["x: [x_0, x_1, x_2]"]);
+    assert_eq!(variants(&v).last().unwrap(), "bench-gpu float32 hidden_size=1536 x_0=2 x_1=64 x_2=1536");
+    let notes = v["problem"]["notes"].to_string();
+    assert!(notes.contains("entered through `RMSNorm.forward`, which calls `RMSNormFunction.apply`"), "{notes}");
     assert_verdict(&v);
 }
 

@@ -270,6 +270,35 @@ fn climb_to_public_caller(src: &Src, root: Node, entry: &mut Entry) {
     }
 }
 
+/// The functions and methods of the file that call `entry` by one of its spellings (a function,
+/// `Fn.apply`, a method of a class, in source order), each as an entry of its own whose bodies
+/// include the entry's: when nothing gives the entry's sizes, a caller's call sites may. Tests,
+/// benchmarks and `main` are call sites, not callers. A method entry has none here: its callers
+/// call an instance, which a spelling does not name.
+pub fn callers(src: &Src, tree: &Tree, entry: &Entry) -> Vec<Entry> {
+    if matches!(entry.kind, EntryKind::Method | EntryKind::Model) {
+        return Vec::new();
+    }
+    let root = tree.root_node();
+    let mut out = Vec::new();
+    for d in descendants(root).into_iter().filter(|n| n.kind() == "function_definition") {
+        let placed = at_module_level(d) || class_of(d).is_some_and(|c| at_module_level(c));
+        let n = def_name(src, d);
+        if !placed || d.start_byte() == entry.def_start || n.starts_with("test") || n.starts_with("bench") || n == "main" {
+            continue;
+        }
+        let calls = scope_nodes(d)
+            .iter()
+            .any(|c| c.kind() == "call" && field(*c, "function").is_some_and(|f| entry.spellings.iter().any(|s| s == src.text(f))));
+        if calls {
+            let mut e = describe(src, root, d);
+            e.bodies = std::iter::once(d.start_byte()).chain(entry.bodies.iter().copied()).collect();
+            out.push(e);
+        }
+    }
+    out
+}
+
 /// The `def` node an entry was found at.
 pub fn def_node<'t>(tree: &'t Tree, start: usize) -> Option<Node<'t>> {
     let mut n = tree.root_node().descendant_for_byte_range(start, start)?;

@@ -21,9 +21,54 @@ const DEFAULT_ORIGIN: &str = "default sizes (no call site)";
 /// Sizes used when no source gives any: distinct per dimension, so a transposed result shows.
 const CI_DEFAULTS: &[i64] = &[64, 96, 128, 80, 112, 48];
 
+/// How many callers up an entry whose sizes nothing gives is climbed: a function, the
+/// `autograd.Function` that calls it, the module whose `forward` applies that.
+const CALLER_LEVELS: usize = 3;
+
 /// Infers the problem of `kernel` (or the file's only launched kernel) in `text`, the content of `path`.
 /// `Err` when there is nothing to call: the message says what to add.
+///
+/// When nothing gives the entry's sizes and no entry is configured, the nearest caller in the file
+/// whose sizes something gives becomes the entry (library code: a launching function, an
+/// `autograd.Function` over it, an `nn.Module` over that, sizes only where the module is used);
+/// else the entry's own problem says what is missing.
 pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, String> {
+    let first = infer_at(path, text, kernel, None)?;
+    if first.is_complete() || hints::configured(path, None)?.entry.is_some() {
+        return Ok(first);
+    }
+    let file = first.file.clone();
+    let tree = crate::syntax::parse(text);
+    let src = Src::new(text, &file);
+    let mut level = vec![first.entry.clone()];
+    let mut seen: Vec<usize> = vec![first.entry.def_start];
+    for _ in 0..CALLER_LEVELS {
+        let mut next = Vec::new();
+        for e in &level {
+            for c in entry::callers(&src, &tree, e) {
+                if seen.contains(&c.def_start) {
+                    continue;
+                }
+                seen.push(c.def_start);
+                if let Ok(mut p) = infer_at(path, text, kernel, Some(c.clone()))
+                    && p.is_complete()
+                {
+                    p.notes.push(format!(
+                        "entered through `{}`, which calls `{}`: no call site or hint gives `{}`'s sizes, and `{}`'s call sites do",
+                        c.name, e.name, first.entry.name, c.name
+                    ));
+                    return Ok(p);
+                }
+                next.push(c);
+            }
+        }
+        level = next;
+    }
+    Ok(first)
+}
+
+/// The problem with `entry` as found (from the launches, or as configured), or as given.
+fn infer_at(path: &Path, text: &str, kernel: Option<&str>, given: Option<Entry>) -> Result<Problem, String> {
     let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| path.display().to_string());
     let tree = crate::syntax::parse(text);
     let model = crate::model::build(text, &tree);
@@ -32,7 +77,10 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
     let k = &model.kernels[kidx];
     let src = Src::new(text, &file);
     let by_file = hints::configured(path, None)?;
-    let entry = entry::find(&src, &tree, &model, kidx, by_file.entry.as_ref().map(|e| e.0.as_str()))?;
+    let entry = match given {
+        Some(e) => e,
+        None => entry::find(&src, &tree, &model, kidx, by_file.entry.as_ref().map(|e| e.0.as_str()))?,
+    };
     let mut hints = if by_file == Hints::default() { hints::configured(path, Some(&entry.name))? } else { by_file };
     if entry.kind == EntryKind::Model {
         return Err(format!(
