@@ -80,6 +80,12 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
     ("default_block.py", &[("BLOCK", 1024)], 4, &["    gelu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n"]),
     ("tutorial_device.py", &[("BLOCK_SIZE", 1024)], 4, &["        scale_kernel[grid](x, y, n, alpha)\n"]),
     (
+        "ctas_at_launch.py",
+        &[("BLOCK", 256)],
+        4,
+        &["    axpy_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, out, a, n)\n", "num_warps=8, num_stages=3),\n"],
+    ),
+    (
         "tests_beside_kernel.py",
         &[("BLOCK", 512)],
         4,
@@ -177,6 +183,11 @@ const PINNED: &[(&str, &[&str])] = &[
     // A tile left to the kernel's default is passed.
     ("default_block.py", &["    gelu_kernel[(triton.cdiv(n, 2048),)](x, y, n, BLOCK=2048, num_warps=8, num_stages=3)\n"]),
     ("tutorial_device.py", &["        scale_kernel[grid](x, y, n, alpha, BLOCK_SIZE=2048, num_warps=8, num_stages=3)\n"]),
+    // Written into the launch, one config keeps the launch's `num_ctas`.
+    (
+        "ctas_at_launch.py",
+        &["    axpy_kernel[(triton.cdiv(n, 512),)](x, y, out, a, n, BLOCK=512, num_warps=8, num_ctas=1, num_stages=3)\n"],
+    ),
     (
         "tests_beside_kernel.py",
         &["    leaky_relu_kernel[(triton.cdiv(n, 1024),)](x, y, n, slope, BLOCK=1024, num_warps=8, num_stages=3)\n"],
@@ -216,6 +227,16 @@ fn one_config_is_written_into_every_launch() {
     }
 }
 
+#[test]
+fn a_launchs_num_ctas_goes_into_every_config_of_the_list() {
+    let text = std::fs::read_to_string(fixture("ctas_at_launch.py")).unwrap().replace("num_ctas=1", "num_ctas=2");
+    let o = Outline::build(&text);
+    let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+    let out = p.render(&text, std::slice::from_ref(&p.input.start)).unwrap();
+    assert!(out.contains("triton.Config({'BLOCK': 256}, num_warps=4, num_stages=3, num_ctas=2),\n"), "{out}");
+    assert!(out.contains("    axpy_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, out, a, n)\n"), "{out}");
+}
+
 #[tokio::test]
 async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
     let Some(py) = pyenv::with("torch, triton, yaml") else {
@@ -241,6 +262,7 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
         "configs_by_code.py",
         "tutorial_device.py",
         "tests_beside_kernel.py",
+        "ctas_at_launch.py",
     ] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();

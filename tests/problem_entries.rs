@@ -45,6 +45,11 @@ fn inputs(v: &Value) -> Vec<String> {
                 i["name"].as_str().unwrap(),
                 i["shape"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()).collect::<Vec<_>>().join(", ")
             ),
+            "sizes" => format!(
+                "{}: sizes [{}]",
+                i["name"].as_str().unwrap(),
+                i["dims"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()).collect::<Vec<_>>().join(", ")
+            ),
             _ => format!("{}: {} scalar", i["name"].as_str().unwrap(), i["py"].as_str().unwrap()),
         })
         .collect()
@@ -158,6 +163,20 @@ fn layer_norm_with_two_parametrize_decorators() {
     assert_eq!(variants(&v), ["ci float16 M=8 N=100", "ci float32 M=8 N=100", "ci float16 M=33 N=128", "bench-gpu float32 M=33 N=128"]);
     assert!(provenance(&v, "dim N").contains("layernorm_param.py:24"));
     assert!(v["problem"]["provenance"].get("dtype").is_none(), "the dtypes come from the call sites, not a default");
+    assert_verdict(&v);
+}
+
+#[test]
+fn a_tuple_of_sizes_is_an_input_that_keeps_the_tensors_last_dimension() {
+    // `layer_norm(x, w_shape, ...)` with `w_shape = (shape[-1],)`: the tuple is passed as a tuple, and
+    // its size is `x`'s last dimension in every variant (scaled down with it for the interpreter).
+    let Some((v, _d)) = stage("layernorm_shape_tuple.py", |t| t) else {
+        return;
+    };
+    assert_eq!(v["problem"]["entry"]["name"], "LayerNorm.apply");
+    assert_eq!(inputs(&v)[..2], ["x: [x_0, x_1]", "normalized_shape: sizes [x_1]"]);
+    let last = variants(&v).last().unwrap().clone();
+    assert!(last.starts_with("bench-gpu float16") && last.contains("x_0=1151 x_1=8192"), "{last}");
     assert_verdict(&v);
 }
 

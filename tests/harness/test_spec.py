@@ -66,6 +66,27 @@ ci:
         parse_spec_text("inputs: {X: {shape: [N], dtype: float32}}\nci:\n  - params: [X]\n    dims: {N: big}\n")
 
 
+def test_a_tuple_of_sizes_is_passed_as_a_tuple_of_ints():
+    spec = parse_spec_text(
+        """
+inputs: {X: {shape: [M, N], dtype: float32}, normalized_shape: {value: [N]}, window: {value: [3, K]}}
+ci:
+  - params: [X, normalized_shape, window]
+    dims: {M: 4, N: 64, K: 5}
+"""
+    )
+    v = spec.variants("ci")[0]
+    assert spec.scalar_value(v, "normalized_shape") == (64,)
+    assert spec.scalar_value(v, "window") == (3, 5)
+    bad = "inputs: {X: {shape: [N]}, s: {value: %s}}\nci:\n  - params: [X, s]\n    dims: {N: 8%s}\n"
+    with pytest.raises(SpecError, match=r"inputs.s.value\[0\].*a size or a dimension name"):
+        parse_spec_text(bad % ("[-1]", ""))
+    with pytest.raises(SpecError, match=r"inputs.s.value\[1\].*names no dimension"):
+        parse_spec_text(bad % ("[N, K]", ""))
+    with pytest.raises(SpecError, match="a size must be a non-negative integer"):
+        parse_spec_text(bad % ("[K]", ", K: 2.5"))
+
+
 def test_formulas_are_arithmetic_over_dims_only():
     assert eval_formula("2*M*N*K", {"M": 2, "N": 3, "K": 4}) == 48
     assert eval_formula("(M + 1) // 2", {"M": 7}) == 4

@@ -21,7 +21,8 @@ The format (libxsmm/AI-bench `ai_bench/harness/core/specs.py`):
     provenance: {M: "k.py:12"}   # Xe-Forge: where each inferred fact came from (read by people only)
 
 Xe-Forge also allows a scalar argument among the inputs: `eps: {value: 1.0e-5}` or `n: {value: N}`
-(a dimension name), passed as a Python number rather than a tensor.
+(a dimension name), passed as a Python number rather than a tensor; and a tuple of sizes,
+`normalized_shape: {value: [N]}` (each a size or a dimension name), passed as a tuple of ints.
 
 Any top-level list is a family (Xe-Forge allows `bench-gpu-1`, `bench-gpu-old`, ...).
 This module only needs PyYAML: the harness parent validates a spec without importing torch, so a
@@ -70,7 +71,7 @@ class InputSpec:
     dtype: str  # a DTYPES name or "inherit"
     value_range: tuple[float, float] | None = None
     transforms: tuple[str, ...] = ()
-    value: Any = None  # a scalar argument: a number, or a dimension name resolved per variant
+    value: Any = None  # a scalar argument: a number, a dimension name resolved per variant, or a tuple of either
 
     @property
     def is_scalar(self) -> bool:
@@ -134,6 +135,8 @@ class Spec:
 
     def scalar_value(self, variant: Variant, name: str) -> Any:
         value = self.inputs[name].value
+        if isinstance(value, tuple):
+            return tuple(int(variant.dims[d]) if isinstance(d, str) else d for d in value)
         return variant.dims[value] if isinstance(value, str) else value
 
     def input_shape(self, variant: Variant, name: str) -> tuple[int, ...]:
@@ -242,8 +245,13 @@ def _parse_inputs(raw: Any, path: str | None) -> dict[str, InputSpec]:
             raise SpecError(where, "expected a mapping with `shape` and `dtype`", path)
         if "value" in entry:
             value = entry["value"]
-            if not (isinstance(value, (int, float, str)) and (not isinstance(value, str) or value.isidentifier())):
-                raise SpecError(f"{where}.value", f"expected a number, true/false or a dimension name, got {value!r}", path)
+            if isinstance(value, list):
+                for j, d in enumerate(value):
+                    if not (isinstance(d, str) and d.isidentifier() or isinstance(d, int) and not isinstance(d, bool) and d >= 0):
+                        raise SpecError(f"{where}.value[{j}]", f"expected a size or a dimension name, got {d!r}", path)
+                value = tuple(value)
+            elif not (isinstance(value, (int, float, str)) and (not isinstance(value, str) or value.isidentifier())):
+                raise SpecError(f"{where}.value", f"expected a number, true/false, a dimension name or a list of sizes, got {value!r}", path)
             out[str(name)] = InputSpec(str(name), (), "scalar", value=value)
             continue
         shape = entry.get("shape")
@@ -310,6 +318,11 @@ def _parse_variant(family, index, where, dwhere, raw, dims, inputs, inits, path)
         if spec_in.is_scalar:
             if isinstance(spec_in.value, str) and spec_in.value not in dims:
                 raise SpecError(f"inputs.{p}.value", f"names no dimension of {where}: {spec_in.value!r}", path)
+            for j, d in enumerate(spec_in.value if isinstance(spec_in.value, tuple) else ()):
+                if isinstance(d, str) and d not in dims:
+                    raise SpecError(f"inputs.{p}.value[{j}]", f"names no dimension of {where}: {d!r}", path)
+                if isinstance(d, str) and (not float(dims[d]).is_integer() or dims[d] < 0):
+                    raise SpecError(f"{dwhere}.{d}", f"a size must be a non-negative integer, got {dims[d]!r}", path)
             continue
         if spec_in.dtype == "inherit" and dtype is None:
             raise SpecError(f"{where}.dtype", f"input {p!r} has dtype `inherit` but the variant sets none", path)

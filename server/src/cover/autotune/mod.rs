@@ -412,8 +412,21 @@ impl Plan {
     /// The same with grid factors read as `reading` (one tuned name per factor of [`Plan::grid`]).
     pub fn render_as(&self, text: &str, configs: &[TuneConfig], reading: &[String]) -> Result<String, AutotuneError> {
         let mut edits: Vec<(TextRange, String)> = Vec::new();
+        // Every `triton.Config` passes `num_ctas` too (1 unless set): a launch's own goes into the configs.
         let tuned: Vec<&str> =
-            configs.iter().flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str())).chain(["num_warps", "num_stages"]).collect();
+            configs.iter().flat_map(|c| c.kwargs.iter().map(|(k, _)| k.as_str())).chain(["num_warps", "num_stages", "num_ctas"]).collect();
+        let o = Outline::build(text);
+        let ctas = o
+            .launches
+            .iter()
+            .filter(|l| launch_targets(l, &self.kernel))
+            .flat_map(|l| l.args.iter().filter(|a| a.name.as_deref() == Some("num_ctas")))
+            .find_map(|a| slice(text, a.value).trim().parse::<u32>().ok())
+            .filter(|c| *c != 1);
+        let list = |configs: &[TuneConfig], indent: &str| match ctas {
+            Some(c) => list(configs, indent).replace("),\n", &format!(", num_ctas={c}),\n")),
+            None => list(configs, indent),
+        };
         match &self.how {
             How::ReplaceConfigs { configs: r, indent } => {
                 edits.push((*r, list(configs, indent)));
@@ -431,7 +444,6 @@ impl Plan {
         }
         edits.extend(self.grid.edits(reading));
         // Launch keywords the configs now set would conflict with them (XF109): remove them.
-        let o = Outline::build(text);
         let params = self.params(&o);
         for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
             for a in l.args.iter().filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n))) {

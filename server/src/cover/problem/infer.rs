@@ -169,6 +169,8 @@ struct Builder<'a> {
 enum Shape {
     Tensor(usize, Origin),
     Scalar(String, Origin),
+    /// A tuple of this many sizes.
+    Sizes(usize, Origin),
 }
 
 impl Builder<'_> {
@@ -210,6 +212,11 @@ impl Builder<'_> {
             }
         }
         self.union_site_names(&params, &ranks);
+        for (p, s) in &shapes {
+            if let Some(Shape::Sizes(n, _)) = s {
+                self.union_sizes_with_a_shape(p, *n, &params, &ranks);
+            }
+        }
         let mut out = Vec::new();
         for (p, shape) in shapes {
             match shape {
@@ -226,6 +233,11 @@ impl Builder<'_> {
                 Some(Shape::Scalar(py, origin)) => {
                     self.provenance.insert(format!("input {p}"), format!("{py} scalar: {origin}"));
                     out.push(Input { name: p, kind: InputKind::Scalar { py }, origin: Some(origin) });
+                }
+                Some(Shape::Sizes(n, origin)) => {
+                    let dims = (0..n).map(|a| self.dim_name(&p, a)).collect::<Vec<_>>();
+                    self.provenance.insert(format!("input {p}"), format!("sizes ({}): {origin}", dims.join(", ")));
+                    out.push(Input { name: p, kind: InputKind::Sizes { dims }, origin: Some(origin) });
                 }
                 None => {
                     let min = self.facts.min_rank.get(&p).copied().unwrap_or(1);
@@ -264,6 +276,9 @@ impl Builder<'_> {
             Some((Val::Int(_), o)) => return Some(Shape::Scalar("int".into(), o.clone())),
             Some((Val::Float(_), o)) => return Some(Shape::Scalar("float".into(), o.clone())),
             Some((Val::Bool(_), o)) => return Some(Shape::Scalar("bool".into(), o.clone())),
+            Some((Val::Seq(items), o)) if !items.is_empty() && items.iter().all(|v| matches!(v, Val::Int(x) if *x >= 0)) => {
+                return Some(Shape::Sizes(items.len(), o.clone()));
+            }
             _ => {}
         }
         let o = self.facts.tensors.get(p).cloned()?;
@@ -302,6 +317,32 @@ impl Builder<'_> {
                         self.facts.uf.union(&s, &site_key);
                     }
                 }
+            }
+        }
+    }
+
+    /// A tuple of sizes passed beside tensors is most often some tensor's shape or its trailing part
+    /// (`normalized_shape`): where every call site agrees with the trailing sizes of one tensor input,
+    /// the tuple's sizes are that tensor's dimensions, so that variants keep them equal.
+    fn union_sizes_with_a_shape(&mut self, p: &str, n: usize, params: &[(usize, String)], ranks: &HashMap<String, usize>) {
+        let Some(pi) = params.iter().find(|(_, q)| q == p).map(|(i, _)| *i) else { return };
+        let sized: Vec<&Observation> = self.obs.iter().filter(|o| matches!(o.args.get(pi), Some(Val::Seq(v)) if v.len() == n)).collect();
+        if sized.is_empty() {
+            return;
+        }
+        for (qi, q) in params {
+            let Some(&rank) = ranks.get(q).filter(|r| **r >= n) else { continue };
+            let agrees = sized.iter().all(|o| match (o.args.get(pi), o.args.get(*qi)) {
+                (Some(Val::Seq(v)), Some(Val::Tensor(t))) if t.dims.len() == rank => {
+                    v.iter().zip(&t.dims[rank - n..]).all(|(a, d)| a.as_int() == Some(d.size))
+                }
+                _ => false,
+            });
+            if agrees {
+                for a in 0..n {
+                    self.facts.uf.union(&slot(q, rank - n + a), &slot(p, a));
+                }
+                return;
             }
         }
     }
@@ -385,6 +426,7 @@ impl Builder<'_> {
             .flat_map(|i| match &i.kind {
                 InputKind::Tensor { shape, .. } => shape.clone(),
                 InputKind::Scalar { .. } => vec![i.name.clone()],
+                InputKind::Sizes { dims } => dims.clone(),
             })
             .chain(inits.iter().cloned())
             .fold(Vec::new(), |mut acc, d| {
@@ -515,6 +557,17 @@ impl Builder<'_> {
                 (InputKind::Scalar { .. }, Val::Int(x)) => put(&mut dims, &input.name, *x as f64)?,
                 (InputKind::Scalar { .. }, Val::Float(x)) => put(&mut dims, &input.name, *x)?,
                 (InputKind::Scalar { .. }, Val::Bool(x)) => put(&mut dims, &input.name, if *x { 1.0 } else { 0.0 })?,
+                (InputKind::Sizes { dims: names }, Val::Seq(items)) => {
+                    if items.len() != names.len() {
+                        return Err(format!("`{}` has {} sizes there, {} elsewhere", input.name, items.len(), names.len()));
+                    }
+                    for (name, v) in names.iter().zip(items) {
+                        let Some(x) = v.as_int() else {
+                            return Err(format!("a size in `{}` is not known statically", input.name));
+                        };
+                        put(&mut dims, name, x as f64)?;
+                    }
+                }
                 (_, Val::Unknown) => {
                     return Err(format!("the value of `{}` is not known statically", input.name));
                 }
@@ -623,7 +676,7 @@ fn largest(dims: &BTreeMap<String, f64>, inputs: &[Input]) -> i64 {
         .iter()
         .filter_map(|i| match &i.kind {
             InputKind::Tensor { shape, .. } => Some(shape.iter().map(|d| dims.get(d).copied().unwrap_or(1.0) as i64).product::<i64>()),
-            InputKind::Scalar { .. } => None,
+            InputKind::Scalar { .. } | InputKind::Sizes { .. } => None,
         })
         .max()
         .unwrap_or(0)

@@ -46,6 +46,8 @@ pub enum InputKind {
     Tensor { shape: Vec<String>, dtype: Option<String>, range: Option<(i64, i64)> },
     /// A number passed as is; its value is the dimension of the same name in each variant.
     Scalar { py: String },
+    /// A tuple of sizes passed as is (`normalized_shape`): each the dimension of that name.
+    Sizes { dims: Vec<String> },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -30,6 +30,9 @@ pub fn spec_yaml(p: &Problem) -> String {
             InputKind::Scalar { .. } => {
                 let _ = writeln!(y, "  {}: {{value: {}}}", quote(&i.name), quote(&i.name));
             }
+            InputKind::Sizes { dims } => {
+                let _ = writeln!(y, "  {}: {{value: [{}]}}", quote(&i.name), dims.iter().map(|d| quote(d)).collect::<Vec<_>>().join(", "));
+            }
         }
     }
     if !p.inits.is_empty() {
@@ -66,6 +69,7 @@ impl Problem {
         self.inputs.iter().any(|i| match &i.kind {
             InputKind::Tensor { shape, .. } => shape.iter().any(|s| s == dim),
             InputKind::Scalar { py } => i.name == dim && py != "float",
+            InputKind::Sizes { dims } => dims.iter().any(|s| s == dim),
         }) || self.inits.iter().any(|d| d == dim)
     }
 }
@@ -134,6 +138,9 @@ pub fn summary(p: &Problem) -> String {
             }
             InputKind::Scalar { py } => {
                 let _ = writeln!(s, "  input {}: {py}", i.name);
+            }
+            InputKind::Sizes { dims } => {
+                let _ = writeln!(s, "  input {}: sizes ({})", i.name, dims.join(", "));
             }
         }
     }
