@@ -251,7 +251,9 @@ def _parse_inputs(raw: Any, path: str | None) -> dict[str, InputSpec]:
                         raise SpecError(f"{where}.value[{j}]", f"expected a size or a dimension name, got {d!r}", path)
                 value = tuple(value)
             elif not (isinstance(value, (int, float, str)) and (not isinstance(value, str) or value.isidentifier())):
-                raise SpecError(f"{where}.value", f"expected a number, true/false, a dimension name or a list of sizes, got {value!r}", path)
+                raise SpecError(
+                    f"{where}.value", f"expected a number, true/false, a dimension name or a list of sizes, got {value!r}", path
+                )
             out[str(name)] = InputSpec(str(name), (), "scalar", value=value)
             continue
         shape = entry.get("shape")
