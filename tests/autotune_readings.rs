@@ -24,6 +24,7 @@ const EXPECTED: &[(&str, &[&str], usize, &[&str])] = &[
     ("cross_entropy", &[], 0, &["V"]),
     ("gemm_bf16_2d", &["BM", "BN"], 1, &["M", "N", "K"]),
     ("gemm_fp32_floordiv", &["BLOCK_M", "BLOCK_N"], 2, &["M", "N", "K"]),
+    ("gemm_fp32_ieee", &["BLOCK_M", "BLOCK_N"], 2, &["M", "N", "K"]),
     ("gemm_grouped_fp16", &["BLOCK_SIZE_M", "BLOCK_SIZE_N"], 2, &["M", "N", "K"]),
     ("gemm_nt_helper", &["BLOCK_M", "BLOCK_N"], 2, &["M", "N", "K"]),
     ("gemm_splitk", &["BLOCK_M", "BLOCK_N", "SPLIT_K"], 2, &["M", "N", "K"]),

@@ -45,6 +45,7 @@ EQUIVALENTS = {
     "gemm_grouped_fp16": lambda a, b: a @ b,
     "gemm_bf16_2d": lambda a, b: a @ b,
     "gemm_fp32_floordiv": lambda a, b: a @ b,
+    "gemm_fp32_ieee": lambda a, b: a @ b,  # fp32 GEMM (cuBLAS; TF32 is off unless a caller turns it on)
     "gemm_nt_helper": lambda x, w: x @ w.t(),
     "bmm_fp16": torch.bmm,
     "linear_bias_relu": lambda x, w, bias: torch.relu(torch.addmm(bias, x, w)),
