@@ -46,7 +46,8 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
         let mut next = Vec::new();
         for e in &level {
             for c in entry::callers(&src, &tree, e) {
-                if seen.contains(&c.def_start) {
+                // A caller that takes nothing makes its own inputs (a demo, an example): not an entry.
+                if seen.contains(&c.def_start) || c.params.is_empty() {
                     continue;
                 }
                 seen.push(c.def_start);
@@ -793,4 +794,29 @@ fn scale_down(d: &BTreeMap<String, f64>, inputs: &[Input], divisors: &BTreeMap<S
         out.insert(k, half as f64);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KERNEL: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, y_ptr, n, B: tl.constexpr):\n    pass\n\ndef double(x):\n    y = torch.empty_like(x)\n    k[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), B=64)\n    return y\n\n";
+
+    fn entry_of(rest: &str) -> (String, bool) {
+        let p = infer(Path::new("k.py"), &format!("{KERNEL}{rest}"), None).unwrap();
+        (p.entry.name.clone(), p.is_complete())
+    }
+
+    #[test]
+    fn a_module_whose_call_sites_give_sizes_becomes_the_entry() {
+        let rest = "class Doubler(torch.nn.Module):\n    def forward(self, x):\n        return double(x)\n\nif __name__ == '__main__':\n    m = Doubler()\n    m(torch.randn(4096, 8))\n";
+        assert_eq!(entry_of(rest), ("Doubler.forward".to_string(), true));
+    }
+
+    #[test]
+    fn a_caller_that_takes_nothing_is_not_an_entry() {
+        // `demo()` makes its own input: entering through it would time its torch.randn too.
+        let rest = "def demo():\n    n = int(input())\n    return double(torch.randn(n))\n";
+        assert_eq!(entry_of(rest), ("double".to_string(), false));
+    }
 }
