@@ -163,7 +163,9 @@ def test_a_candidate_without_the_entry_does_not_compile(serve, tmp_path):
     ("text", "field"),
     [
         ("entry: 'not a name'\ninputs: {x: {shape: [N]}}\nci: [{dims: {N: 1}}]\n", "entry"),
-        ("inputs: {x: {value: [1, 2]}}\nci: [{dims: {N: 1}}]\n", "inputs.x.value"),
+        ("inputs: {x: {value: {a: 1}}}\nci: [{dims: {N: 1}}]\n", "inputs.x.value"),
+        ("inputs: {x: {value: [1, 2.5]}}\nci: [{dims: {N: 1}}]\n", "inputs.x.value[1]"),
+        ("inputs: {x: {value: [1, M]}}\nci: [{dims: {N: 1}}]\n", "inputs.x.value[1]"),
         ("inputs: {x: {value: M}}\nci: [{dims: {N: 1}}]\n", "inputs.x.value"),
         ("entry: f\nprovenance: [a]\ninputs: {x: {shape: [N]}}\nci: [{dims: {N: 1}}]\n", "provenance"),
     ],
