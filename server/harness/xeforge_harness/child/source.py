@@ -43,7 +43,7 @@ def triton_kernels(text: str) -> set[str]:
 def imported_modules(text: str) -> list[str]:
     """Absolute module names the file imports anywhere (`import a.b`, `from a.b import c`), in order.
 
-    The candidate's worker imports these before it gives up root (`worker.preload`): under the
+    The candidate's worker imports these before it gives up root (`worker.preload_installed`): under the
     sandbox user a module whose files only root can read (a Python installed under /root) is not found.
     """
     try:

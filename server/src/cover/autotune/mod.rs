@@ -423,13 +423,9 @@ impl Plan {
             .flat_map(|l| l.args.iter().filter(|a| a.name.as_deref() == Some("num_ctas")))
             .find_map(|a| slice(text, a.value).trim().parse::<u32>().ok())
             .filter(|c| *c != 1);
-        let list = |configs: &[TuneConfig], indent: &str| match ctas {
-            Some(c) => list(configs, indent).replace("),\n", &format!(", num_ctas={c}),\n")),
-            None => list(configs, indent),
-        };
         match &self.how {
             How::ReplaceConfigs { configs: r, indent } => {
-                edits.push((*r, list(configs, indent)));
+                edits.push((*r, list(configs, indent, ctas)));
             }
             How::AddDecorator { at, indent } => {
                 let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
@@ -437,7 +433,7 @@ impl Plan {
                     *at,
                     format!(
                         "@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{indent})\n{indent}",
-                        list(configs, indent)
+                        list(configs, indent, ctas)
                     ),
                 ));
             }
@@ -551,10 +547,15 @@ fn positional(text: &str, l: &LaunchSite) -> usize {
     l.args.iter().take_while(|a| a.name.is_none() && !slice(text, a.range).trim_start().starts_with('*')).count()
 }
 
-fn list(configs: &[TuneConfig], indent: &str) -> String {
+/// The configs as an autotune list; `ctas`: the `num_ctas` each passes where not 1.
+fn list(configs: &[TuneConfig], indent: &str, ctas: Option<u32>) -> String {
     let mut s = String::from("[\n");
     for c in configs {
-        s.push_str(&format!("{indent}        {},\n", c.render()));
+        let config = c.render();
+        match ctas {
+            Some(n) => s.push_str(&format!("{indent}        {}, num_ctas={n}),\n", config.trim_end_matches(')'))),
+            None => s.push_str(&format!("{indent}        {config},\n")),
+        }
     }
     s.push_str(&format!("{indent}    ]"));
     s

@@ -255,19 +255,32 @@ fn climb_to_public_caller(src: &Src, root: Node, entry: &mut Entry) {
             .filter(|d| d.kind() == "function_definition")
             .filter(|d| {
                 let n = def_name(src, *d);
-                !n.starts_with('_') && !n.starts_with("test") && !n.starts_with("bench") && n != "main"
+                !n.starts_with('_') && !is_driver(n)
             })
-            .filter(|d| {
-                scope_nodes(*d)
-                    .iter()
-                    .any(|c| c.kind() == "call" && field(*c, "function").is_some_and(|f| entry.spellings.iter().any(|s| s == src.text(f))))
-            })
+            .filter(|d| calls(src, *d, entry))
             .collect();
         let [caller] = callers.as_slice() else { return };
-        let bodies = entry.bodies.clone();
-        *entry = describe(src, root, *caller);
-        entry.bodies = std::iter::once(caller.start_byte()).chain(bodies).collect();
+        *entry = through(src, root, *caller, entry);
     }
+}
+
+/// A test, a benchmark or `main`: where the entry is called with sizes, not a layer over it.
+fn is_driver(name: &str) -> bool {
+    name.starts_with("test") || name.starts_with("bench") || name == "main"
+}
+
+/// Whether `def`'s own body calls `entry` by one of its spellings.
+fn calls(src: &Src, def: Node, entry: &Entry) -> bool {
+    scope_nodes(def)
+        .iter()
+        .any(|c| c.kind() == "call" && field(*c, "function").is_some_and(|f| entry.spellings.iter().any(|s| s == src.text(f))))
+}
+
+/// `caller` as the entry, its body read before those of `inner`, the entry it calls.
+fn through(src: &Src, root: Node, caller: Node, inner: &Entry) -> Entry {
+    let mut e = describe(src, root, caller);
+    e.bodies = std::iter::once(caller.start_byte()).chain(inner.bodies.iter().copied()).collect();
+    e
 }
 
 /// The functions and methods of the file that call `entry` by one of its spellings (a function,
@@ -280,23 +293,13 @@ pub fn callers(src: &Src, tree: &Tree, entry: &Entry) -> Vec<Entry> {
         return Vec::new();
     }
     let root = tree.root_node();
-    let mut out = Vec::new();
-    for d in descendants(root).into_iter().filter(|n| n.kind() == "function_definition") {
-        let placed = at_module_level(d) || class_of(d).is_some_and(|c| at_module_level(c));
-        let n = def_name(src, d);
-        if !placed || d.start_byte() == entry.def_start || n.starts_with("test") || n.starts_with("bench") || n == "main" {
-            continue;
-        }
-        let calls = scope_nodes(d)
-            .iter()
-            .any(|c| c.kind() == "call" && field(*c, "function").is_some_and(|f| entry.spellings.iter().any(|s| s == src.text(f))));
-        if calls {
-            let mut e = describe(src, root, d);
-            e.bodies = std::iter::once(d.start_byte()).chain(entry.bodies.iter().copied()).collect();
-            out.push(e);
-        }
-    }
-    out
+    descendants(root)
+        .into_iter()
+        .filter(|d| d.kind() == "function_definition" && d.start_byte() != entry.def_start)
+        .filter(|d| at_module_level(*d) || class_of(*d).is_some_and(|c| at_module_level(c)))
+        .filter(|d| !is_driver(def_name(src, *d)) && calls(src, *d, entry))
+        .map(|d| through(src, root, d, entry))
+        .collect()
 }
 
 /// The `def` node an entry was found at.
