@@ -67,7 +67,7 @@ pub fn find(src: &Src, tree: &Tree, model: &FileModel, kernel: usize, named: Opt
         };
         let chain = enclosing_defs(at);
         // The outermost definition that is module-level or a method of a module-level class.
-        if let Some(d) = chain.iter().rev().find(|d| at_module_level(**d) || class_of(**d).is_some_and(|c| at_module_level(c)))
+        if let Some(d) = chain.iter().rev().find(|d| enterable(**d))
             && !defs.iter().any(|x| x.id() == d.id())
         {
             defs.push(*d);
@@ -264,6 +264,11 @@ fn climb_to_public_caller(src: &Src, root: Node, entry: &mut Entry) {
     }
 }
 
+/// A module-level function or a method of a module-level class: what a spec's `entry` can name.
+fn enterable(def: Node) -> bool {
+    at_module_level(def) || class_of(def).is_some_and(at_module_level)
+}
+
 /// A test, a benchmark or `main`: where the entry is called with sizes, not a layer over it.
 fn is_driver(name: &str) -> bool {
     name.starts_with("test") || name.starts_with("bench") || name == "main"
@@ -296,7 +301,7 @@ pub fn callers(src: &Src, tree: &Tree, entry: &Entry) -> Vec<Entry> {
     descendants(root)
         .into_iter()
         .filter(|d| d.kind() == "function_definition" && d.start_byte() != entry.def_start)
-        .filter(|d| at_module_level(*d) || class_of(*d).is_some_and(|c| at_module_level(c)))
+        .filter(|d| enterable(*d))
         .filter(|d| !is_driver(def_name(src, *d)) && calls(src, *d, entry))
         .map(|d| through(src, root, d, entry))
         .collect()

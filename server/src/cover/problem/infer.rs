@@ -33,13 +33,13 @@ const CALLER_LEVELS: usize = 3;
 /// `autograd.Function` over it, an `nn.Module` over that, sizes only where the module is used);
 /// else the entry's own problem says what is missing.
 pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, String> {
-    let first = infer_at(path, text, kernel, None)?;
+    let tree = crate::syntax::parse(text);
+    let model = crate::model::build(text, &tree);
+    let first = infer_at(path, text, &tree, &model, kernel, None)?;
     if first.is_complete() || hints::configured(path, None)?.entry.is_some() {
         return Ok(first);
     }
-    let file = first.file.clone();
-    let tree = crate::syntax::parse(text);
-    let src = Src::new(text, &file);
+    let src = Src::new(text, &first.file);
     let mut level = vec![first.entry.clone()];
     let mut seen: Vec<usize> = vec![first.entry.def_start];
     for _ in 0..CALLER_LEVELS {
@@ -51,7 +51,7 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
                     continue;
                 }
                 seen.push(c.def_start);
-                if let Ok(mut p) = infer_at(path, text, kernel, Some(c.clone()))
+                if let Ok(mut p) = infer_at(path, text, &tree, &model, kernel, Some(c.clone()))
                     && p.is_complete()
                 {
                     p.notes.push(format!(
@@ -69,18 +69,23 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
 }
 
 /// The problem with `entry` as found (from the launches, or as configured), or as given.
-fn infer_at(path: &Path, text: &str, kernel: Option<&str>, given: Option<Entry>) -> Result<Problem, String> {
+fn infer_at(
+    path: &Path,
+    text: &str,
+    tree: &tree_sitter::Tree,
+    model: &crate::model::FileModel,
+    kernel: Option<&str>,
+    given: Option<Entry>,
+) -> Result<Problem, String> {
     let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| path.display().to_string());
-    let tree = crate::syntax::parse(text);
-    let model = crate::model::build(text, &tree);
-    let kidx = pick_kernel(&model, kernel)
+    let kidx = pick_kernel(model, kernel)
         .map_err(|e| if model.kernels.is_empty() { crate::cover::outline::Outline::build(text).no_kernel_message() } else { e })?;
     let k = &model.kernels[kidx];
     let src = Src::new(text, &file);
     let by_file = hints::configured(path, None)?;
     let entry = match given {
         Some(e) => e,
-        None => entry::find(&src, &tree, &model, kidx, by_file.entry.as_ref().map(|e| e.0.as_str()))?,
+        None => entry::find(&src, tree, model, kidx, by_file.entry.as_ref().map(|e| e.0.as_str()))?,
     };
     let mut hints = if by_file == Hints::default() { hints::configured(path, Some(&entry.name))? } else { by_file };
     if entry.kind == EntryKind::Model {
@@ -88,7 +93,7 @@ fn infer_at(path: &Path, text: &str, kernel: Option<&str>, given: Option<Entry>)
             "{file} defines `class Model`: the harness runs it as it is, with a spec beside the file (`xeforge spec {file}` drafts one)"
         ));
     }
-    let def = entry::def_node(&tree, entry.def_start);
+    let def = entry::def_node(tree, entry.def_start);
     let def_line = def.map(|d| src.line(d)).unwrap_or(1);
     let first_line = def.map(|d| super::tree::decorators(d).first().map(|x| src.line(*x)).unwrap_or(src.line(d))).unwrap_or(1);
     let inline = hints::inline(text, &file, def_line, first_line)?;
@@ -101,8 +106,8 @@ fn infer_at(path: &Path, text: &str, kernel: Option<&str>, given: Option<Entry>)
         .and_then(|n| n.parent())
         .filter(|n| n.kind() == "function_definition");
     let kparams: Vec<String> = k.params.iter().map(|p| p.name.clone()).collect();
-    let mut facts = code::read(&src, &tree, &entry, kdef, &kparams);
-    let obs = sites::observe(&src, &tree, &entry);
+    let mut facts = code::read(&src, tree, &entry, kdef, &kparams);
+    let obs = sites::observe(&src, tree, &entry);
 
     let mut b = Builder {
         file: file.clone(),
@@ -116,7 +121,7 @@ fn infer_at(path: &Path, text: &str, kernel: Option<&str>, given: Option<Entry>)
     };
     let inputs = b.inputs();
     let (variants, inits) = b.variants(&inputs);
-    let launch_lines = entry::launch_lines(&src, &tree, &model, kidx);
+    let launch_lines = entry::launch_lines(&src, tree, model, kidx);
     let launched = launch_lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", ");
     b.provenance.insert("entry".into(), format!("{} (launches `{}` at line {launched})", entry.origin, k.name));
     let place = b.def_hint();
