@@ -48,7 +48,7 @@ def table(
     """Markdown table plus the goal lines. `marks`: a footnote sign per kernel (which call measured it)."""
     marks = marks or {}
     lines = [
-        f"# Autotune stage on 22 naive kernels: {device}",
+        f"# Autotune stage on {len(results) + len(skipped)} naive kernels: {device}",
         "",
         f"`xeforge stage autotune FILE --device {dev} --family {family} --format json --apply`"
         + (f" `--budget {budget}`" if budget != "0" else "")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The autotune stage on the generalisation suite (tests/bench/stages/general: 22 naive kernels, written as
+# The autotune stage on the generalisation suite (tests/bench/stages/general: 23 naive kernels, written as
 # users write them) on one NVIDIA GPU. For every kernel, general_bench.py runs the stage (real harness,
 # --device cuda) and then, in one process, times the naive file, the stage's file, every config of the
 # stage's pruned space (the exhaustive sweep it is judged against) and the PyTorch equivalent.
@@ -14,7 +14,7 @@
 #   STAGE_BUDGET  --budget for the stage, seconds (default 15; 0 = the stage's default, 60 s). The one
 #                 setting changed from the defaults: 22 stages at up to 60 s each do not fit in 9 minutes.
 #   DEADLINE_S    no kernel is started after this many seconds (default 480); the table lists those skipped
-#   KERNELS       a subset, in order (default: all 22, kinds interleaved)
+#   KERNELS       a subset, in order (default: all 23, kinds interleaved)
 #   FAMILY        spec family timed (default bench-gpu)
 #   XEFORGE_AUTOTUNE_SCREEN  `timed`: the stage's screen checked on the timed family, where its first
 #                 call searches (default `check`: checked on the check family without searches, the
