@@ -281,7 +281,7 @@ impl Outline {
         {
             let grid = bracketed(func).unwrap_or_else(|| range(func));
             self.launches.push(LaunchSite {
-                kernel: node_text(text, value).to_string(),
+                kernel: node_text(text, passed_through(text, value)).to_string(),
                 range: range(n),
                 grid,
                 args_range: range(args),
@@ -1115,6 +1115,21 @@ fn attr_name<'a>(text: &'a str, n: Node) -> &'a str {
 /// The identifier after the dot of an attribute (`b` in `a.b`).
 fn is_attribute_field(n: Node) -> bool {
     n.parent().filter(|p| p.kind() == "attribute").and_then(|p| p.field("attribute")).is_some_and(|a| a.id() == n.id())
+}
+
+/// The kernel inside PyTorch's pass-through wrappers: `wrap_triton(k)[grid](...)` (and the older
+/// `capture_triton`), as `torch.library.triton_op` bodies are written, launches `k` with its own options.
+fn passed_through<'t>(text: &str, value: Node<'t>) -> Node<'t> {
+    if value.kind() == "call"
+        && let Some(func) = value.field("function")
+        && matches!(squash(node_text(text, func)).rsplit('.').next(), Some("wrap_triton" | "capture_triton"))
+        && let Some(args) = value.field("arguments")
+        && let [kernel] = positional(args)[..]
+        && matches!(kernel.kind(), "identifier" | "attribute")
+    {
+        return kernel;
+    }
+    value
 }
 
 fn positional(args: Node) -> Vec<Node> {
