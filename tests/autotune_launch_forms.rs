@@ -284,3 +284,35 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
         assert!(last.verdict.as_ref().is_some_and(|v| v.is_correct()), "{file}: {:?}", out.rounds);
     }
 }
+
+/// A tile the launch computes is not tuned, and the stage says which and why: the user reads that
+/// only warps and stages were tried, not that the tile was judged fine.
+#[test]
+fn tiles_the_launch_computes_are_named_with_why_they_stay() {
+    let note = |file: &str, text: &str| {
+        let o = Outline::build(text);
+        let p = autotune::plan(text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+        (p.kept.clone(), p.kept_note().unwrap_or_else(|| panic!("{file}: no note")))
+    };
+    let text = std::fs::read_to_string(fixture("softmax_computed.py")).unwrap();
+    let (kept, n) = note("softmax_computed.py", &text);
+    assert_eq!(kept, [("TILE".to_string(), "tile".to_string())]);
+    assert!(n.contains("TILE=`tile`") && n.contains("num_warps and num_stages"), "{n}");
+    let (_, n) = note("computed", &text.replace("TILE=tile", "TILE=triton.next_power_of_2(width)"));
+    assert!(n.contains("TILE=`triton.next_power_of_2(width)` (computed at the launch)"), "{n}");
+    let text = std::fs::read_to_string(fixture("partial_sum.py")).unwrap();
+    let (kept, n) = note("partial_sum.py", &text);
+    assert_eq!(kept, [("BLOCK".to_string(), "BLOCK".to_string())]);
+    assert!(n.contains("`BLOCK` is not one literal, or the wrapper reads it elsewhere too"), "{n}");
+    // Tiles read off a settings object, one literal beside them: the literal is tuned, the others named.
+    let text = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x, y, n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, \
+                GROUP: tl.constexpr):\n    pass\n\ndef f(x, y, n, cfg):\n    k[(n,)](x, y, n, cfg.block_m, BLOCK_N=cfg.block_n, GROUP=8, num_warps=cfg.warps)\n";
+    let (kept, n) = note("inline", text);
+    assert_eq!(kept, [("BLOCK_M".to_string(), "cfg.block_m".to_string()), ("BLOCK_N".to_string(), "cfg.block_n".to_string())]);
+    assert!(n.contains("BLOCK_M=`cfg.block_m` (read off an object at run time)") && n.contains("the other tiles, num_warps"), "{n}");
+    // Every tile a literal: nothing to say.
+    let text = std::fs::read_to_string(fixture("bare_tuple.py")).unwrap();
+    let o = Outline::build(&text);
+    let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+    assert_eq!(p.kept_note(), None);
+}

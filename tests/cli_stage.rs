@@ -97,3 +97,40 @@ fn a_wrapper_that_names_cuda_is_told_why_it_cannot_run_on_the_interpreter() {
     assert!(summary.contains("the original asks for a CUDA device"), "{summary}");
     assert!(summary.contains("`x.device`"), "{summary}");
 }
+
+/// Tiles read off a settings object stay at the launch; the plain-text answer says so beside the
+/// summary, so "correct" is not read as "the tiles were tried".
+#[test]
+fn the_answer_names_the_tiles_it_did_not_tune() {
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
+        eprintln!("skipped: no Python with torch, triton and PyYAML");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let file = dir.path().join("negate.py");
+    std::fs::write(
+        &file,
+        "import torch\nimport triton\nimport triton.language as tl\n\n\nclass Tiles:\n    block = 128\n\n\n@triton.jit\n\
+         def neg(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    \
+         m = offs < n\n    tl.store(y_ptr + offs, -tl.load(x_ptr + offs, mask=m), mask=m)\n\n\n\
+         def negate(x: torch.Tensor, tiles=Tiles()) -> torch.Tensor:\n    y = torch.empty_like(x)\n    n = x.numel()\n    \
+         neg[(triton.cdiv(n, tiles.block),)](x, y, n, BLOCK=tiles.block, num_warps=2)\n    return y\n\n\n\
+         if __name__ == \"__main__\":\n    negate(torch.randn(5000))\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_xeforge"))
+        .args(["stage", "autotune"])
+        .arg(&file)
+        .args(["--device", "cpu"])
+        .env("XEFORGE_PYTHON", &py)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("note: not tuned, left as the launch passes it: BLOCK=`tiles.block` (read off an object at run time)"),
+        "{stdout}"
+    );
+}

@@ -361,6 +361,10 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
             print!("{}", crate::cover::problem::render::summary(p));
         }
         println!("{}", o.summary);
+        // What the stage left alone is part of the answer: only warps and stages tried is not "the tile is fine".
+        if let Some(n) = o.rounds.iter().flat_map(|r| &r.notes).find(|n| n.starts_with(crate::cover::autotune::KEPT_NOTE)) {
+            println!("note: {n}");
+        }
         if let Some(p) = &o.record_path {
             println!("evidence: {}", p.display());
         }

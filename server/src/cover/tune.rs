@@ -282,6 +282,7 @@ impl StageRunner {
         let chosen_reading = plan.readings.get(reading).cloned().unwrap_or_default();
         let reading_notes = {
             let mut n = plan.grid.describe(&chosen_reading);
+            n.extend(plan.kept_note());
             if plan.readings.len() > 1 {
                 n.push(format!("grid reading {} of {} (the first that was correct on the check family)", reading + 1, plan.readings.len()));
             }

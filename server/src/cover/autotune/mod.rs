@@ -56,6 +56,9 @@ pub struct Plan {
     /// computed by the wrapper, two call sites with their own tiles) the start config is one
     /// candidate among the others, timed like them.
     pub start_is_original: bool,
+    /// Tiles the launch computes (`BLOCK=triton.next_power_of_2(n)`, `BLOCK_M=cfg.block_m`), with the
+    /// expression: they stay at the launch, untuned, and the stage says so.
+    pub kept: Vec<(String, String)>,
     how: How,
 }
 
@@ -131,6 +134,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     if let (None, Some(splat)) = (kernel.autotune, splat) {
         return Err(AutotuneError::KeywordSplat { kernel: kernel.name.clone(), splat: splat.to_string() });
     }
+    let mut kept = Vec::new();
     let (start, key, how, start_is_original) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
         let (configs_range, listed, key) =
@@ -198,6 +202,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             .filter(|p| !cfg.kwargs.iter().any(|(k, _)| k == &p.name))
             .map(|p| p.name.clone())
             .collect();
+        kept = computed_tiles(text, kernel, launch, &cfg, &constexprs);
         let at = kernel.decorators.first().copied().unwrap_or(kernel.def_range);
         (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent }, !computed && same_everywhere)
     };
@@ -254,7 +259,54 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         false => 4,
     };
     let input = TuneInput { kind, blocks, start, elem_bytes };
-    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, how })
+    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, how })
+}
+
+/// The tiles `launch` passes that the start config does not hold (computed, or read from an object):
+/// `(name, expression)`, in the launch's order.
+fn computed_tiles(text: &str, kernel: &Function, launch: &LaunchSite, start: &TuneConfig, constexprs: &[&str]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (i, a) in launch.args.iter().enumerate() {
+        let expr = slice(text, a.value).trim();
+        if expr.starts_with('*') {
+            break; // after `*args` a position names no parameter
+        }
+        let Some(name) = a.name.clone().or_else(|| kernel.params.get(i).map(|p| p.name.clone())) else { continue };
+        let tile = constexprs.contains(&name.as_str()) && bind::is_tuning_knob(&name) && !bind::COUNTS.contains(&name.as_str());
+        if tile && !start.kwargs.iter().any(|(k, _)| *k == name) {
+            out.push((name, expr.to_string()));
+        }
+    }
+    out
+}
+
+/// How [`Plan::kept_note`] begins: the CLI shows that note beside the summary.
+pub const KEPT_NOTE: &str = "not tuned, left as the launch passes";
+
+impl Plan {
+    /// What the stage cannot tune and why, for the evidence; `None` when every tile is tuned.
+    pub fn kept_note(&self) -> Option<String> {
+        if self.kept.is_empty() {
+            return None;
+        }
+        let why = |e: &str| {
+            if e.contains('(') {
+                "computed at the launch".to_string()
+            } else if e.contains('.') {
+                "read off an object at run time".to_string()
+            } else {
+                format!("`{e}` is not one literal, or the wrapper reads it elsewhere too (a buffer's size, a loop)")
+            }
+        };
+        let list: Vec<String> = self.kept.iter().map(|(n, e)| format!("{n}=`{e}` ({})", why(e))).collect();
+        let tuned = if self.input.start.kwargs.iter().any(|(_, v)| v.as_int().is_some()) { "the other tiles, " } else { "" };
+        Some(format!(
+            "{KEPT_NOTE} {}: {}; the stage tunes {tuned}num_warps and num_stages. A literal at \
+             the launch (or a name assigned one and read nowhere else) is tuned",
+            if self.kept.len() == 1 { "it" } else { "them" },
+            list.join(", "),
+        ))
+    }
 }
 
 fn space_axis(name: &str) -> Option<char> {
