@@ -384,3 +384,24 @@ fn a_module_constructed_and_moved_in_one_expression() {
     assert_eq!(variants(&v), ["ci float32 n_cols=768 x_0=64 x_1=768", "bench-gpu float32 n_cols=768 x_0=64 x_1=768"]);
     assert_verdict(&v);
 }
+
+/// A kernel kept in a class (`@staticmethod @triton.jit`), launched through `cls.`, by a classmethod
+/// called on the class: the entry is `LossOps.huber` (no instance, no `cls` input); the decorator goes
+/// under `@staticmethod`. The two inputs are sized apart but alike; the derived variant that keeps
+/// them alike is the one the original passes.
+#[test]
+fn kernels_and_entry_as_class_level_methods() {
+    let Some((v, _d)) = stage("static_methods.py", |t| t) else {
+        return;
+    };
+    assert_eq!(v["problem"]["entry"]["name"], "LossOps.huber");
+    // `delta` keeps its default: no call site passes it.
+    assert_eq!(inputs(&v), ["pred: [total]", "target: [target_0]"]);
+    assert_verdict(&v);
+    let notes: Vec<&str> =
+        v["rounds"].as_array().unwrap().iter().flat_map(|r| r["notes"].as_array().unwrap()).filter_map(|n| n.as_str()).collect();
+    assert!(notes.iter().any(|n| n.contains("target_0=30001 total=30001: dims equal in the spec kept equal")), "{notes:?}");
+    let record: Value = serde_json::from_slice(&std::fs::read(v["record"].as_str().unwrap()).unwrap()).unwrap();
+    let diff = record["diff"].as_str().unwrap();
+    assert!(diff.contains("     @staticmethod\n+    @triton.autotune("), "{diff}");
+}

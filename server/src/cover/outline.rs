@@ -168,8 +168,9 @@ impl Outline {
         o
     }
 
+    /// Kernels at module level, then those defined in a class body (`@staticmethod @triton.jit`).
     pub fn kernels(&self) -> impl Iterator<Item = &Function> {
-        self.functions.iter().filter(|f| f.is_kernel)
+        self.functions.iter().chain(self.classes.iter().flat_map(|c| &c.methods)).filter(|f| f.is_kernel)
     }
 
     /// Why a stage cannot run on a file that defines no kernel, naming what it launches from elsewhere

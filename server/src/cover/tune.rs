@@ -74,8 +74,15 @@ impl Families {
     /// Back to the next strategy, or to the spec's own small family.
     fn fall_back(&mut self, ctx: &Ctx<'_>) -> String {
         let was = self.derived.take().map(|d| d.0);
-        if was == Some(derive::Strategy::Edges) && self.derive(ctx, derive::Strategy::Multiples) {
-            return format!("the original failed on the derived variant; now {}", derive::Strategy::Multiples.describe());
+        let next = match was {
+            Some(derive::Strategy::Edges) => [derive::Strategy::Multiples, derive::Strategy::Tied].as_slice(),
+            Some(derive::Strategy::Multiples) => &[derive::Strategy::Tied],
+            _ => &[],
+        };
+        for s in next {
+            if self.derive(ctx, *s) {
+                return format!("the original failed on the derived variant; now {}", s.describe());
+            }
         }
         self.opts.spec = None;
         self.opts.family = self.source.clone();

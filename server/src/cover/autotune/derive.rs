@@ -18,6 +18,11 @@ pub enum Strategy {
     /// `d * 2^k`: still multiples of the spec's own dims, and a power of two stays one (for kernels
     /// that assume divisibility, or a `tl.arange` over a dim, which Triton wants a power of two).
     Multiples,
+    /// Dims equal in the spec stay equal, each size made odd and distinct sizes kept distinct: for
+    /// code that ties two inputs' sizes without saying so (`a` and `b` of an element-wise op, each
+    /// `torch.randn(10000)`), where making them unequal fails the original itself. Uneven edges are
+    /// still checked; a reading that swaps two equal dims is not told apart.
+    Tied,
 }
 
 impl Strategy {
@@ -25,6 +30,7 @@ impl Strategy {
         match self {
             Strategy::Edges => "dims made unequal and not multiples of any tile (d·k+1)",
             Strategy::Multiples => "dims made unequal multiples of the spec's (d·2^k)",
+            Strategy::Tied => "dims equal in the spec kept equal, every size made odd (not a multiple of any tile)",
         }
     }
 }
@@ -32,6 +38,9 @@ impl Strategy {
 /// Dims of the derived variant: every dimension of at least 16 scaled in order by 1, 2, 3, 1, ...
 /// (plus one: [`Strategy::Edges`]) or by 1, 2, 4, 1, ... ([`Strategy::Multiples`]).
 pub fn derive_dims(dims: &[(String, i64)], s: Strategy) -> Vec<(String, i64)> {
+    if s == Strategy::Tied {
+        return tied(dims);
+    }
     let mut i = 0;
     dims.iter()
         .map(|(k, v)| {
@@ -41,6 +50,28 @@ pub fn derive_dims(dims: &[(String, i64)], s: Strategy) -> Vec<(String, i64)> {
             let step = (i % 3) as u32;
             i += 1;
             (k.clone(), if s == Strategy::Edges { v * (1 + step as i64) + 1 } else { v << step })
+        })
+        .collect()
+}
+
+/// [`Strategy::Tied`]: each distinct size of at least 16 becomes the next odd number above it that no
+/// other size became, in order of first appearance, so equal dims stay equal and unequal ones unequal.
+fn tied(dims: &[(String, i64)]) -> Vec<(String, i64)> {
+    let mut to: Vec<(i64, i64)> = Vec::new();
+    dims.iter()
+        .map(|(k, v)| {
+            if *v < 16 {
+                return (k.clone(), *v);
+            }
+            if let Some((_, n)) = to.iter().find(|(from, _)| from == v) {
+                return (k.clone(), *n);
+            }
+            let mut n = if v % 2 == 0 { v + 1 } else { v + 2 };
+            while to.iter().any(|(from, m)| *m == n || *from == n) || dims.iter().any(|(_, d)| *d == n) {
+                n += 2;
+            }
+            to.push((*v, n));
+            (k.clone(), n)
         })
         .collect()
 }
@@ -266,6 +297,19 @@ mod tests {
         let got = derive_dims(&dims, Strategy::Multiples);
         assert_eq!(got.iter().map(|(_, v)| *v).collect::<Vec<_>>(), vec![1, 2, 128, 64, 256]);
         assert!(got.iter().all(|(_, v)| (*v as u64).is_power_of_two()));
+    }
+
+    #[test]
+    fn tied_dims_stay_equal_and_every_size_turns_odd() {
+        // Two inputs of one element-wise op, sized apart by the inference but equal in the spec.
+        let dims = [("b_0".to_string(), 10000), ("n".to_string(), 10000)];
+        assert_eq!(derive_dims(&dims, Strategy::Tied), vec![("b_0".into(), 10001), ("n".into(), 10001)]);
+        // Distinct sizes stay distinct, small ones stay, an odd size moves to the next odd one, and no
+        // size lands on another dim's spec value.
+        let dims = [("M".to_string(), 512), ("K".to_string(), 511), ("N".to_string(), 512), ("B".to_string(), 4), ("E".to_string(), 513)];
+        let got = derive_dims(&dims, Strategy::Tied);
+        assert_eq!(got.iter().map(|(_, v)| *v).collect::<Vec<_>>(), vec![515, 517, 515, 4, 519]);
+        assert!(check_spec(BLOCK, "ci", Strategy::Tied).is_some());
     }
 
     #[test]

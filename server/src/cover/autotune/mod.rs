@@ -203,7 +203,14 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             .map(|p| p.name.clone())
             .collect();
         kept = computed_tiles(text, kernel, launch, &cfg, &constexprs);
-        let at = kernel.decorators.first().copied().unwrap_or(kernel.def_range);
+        // Under `@staticmethod` (a kernel in a class body): the autotuner wraps the JIT function, not
+        // the static method.
+        let at = kernel
+            .decorators
+            .iter()
+            .copied()
+            .find(|d| !matches!(slice(text, *d).trim(), "@staticmethod" | "@classmethod"))
+            .unwrap_or(kernel.def_range);
         (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent }, !computed && same_everywhere)
     };
 

@@ -39,6 +39,9 @@ pub struct Entry {
     pub params: Vec<EntryParam>,
     /// `__init__`'s parameters of a method entry's class.
     pub init_params: Vec<EntryParam>,
+    /// A static or class method: called on the class (`Cls.m(x)`), no instance built.
+    #[serde(skip)]
+    pub class_level: bool,
     /// Names a caller uses: `matmul`, `_MatMul.apply` and module-level aliases (`matmul = _MatMul.apply`).
     pub spellings: Vec<String>,
     /// Byte offset of the `def`, to find it again in the same text.
@@ -145,8 +148,13 @@ pub(super) fn params(src: &Src, def: Node) -> Vec<EntryParam> {
     out
 }
 
+/// `@staticmethod` or `@classmethod`: called on the class itself (`Cls.m(x)`), no instance built.
 fn is_static(src: &Src, def: Node) -> bool {
-    decorators(def).iter().any(|d| matches!(src.text(*d).trim_start_matches('@').trim(), "staticmethod" | "classmethod"))
+    decorated(src, def, "staticmethod") || decorated(src, def, "classmethod")
+}
+
+fn decorated(src: &Src, def: Node, name: &str) -> bool {
+    decorators(def).iter().any(|d| src.text(*d).trim_start_matches('@').trim() == name)
 }
 
 fn describe(src: &Src, root: Node, def: Node) -> Entry {
@@ -161,6 +169,7 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
             class: None,
             params: ps,
             init_params: Vec::new(),
+            class_level: false,
             spellings,
             def_start: def.start_byte(),
             bodies: Vec::new(),
@@ -170,7 +179,7 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
     let cname = field(class, "name").map(|n| src.text(n).to_string()).unwrap_or_default();
     let bases = field(class, "superclasses").map(|b| src.text(b)).unwrap_or("");
     let autograd = bases.contains("Function") && name == "forward";
-    if (!is_static(src, def) || autograd) && !ps.is_empty() {
+    if (!decorated(src, def, "staticmethod") || autograd) && !ps.is_empty() {
         ps.remove(0); // self, cls or ctx
     }
     if autograd {
@@ -182,6 +191,7 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
             class: Some(cname),
             params: ps,
             init_params: Vec::new(),
+            class_level: false,
             spellings,
             def_start: def.start_byte(),
             bodies: Vec::new(),
@@ -205,6 +215,7 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
         class: Some(cname),
         params: ps,
         init_params,
+        class_level: is_static(src, def),
         spellings: vec![full],
         def_start: def.start_byte(),
         bodies: Vec::new(),

@@ -80,6 +80,9 @@ fn match_call<'t>(src: &Src<'t>, call: Node<'t>, entry: &Entry) -> Option<(Node<
             if called != method {
                 return None;
             }
+            if entry.class_level && src.text(obj) == class {
+                return Some((args, None)); // `Cls.m(x)` of a static or class method
+            }
             let obj = constructed(src, unparen(obj));
             if obj.kind() == "call" && callee(src, obj) == class {
                 return Some((args, Some(obj)));
