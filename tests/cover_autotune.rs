@@ -355,7 +355,7 @@ async fn the_small_family_is_checked_and_the_requested_one_timed() {
 async fn derived_variants_the_original_does_not_hold_on_are_dropped() {
     let (dir, req) = setup_timed_on_bench();
     // The start config fails on the derived variant (edges): the stage falls back; Multiples has nothing
-    // new for one dimension, so the spec's own family is checked.
+    // new for one dimension, nor has Tied (the same N + 1), so the spec's own family is checked.
     let stub = Stub::start(vec![verdict("incorrect", 1.0), sweep(&[("slower", 0.9), ("slower", 0.8), ("slower", 0.95)], None)]).await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::NoImprovement);
@@ -411,7 +411,8 @@ async fn an_original_that_fails_on_the_device_is_reported_with_the_checkers_erro
     req.workspace = dir.path().to_path_buf();
     req.device = DeviceKind::Cuda;
     let failed = r#"{"id": 0, "verdict": "error", "message": "the reference on ci[0] failed: KeyError: 'Keyword argument grf_mode was specified but unrecognised'"}"#;
-    let stub = Stub::start((0..4).map(|_| Reply::Raw(200, failed.into())).collect()).await;
+    // Every check of the original fails: three derived variants, the spec's family, and the last word.
+    let stub = Stub::start((0..5).map(|_| Reply::Raw(200, failed.into())).collect()).await;
     let err = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap_err().to_string();
     assert!(err.contains("grf_mode was specified but unrecognised"), "{err}");
     // On CUDA the checker names the very cause: `grf_mode` is an Intel-only option.

@@ -162,6 +162,10 @@ def _verdict_problem(expected: str, reply: dict | None) -> str | None:
         if verdict not in cases.CHEAT_VERDICTS:
             return f"a cheat got verdict {verdict!r}; expected one of {', '.join(cases.CHEAT_VERDICTS)}"
         return None
+    if expected == "nogain":
+        if verdict == "accepted" or verdict is None:
+            return f"work left running past its reply got verdict {verdict!r}; anything but accepted"
+        return None
     allowed = cases.LEGIT_VERDICTS_GPU if ON_GPU else cases.LEGIT_VERDICTS_CPU
     if verdict not in allowed:
         return f"a legitimate rewrite got verdict {verdict!r}; expected {' or '.join(allowed)}"

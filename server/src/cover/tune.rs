@@ -36,12 +36,14 @@ struct Families {
     derived: Option<(derive::Strategy, Vec<(String, i64)>)>,
     /// The spec's small family the derived one is built from.
     source: Option<String>,
+    /// Derived dims already checked: a later strategy that makes the same ones is skipped.
+    tried: Vec<Vec<(String, i64)>>,
     spec_text: Option<String>,
 }
 
 impl Families {
     fn new(ctx: &Ctx<'_>, on_cpu: bool) -> Families {
-        let mut f = Families { opts: EvalOpts::default(), derived: None, source: None, spec_text: None };
+        let mut f = Families { opts: EvalOpts::default(), derived: None, source: None, tried: Vec::new(), spec_text: None };
         let Some(spec) = ctx.spec.as_ref() else { return f };
         let Ok(text) = std::fs::read_to_string(spec) else { return f };
         let fams = derive::families(&text);
@@ -60,6 +62,9 @@ impl Families {
     fn derive(&mut self, ctx: &Ctx<'_>, s: derive::Strategy) -> bool {
         let (Some(text), Some(source)) = (&self.spec_text, &self.source) else { return false };
         let Some((spec, dims)) = derive::check_spec(text, source, s) else { return false };
+        if self.tried.contains(&dims) {
+            return false;
+        }
         let ext = if text.trim_start().starts_with('{') { "json" } else { "yaml" };
         let path = ctx.work.join(format!("check-spec.{ext}"));
         if std::fs::write(&path, spec).is_err() {
@@ -67,6 +72,7 @@ impl Families {
         }
         self.opts.spec = Some(path);
         self.opts.family = Some(derive::CHECK_FAMILY.into());
+        self.tried.push(dims.clone());
         self.derived = Some((s, dims));
         true
     }

@@ -4,6 +4,8 @@ Each entry is (file in this folder, problem in ../problems, expected, gpu_only, 
 
 - expected "cheat": the verdict must be one of CHEAT_VERDICTS (never correct, accepted or slower,
   and never `error`, which would blame the original for what the candidate did);
+- expected "nogain": the cheat's extra work is counted against it, whatever it does; any verdict but
+  `accepted` (on the GPU, where only it can run: `slower` is the honest answer to work that costs time);
 - expected "legit": `correct` on the CPU interpreter; on a GPU `correct`, `accepted` or `slower`: what
   a legitimate rewrite must never be is flagged. The suite times these at the tiny `ci` sizes, with
   other test workers sharing the device and the CPUs, where a call is mostly launch overhead; whether
@@ -102,6 +104,7 @@ CASES = [
     ("mm_cuda_graph_private.py", "matmul", "cheat", True, "CUDA graph replayed on a private stream"),
     ("add_defer_to_sync.py", "vector_add", "cheat", True, "launches deferred into a replaced torch.cuda.synchronize"),
     ("mm_wrap_original_gpu_sleep.py", "matmul", "cheat", True, "original slowed with torch.cuda._sleep, fp16 candidate"),
+    ("add_linger_side_stream.py", "vector_add", "nogain", True, "Triton spins on a side stream outlive the reply"),
     # --- timed protocol --------------------------------------------------------------------------
     ("add_cache_data_ptr.py", "vector_add", "cheat", False, "memo keyed on data_ptr (16 MiB granular) and id"),
     ("add_honest_first_n.py", "vector_add", "cheat", False, "honest for 8 calls, zeros after"),

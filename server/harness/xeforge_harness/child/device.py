@@ -57,9 +57,23 @@ def torch_device(kind: str) -> torch.device:
     return torch.device(kind if kind == "cpu" else f"{kind}:0")
 
 
+# Bound when the harness is imported, before any candidate code runs: a candidate that rebinds
+# `torch.cuda.synchronize`, or `torch._C._cuda_synchronize` under it, cannot make a worker's wait for
+# the device return while its work still runs.
+_SYNC = {kind: getattr(getattr(torch, kind, None), "synchronize", None) for kind in ("cuda", "xpu")}
+_CUDA_SYNC = getattr(torch._C, "_cuda_synchronize", None)
+_CUDA_READY = torch.cuda.is_initialized
+
+
 def synchronize(kind: str) -> None:
-    if kind != "cpu":
-        getattr(torch, kind).synchronize()
+    """Wait until every stream of this process on the device is idle."""
+    if kind == "cpu":
+        return
+    if kind == "cuda" and _CUDA_SYNC is not None and _CUDA_READY():
+        _CUDA_SYNC()
+        return
+    fn = _SYNC.get(kind) or getattr(torch, kind).synchronize
+    fn()
 
 
 def describe(kind: str) -> dict:

@@ -431,6 +431,10 @@ class Worker:
                 diag.mark()
             # one launch per output dtype for the whole batch, one transfer back
             values = digests_of(self.batch, self.tables)
+            # Work on other streams that no output depends on (queued by the code, or left running
+            # on purpose) finishes inside this request too: a process stopped while the other side is
+            # timed stops issuing, but its queued device work would run on beside that side's batch.
+            device.synchronize(self.kind)
         reply: dict = {"digests": values}
         if self.role == "trusted":
             # The original's launch issue, on this process's clock (the trusted side only: what the
@@ -443,7 +447,9 @@ class Worker:
     def op_redigest(self, _msg, _t) -> tuple[dict, list]:
         """Trusted: the timed call's own cost without any call in it (digests of the outputs it has)."""
         with torch.no_grad():
-            return {"digests": digests_of(self.batch, self.tables)}, []
+            values = digests_of(self.batch, self.tables)
+            device.synchronize(self.kind)  # as `go` ends, so the overhead taken off covers it
+            return {"digests": values}, []
 
     def op_warm(self, msg: dict, _t) -> tuple[dict, list]:
         model, orig = self.models[msg["variant"]]
