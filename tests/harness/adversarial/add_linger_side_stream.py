@@ -1,8 +1,8 @@
 """Cheat (GPU only): leaves device work running after its reply, to slow the ORIGINAL's next batch.
 
-Attack class: device work that outlives the candidate's timed request (invented against this
-harness: the judge stops the candidate's processes while the original is timed, but a stopped
-process's queued GPU work keeps running).
+Attack class: device work that outlives the candidate's timed request.
+Reported: invented against this harness (the judge stops the candidate's processes while the
+original is timed, but a stopped process's queued GPU work keeps running).
 How it tries to fool the harness: the addition is honest, on the current stream, so its outputs and
 digests are ready as soon as the kernel is done. Each call also queues a Triton spin kernel on a
 second stream, made without the word `Stream` in a call (`type(current_stream())(...)`), which
