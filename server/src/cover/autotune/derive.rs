@@ -36,7 +36,8 @@ impl Strategy {
 }
 
 /// Dims of the derived variant: every dimension of at least 16 scaled in order by 1, 2, 3, 1, ...
-/// (plus one: [`Strategy::Edges`]) or by 1, 2, 4, 1, ... ([`Strategy::Multiples`]).
+/// (plus one: [`Strategy::Edges`]) or by 1, 2, 4, 1, ... ([`Strategy::Multiples`]); or each size
+/// moved to an odd one of its own ([`Strategy::Tied`]).
 pub fn derive_dims(dims: &[(String, i64)], s: Strategy) -> Vec<(String, i64)> {
     if s == Strategy::Tied {
         return tied(dims);
@@ -67,7 +68,7 @@ fn tied(dims: &[(String, i64)]) -> Vec<(String, i64)> {
                 return (k.clone(), *n);
             }
             let mut n = if v % 2 == 0 { v + 1 } else { v + 2 };
-            while to.iter().any(|(from, m)| *m == n || *from == n) || dims.iter().any(|(_, d)| *d == n) {
+            while to.iter().any(|(_, m)| *m == n) || dims.iter().any(|(_, d)| *d == n) {
                 n += 2;
             }
             to.push((*v, n));
