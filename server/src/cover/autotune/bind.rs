@@ -7,7 +7,7 @@
 //! launch and is not tuned.
 
 use super::space::ConfigValue;
-use crate::cover::outline::{Function, LaunchSite, slice};
+use crate::cover::outline::{Arg, Function, LaunchSite, slice};
 use crate::syntax::{named_children, node_text};
 use crate::text::TextRange;
 use tree_sitter::Node;
@@ -45,23 +45,12 @@ pub fn is_tuning_knob(name: &str) -> bool {
 pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, sites: &[TextRange]) -> Vec<Bound> {
     let constexpr = |n: &str| kernel.params.iter().any(|p| p.name == n && p.annotation.as_deref().is_some_and(|a| a.contains("constexpr")));
     let mut out = Vec::new();
-    let mut splat = false;
+    let (args, splat) = passed(text, kernel, launch);
     // Every parameter the launch passes, literal or not.
-    let mut filled: Vec<String> = Vec::new();
-    for (i, a) in launch.args.iter().enumerate() {
+    let filled: Vec<&str> = args.iter().map(|(name, _, _)| name.as_str()).collect();
+    for (name, positional, a) in &args {
+        let (name, positional) = (name.clone(), *positional);
         let text_of = slice(text, a.value).trim();
-        let (name, positional) = match &a.name {
-            Some(n) => (n.clone(), None),
-            None => {
-                // After `*args` the position no longer says which parameter it is.
-                splat |= slice(text, a.range).trim_start().starts_with('*');
-                match kernel.params.get(i) {
-                    Some(p) if !splat => (p.name.clone(), Some(i)),
-                    _ => continue,
-                }
-            }
-        };
-        filled.push(name.clone());
         let (value, via) = match literal(text_of) {
             Some(v) => (v, None),
             None if is_name(text_of) => match resolve(text, root, launch.range.start, text_of) {
@@ -85,7 +74,7 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
     }
     // A tile the launch leaves to the kernel's own default (`BLOCK: tl.constexpr = 1024`).
     for p in &kernel.params {
-        if filled.contains(&p.name) || !constexpr(&p.name) || !is_tuning_knob(&p.name) || splat {
+        if filled.contains(&p.name.as_str()) || !constexpr(&p.name) || !is_tuning_knob(&p.name) || splat {
             continue;
         }
         if let Some(v @ ConfigValue::Int(_)) = p.default.as_deref().and_then(literal) {
@@ -93,6 +82,26 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
         }
     }
     out
+}
+
+/// The kernel parameter each argument of `launch` fills, with its position when passed by position,
+/// and whether the launch splats (`*args`, `**kw`): after one, a position no longer says which
+/// parameter it is, so later positional arguments are left out.
+pub fn passed<'l>(text: &str, kernel: &Function, launch: &'l LaunchSite) -> (Vec<(String, Option<usize>, &'l Arg)>, bool) {
+    let mut splat = false;
+    let mut out = Vec::new();
+    for (i, a) in launch.args.iter().enumerate() {
+        match &a.name {
+            Some(n) => out.push((n.clone(), None, a)),
+            None => {
+                splat |= slice(text, a.range).trim_start().starts_with('*');
+                if let Some(p) = kernel.params.get(i).filter(|_| !splat) {
+                    out.push((p.name.clone(), Some(i), a));
+                }
+            }
+        }
+    }
+    (out, splat)
 }
 
 /// Python literal → value: ints (`1024`, `1_024`, `1 << 10`, `2 ** 10`), strings, bools.

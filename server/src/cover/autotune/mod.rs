@@ -272,19 +272,13 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
 /// The tiles `launch` passes that the start config does not hold (computed, or read from an object):
 /// `(name, expression)`, in the launch's order.
 fn computed_tiles(text: &str, kernel: &Function, launch: &LaunchSite, start: &TuneConfig, constexprs: &[&str]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for (i, a) in launch.args.iter().enumerate() {
-        let expr = slice(text, a.value).trim();
-        if expr.starts_with('*') {
-            break; // after `*args` a position names no parameter
-        }
-        let Some(name) = a.name.clone().or_else(|| kernel.params.get(i).map(|p| p.name.clone())) else { continue };
-        let tile = constexprs.contains(&name.as_str()) && bind::is_tuning_knob(&name) && !bind::COUNTS.contains(&name.as_str());
-        if tile && !start.kwargs.iter().any(|(k, _)| *k == name) {
-            out.push((name, expr.to_string()));
-        }
-    }
-    out
+    let tile = |name: &str| constexprs.contains(&name) && bind::is_tuning_knob(name) && !bind::COUNTS.contains(&name);
+    bind::passed(text, kernel, launch)
+        .0
+        .into_iter()
+        .filter(|(name, _, _)| tile(name) && !start.kwargs.iter().any(|(k, _)| k == name))
+        .map(|(name, _, a)| (name, slice(text, a.value).trim().to_string()))
+        .collect()
 }
 
 /// How [`Plan::kept_note`] begins: the CLI shows that note beside the summary.
