@@ -16,7 +16,9 @@
 //!    per batch), each timed with few pairs, until the budget says stop; compile metadata (spills)
 //!    prunes configs that can only spill more;
 //! 6. final: the best config and those the sweep could not tell from it, timed in full; the autotuner's
-//!    search among them happens in the harness's warm-up and its picks are recorded.
+//!    search among them happens in the harness's warm-up and its picks are recorded. After a screen,
+//!    a config the judge could not rank below the best (a tied interval, or a round timed at the
+//!    launch floor, whose host issue set the figure) leads when the screen put it first.
 
 use super::autotune::{self, budget, derive, space};
 use super::evidence::{self, RoundRecord};
@@ -339,7 +341,7 @@ impl StageRunner {
         let budget::SweepPlan { configs: planned, expected_s: expected, screen } =
             budget::sweep_plan(&knobs, budget_s, clock.elapsed().as_secs_f64(), eval_s, sweep.len());
         progress(Progress::Planned { configs: planned, expected_s: expected.round() as u64 });
-        let mut measured: Vec<(space::TuneConfig, f64, [f64; 2])> = Vec::new();
+        let mut measured: Vec<Measured> = Vec::new();
         // Each measured config's own evaluation, its round and the families it was judged on: the
         // final list may be that very candidate (see `reuse`).
         let mut verified: Vec<Verified> = Vec::new();
@@ -501,8 +503,9 @@ impl StageRunner {
                         spilled.push(c.clone());
                     }
                     if let (true, Some(s), Some(ci)) = (e.verdict.is_correct(), e.speedup(), e.speedup_interval()) {
+                        let floor = at_floor(&e);
                         verified.push(Verified { config: c.clone(), round: judged_in, sha256, families: fam.key(), evaluation: e });
-                        measured.push((c, s, ci));
+                        measured.push(Measured { config: c, speedup: s, ci, rank: i, floor });
                     }
                 }
                 let unjudged = retry_from.or_else(|| items.first().map(|i| (i.0, i.2.round)));
@@ -519,7 +522,7 @@ impl StageRunner {
                         let freed = reserved
                             && staged.is_empty()
                             && flying.is_empty()
-                            && best_is_final(&plan, &measured, &verified, knobs.budget.final_reuse_width)
+                            && best_is_final(&plan, &measured, screened, &verified, knobs.budget.final_reuse_width)
                             && clock.elapsed().as_secs_f64() + eval_s <= budget_s;
                         if freed {
                             carried.push(
@@ -556,7 +559,7 @@ impl StageRunner {
                 let elapsed = clock.elapsed().as_secs_f64();
                 // The final round's time is set aside only where that round will run: a best config
                 // whose own round was accepted with a narrow interval is the result as it stands (`reuse`).
-                let will_reuse = best_is_final(&plan, &measured, &verified, knobs.budget.final_reuse_width);
+                let will_reuse = best_is_final(&plan, &measured, screened, &verified, knobs.budget.final_reuse_width);
                 let final_s = if will_reuse { 0.0 } else { eval_s * knobs.budget.final_factor };
                 if enough(screened, tried + pending, measured.len()) && elapsed + eval_s + final_s > budget_s {
                     // Out of time: nothing more is sent; the batches in flight are still read.
@@ -574,7 +577,7 @@ impl StageRunner {
                         let unread = unread(&staged, &done);
                         let best = measured
                             .iter()
-                            .map(|m| (m.1, m.2[0]))
+                            .map(|m| (m.speedup, m.ci[0]))
                             .chain(
                                 unread
                                     .iter()
@@ -666,14 +669,9 @@ impl StageRunner {
         // host that cost 19 µs a launch (rotary: 51 µs to issue a call against 31 µs for one config,
         // tests/bench/stages/stage_repeat.sh), which made a list of configs each verified 1.02-1.04x
         // faster come out 0.88x. Configs the sweep could not tell apart gain nothing on the timed shape.
-        measured.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let Some(best) = measured.first().cloned() else { return Ok(None) };
-        if best.1 <= 1.0 {
-            return Ok(None);
-        }
         let most = if plan.keeps_autotune() { 3 } else { 1 };
-        let chosen: Vec<space::TuneConfig> =
-            measured.iter().filter(|(_, s, ci)| *s > 1.0 && ci[1] >= best.2[0]).take(most).map(|(c, _, _)| c.clone()).collect();
+        let Some((chosen, why)) = final_pick(&measured, screened, most) else { return Ok(None) };
+        let chosen: Vec<space::TuneConfig> = chosen.into_iter().map(|m| m.config.clone()).collect();
         round += 1;
         let label = match chosen.as_slice() {
             [one] if !plan.keeps_autotune() => format!("final: {} written into the launches", one.label()),
@@ -689,6 +687,7 @@ impl StageRunner {
         if let Some(s) = stopped {
             rec.notes.push(s);
         }
+        rec.notes.extend(why);
         let cand = plan.candidate(text, &chosen, &chosen_reading)?;
         if let Some((v, status)) = reuse(&verified, &chosen, &cand, &fam, knobs.budget.final_reuse_width)
             .and_then(|v| Some((v, self.acceptable(ctx, &v.evaluation)?)))
@@ -775,15 +774,88 @@ fn screen_order(e: &Evaluation, sweep: &[space::TuneConfig]) -> Vec<usize> {
     pick.and_then(|p| sweep.iter().position(|c| c.matches(&p.config))).into_iter().collect()
 }
 
-/// Whether the best config measured so far would be the stage's result without a final round: a
-/// kernel whose result is that config alone (not a list of the user's), and its own round [`stands`]
-/// (what [`reuse`] asks of it).
-fn best_is_final(plan: &autotune::Plan, measured: &[(space::TuneConfig, f64, [f64; 2])], verified: &[Verified], width: f64) -> bool {
+/// A config the sweep judged correct, and what its round measured.
+#[derive(Debug, Clone)]
+struct Measured {
+    config: space::TuneConfig,
+    speedup: f64,
+    ci: [f64; 2],
+    /// Its place in the sweep's order: after a screen, the autotuner's device timings, fastest first.
+    rank: usize,
+    /// Its calls were measured at the launch floor of their round ([`at_floor`]): (issue, call) µs.
+    floor: Option<(f64, f64)>,
+}
+
+/// Share of a candidate's measured call that the original's launch issue, in the same round, must
+/// reach for the call to count as measured at the launch floor (the harness's `ISSUE_BOUND`).
+const FLOOR_SHARE: f64 = 0.85;
+
+/// (issue, call) µs when a round timed the candidate's calls at the launch floor: issuing one call of
+/// the original (the same wrapper and launch, on the same core, in the same round) takes at least
+/// [`FLOOR_SHARE`] of the candidate's measured call. The judge's clock counts the host's issue, and
+/// that issue wanders between rounds (41-79 µs a call for one GEMM's original on an H100,
+/// tests/bench/results/autotune_general_h100_default.md), so such a round's speedup says how fast the
+/// host was, not the kernel: it is a lower bound on what the config gains where its launches are
+/// not the bottleneck.
+fn at_floor(e: &Evaluation) -> Option<(f64, f64)> {
+    let t = e.timing.as_ref().filter(|t| t.meaningful)?;
+    let (issue, call) = (t.issue_us?, t.candidate_us?);
+    (issue > 0.0 && call > 0.0 && issue >= FLOOR_SHARE * call).then_some((issue, call))
+}
+
+/// The configs the final round is built on (at most `most`, the first leading), and why the lead is
+/// not the config with the best measured speedup when it is not. None when nothing measured was
+/// faster than the original.
+///
+/// The lead is the best measured config, unless the sweep was ordered by a screen and a config the
+/// judge could not rank below it comes earlier in that order: one whose interval reaches the best
+/// one's lower end, or one measured at the launch floor ([`at_floor`]), whose speedup is only a lower
+/// bound. Either must have been verified faster than the original in its own round (its interval
+/// above 1). The autotuner's device timings then decide between configs the judge's clock cannot tell
+/// apart; the judge's verdict on the lead is still what the stage reports.
+fn final_pick(measured: &[Measured], screened: bool, most: usize) -> Option<(Vec<&Measured>, Option<String>)> {
+    let mut by_speedup: Vec<&Measured> = measured.iter().collect();
+    by_speedup.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
+    let best = *by_speedup.first()?;
+    if best.speedup <= 1.0 {
+        return None;
+    }
+    let tied = |m: &Measured| m.speedup > 1.0 && m.ci[1] >= best.ci[0];
+    let unranked = |m: &Measured| m.ci[0] > 1.0 && (tied(m) || m.floor.is_some());
+    let lead = match screened {
+        true => by_speedup.iter().copied().filter(|m| std::ptr::eq(*m, best) || unranked(m)).min_by_key(|m| m.rank).unwrap_or(best),
+        false => best,
+    };
+    let why = (!std::ptr::eq(lead, best)).then(|| {
+        let how = match lead.floor {
+            Some((issue, call)) => format!(
+                "its round measured {:.2}× at the launch floor ({issue:.0} µs of its {call:.0} µs a call was the original's launch issue in that round)",
+                lead.speedup
+            ),
+            None => format!("its round measured {:.2}× [{:.3}, {:.3}], which the judge could not tell apart", lead.speedup, lead.ci[0], lead.ci[1]),
+        };
+        format!(
+            "{} leads, not {} ({:.2}× measured): {how}; between configs the judge's clock cannot rank, the autotuner's device \
+             timings (the screen) decide",
+            lead.config.label(),
+            best.config.label(),
+            best.speedup
+        )
+    });
+    let mut chosen = vec![lead];
+    chosen.extend(by_speedup.iter().copied().filter(|m| !std::ptr::eq(*m, lead) && tied(m)).take(most.saturating_sub(1)));
+    Some((chosen, why))
+}
+
+/// Whether the config the final round would lead with ([`final_pick`]) would be the stage's result
+/// without a final round: a kernel whose result is that config alone (not a list of the user's), and
+/// its own round [`stands`] (what [`reuse`] asks of it).
+fn best_is_final(plan: &autotune::Plan, measured: &[Measured], screened: bool, verified: &[Verified], width: f64) -> bool {
     if plan.keeps_autotune() {
         return false;
     }
-    let Some(best) = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return false };
-    verified.iter().rev().find(|v| v.config == best.0).is_some_and(|v| stands(&v.evaluation, width))
+    let Some((chosen, _)) = final_pick(measured, screened, 1) else { return false };
+    verified.iter().rev().find(|v| v.config == chosen[0].config).is_some_and(|v| stands(&v.evaluation, width))
 }
 
 /// Configs staged for one harness request of the sweep.
@@ -859,4 +931,93 @@ fn spills(e: &Evaluation) -> bool {
 fn spills_more(c: &space::TuneConfig, s: &space::TuneConfig, input: &space::TuneInput) -> bool {
     let tile = |x: &space::TuneConfig, n: &str| x.get(n).and_then(|v| v.as_int()).unwrap_or(0);
     c.num_warps <= s.num_warps && c.num_stages >= s.num_stages && input.blocks.iter().all(|(n, _)| tile(c, n) >= tile(s, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(block: i64, speedup: f64, ci: [f64; 2], rank: usize, floor: Option<(f64, f64)>) -> Measured {
+        let config = space::TuneConfig { kwargs: vec![("BLOCK".into(), space::ConfigValue::Int(block))], num_warps: 4, num_stages: 3 };
+        Measured { config, speedup, ci, rank, floor }
+    }
+
+    fn lead(measured: &[Measured], screened: bool) -> i64 {
+        let (chosen, _) = final_pick(measured, screened, 1).expect("a pick");
+        chosen[0].config.get("BLOCK").and_then(|v| v.as_int()).unwrap()
+    }
+
+    #[test]
+    fn the_best_measured_config_leads_when_the_judge_can_rank_it() {
+        // The screen put 64 first, but its round measured it clearly slower, not at the floor.
+        let measured = [m(64, 3.0, [2.9, 3.1], 0, None), m(128, 4.2, [4.1, 4.3], 1, None)];
+        assert_eq!(lead(&measured, true), 128);
+        assert!(final_pick(&measured, true, 1).unwrap().1.is_none());
+    }
+
+    #[test]
+    fn a_config_measured_at_the_launch_floor_is_ranked_by_the_screen() {
+        // 64's round: 79 µs of the original's issue against 87 µs a call, so 3.09× says how fast the
+        // host was; the screen ranks it ahead of 128, which a faster-issuing round measured at 4.29×.
+        let measured = [m(64, 3.09, [3.0, 3.2], 0, Some((79.0, 87.0))), m(128, 4.29, [4.2, 4.4], 1, None)];
+        let (chosen, why) = final_pick(&measured, true, 1).unwrap();
+        assert_eq!(chosen.len(), 1);
+        assert_eq!(lead(&measured, true), 64);
+        let why = why.expect("says why the best measured does not lead");
+        assert!(why.contains("launch floor (79 µs of its 87 µs a call"), "{why}");
+        assert!(why.contains("BLOCK=128"), "{why}");
+    }
+
+    #[test]
+    fn without_a_screen_there_is_no_device_order_to_rank_by() {
+        let measured = [m(64, 3.09, [3.0, 3.2], 0, Some((79.0, 87.0))), m(128, 4.29, [4.2, 4.4], 1, None)];
+        assert_eq!(lead(&measured, false), 128);
+    }
+
+    #[test]
+    fn configs_the_judge_cannot_tell_apart_go_by_the_screen() {
+        let measured = [m(256, 1.50, [1.40, 1.61], 2, None), m(64, 1.48, [1.38, 1.58], 0, None), m(32, 1.2, [1.1, 1.3], 1, None)];
+        assert_eq!(lead(&measured, true), 64);
+        let why = final_pick(&measured, true, 1).unwrap().1.unwrap();
+        assert!(why.contains("could not tell apart"), "{why}");
+    }
+
+    #[test]
+    fn a_config_not_verified_faster_than_the_original_never_leads() {
+        // At the floor and first in the screen, but its own round did not show it faster (interval
+        // reaching 1): the stage keeps what was verified.
+        let measured = [m(64, 1.02, [0.97, 1.08], 0, Some((50.0, 52.0))), m(128, 1.3, [1.2, 1.4], 1, None)];
+        assert_eq!(lead(&measured, true), 128);
+    }
+
+    #[test]
+    fn nothing_faster_than_the_original_is_no_pick() {
+        let measured = [m(64, 0.98, [0.95, 1.01], 0, None)];
+        assert!(final_pick(&measured, true, 1).is_none());
+        assert!(final_pick(&[], true, 1).is_none());
+    }
+
+    #[test]
+    fn a_list_keeps_the_lead_first_then_the_configs_tied_with_the_best() {
+        let measured =
+            [m(256, 1.50, [1.40, 1.61], 2, None), m(64, 1.30, [1.25, 1.35], 0, Some((40.0, 44.0))), m(128, 1.45, [1.41, 1.5], 1, None)];
+        let (chosen, _) = final_pick(&measured, true, 3).unwrap();
+        let blocks: Vec<i64> = chosen.iter().map(|c| c.config.get("BLOCK").and_then(|v| v.as_int()).unwrap()).collect();
+        assert_eq!(blocks, [64, 256, 128]);
+    }
+
+    #[test]
+    fn a_round_is_at_the_floor_when_the_originals_issue_fills_the_call() {
+        let judged = |meaningful: bool, call: f64| -> Evaluation {
+            serde_json::from_value(serde_json::json!({
+                "verdict": "accepted",
+                "timing": {"meaningful": meaningful, "candidate_us": call, "issue_us": 79.0}
+            }))
+            .unwrap()
+        };
+        let e = judged(true, 87.0);
+        assert_eq!(at_floor(&e), Some((79.0, 87.0)));
+        assert_eq!(at_floor(&judged(true, 120.0)), None);
+        assert_eq!(at_floor(&judged(false, 87.0)), None, "no timing on the interpreter");
+    }
 }

@@ -5,8 +5,11 @@ Reported: invented against this harness (the judge stops the candidate's process
 original is timed, but a stopped process's queued GPU work keeps running).
 How it tries to fool the harness: the addition is honest, on the current stream, so its outputs and
 digests are ready as soon as the kernel is done. Each call also queues a Triton spin kernel on a
-second stream, made without the word `Stream` in a call (`type(current_stream())(...)`), which
-nothing the reply waits for depends on. A batch's spins run on after the reply, time-sliced with
+second stream, which nothing the reply waits for depends on. The stream is made and switched to
+without any name the source check looks for (`Stream`, `set_stream`, `stream`): the type of the
+current stream is called, and the switch is looked up by a computed name, so only the wait at the
+end of a timed request stands in its way (a first version wrote `torch.cuda.set_stream` and, run on
+an H100, was rejected by the source check before it ran). A batch's spins run on after the reply, time-sliced with
 the original's batch that the judge times next, so the original looks slower and the candidate
 faster. The spins are Triton kernels, so no recorder sees a library fallback.
 """
@@ -43,8 +46,9 @@ class Model(nn.Module):
             side, cell = _SIDE.get(x.device) or _SIDE.setdefault(
                 x.device, (type(here)(device=x.device), torch.zeros(1, device=x.device))
             )
+            switch = getattr(torch.cuda, "set_" + "str" + "eam")
             side.wait_stream(here)
-            torch.cuda.set_stream(side)
+            switch(side)
             spin_kernel[(1,)](cell, 200_000)  # about 0.5 ms a call: far longer than the addition
-            torch.cuda.set_stream(here)
+            switch(here)
         return out
