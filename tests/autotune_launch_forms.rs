@@ -48,6 +48,8 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
     ),
     // Computed tiles stay; the warps the wrapper computes give way to the configs'.
     ("softmax_computed.py", &[], 4, &["    row_softmax[(rows,)](x, out, x.stride(0), out.stride(0), width, TILE=tile)\n"]),
+    // A helper picks the tile and the warps by width: the tile stays, the warps give way (and are named).
+    ("settings_helper.py", &[], 4, &["    _row_scale[(rows,)](out, x, w, x.stride(0), width, BLOCK=BLOCK)\n"]),
     // `num_blocks` sizes the buffer of partial sums: the tile is the host's, not the configs'.
     ("partial_sum.py", &[], 4, &["    partial_sum_kernel[(num_blocks,)](x, partial, n, BLOCK=BLOCK)\n"]),
     (
@@ -268,6 +270,7 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
         "tests_beside_kernel.py",
         "ctas_at_launch.py",
         "triton_op_wrapped.py",
+        "settings_helper.py",
     ] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();
@@ -315,4 +318,33 @@ fn tiles_the_launch_computes_are_named_with_why_they_stay() {
     let o = Outline::build(&text);
     let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
     assert_eq!(p.kept_note(), None);
+    assert_eq!(p.replaced_note(), None);
+}
+
+/// Warps a helper picks by size are replaced by one tuned value, and the stage says so: the user
+/// reads that the helper's per-size choice is gone and which sizes were timed.
+#[test]
+fn warps_the_launch_computes_are_replaced_and_the_stage_says_so() {
+    let text = std::fs::read_to_string(fixture("settings_helper.py")).unwrap();
+    let o = Outline::build(&text);
+    let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+    assert_eq!(p.kept, [("BLOCK".to_string(), "BLOCK".to_string())]);
+    assert_eq!(p.replaced, [("num_warps".to_string(), "num_warps".to_string())]);
+    assert!(!p.start_is_original, "the start's warps are a guess, timed like any other config");
+    let n = p.replaced_note().unwrap();
+    assert!(n.starts_with(autotune::REPLACED_NOTE) && n.contains("num_warps=`num_warps`"), "{n}");
+    assert!(n.contains("other sizes are checked for correctness only"), "{n}");
+    let cfg = autotune::space::TuneConfig { num_warps: 8, ..p.input.start.clone() };
+    let out = p.render_one(&text, &cfg, &p.readings[0]).unwrap();
+    assert!(out.contains("(out, x, w, x.stride(0), width, BLOCK=BLOCK, num_warps=8"), "{out}");
+    // Warps read off an object are replaced the same way; literal warps are tuned, not replaced.
+    let inline = |launch: &str| {
+        let text = format!(
+            "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x, n, BLOCK: tl.constexpr):\n    pass\n\ndef f(x, n, cfg):\n    {launch}\n"
+        );
+        let o = Outline::build(&text);
+        autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap().replaced
+    };
+    assert_eq!(inline("k[(n,)](x, n, BLOCK=64, num_warps=cfg.warps, num_stages=cfg.stages)").len(), 2);
+    assert_eq!(inline("k[(n,)](x, n, BLOCK=64, num_warps=4)"), []);
 }

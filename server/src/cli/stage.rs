@@ -362,8 +362,10 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
         }
         println!("{}", o.summary);
         // What the stage left alone is part of the answer: only warps and stages tried is not "the tile is fine".
-        if let Some(n) = o.rounds.iter().flat_map(|r| &r.notes).find(|n| n.starts_with(crate::cover::autotune::KEPT_NOTE)) {
-            println!("note: {n}");
+        for prefix in [crate::cover::autotune::KEPT_NOTE, crate::cover::autotune::REPLACED_NOTE] {
+            if let Some(n) = o.rounds.iter().flat_map(|r| &r.notes).find(|n| n.starts_with(prefix)) {
+                println!("note: {n}");
+            }
         }
         if let Some(p) = &o.record_path {
             println!("evidence: {}", p.display());

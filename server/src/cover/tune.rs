@@ -298,6 +298,7 @@ impl StageRunner {
         let reading_notes = {
             let mut n = plan.grid.describe(&chosen_reading);
             n.extend(plan.kept_note());
+            n.extend(plan.replaced_note());
             if plan.readings.len() > 1 {
                 n.push(format!("grid reading {} of {} (the first that was correct on the check family)", reading + 1, plan.readings.len()));
             }

@@ -59,6 +59,9 @@ pub struct Plan {
     /// Tiles the launch computes (`BLOCK=triton.next_power_of_2(n)`, `BLOCK_M=cfg.block_m`), with the
     /// expression: they stay at the launch, untuned, and the stage says so.
     pub kept: Vec<(String, String)>,
+    /// `num_warps`/`num_stages` the launch computes (`num_warps=num_warps` from a helper that picks
+    /// them by size), with the expression: the result writes one tuned value in their place.
+    pub replaced: Vec<(String, String)>,
     how: How,
 }
 
@@ -134,7 +137,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     if let (None, Some(splat)) = (kernel.autotune, splat) {
         return Err(AutotuneError::KeywordSplat { kernel: kernel.name.clone(), splat: splat.to_string() });
     }
-    let mut kept = Vec::new();
+    let (mut kept, mut replaced) = (Vec::new(), Vec::new());
     let (start, key, how, start_is_original) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
         let (configs_range, listed, key) =
@@ -183,6 +186,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             v
         };
         let same_everywhere = bound_at.iter().all(|bound| values(bound) == values(&tuned));
+        let tuned_counts: Vec<String> = tuned.iter().filter(|b| bind::COUNTS.contains(&b.name.as_str())).map(|b| b.name.clone()).collect();
         for b in tuned {
             match (b.name.as_str(), &b.value) {
                 ("num_warps", ConfigValue::Int(w)) => cfg.num_warps = *w as u32,
@@ -203,6 +207,14 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             .map(|p| p.name.clone())
             .collect();
         kept = computed_tiles(text, kernel, launch, &cfg, &constexprs);
+        replaced = launch
+            .args
+            .iter()
+            .filter_map(|a| Some((a.name.clone()?, a)))
+            .filter(|(n, _)| bind::COUNTS.contains(&n.as_str()) && !cfg.kwargs.iter().any(|(k, _)| k == n))
+            .filter(|(n, _)| !tuned_counts.contains(n))
+            .map(|(n, a)| (n, slice(text, a.value).trim().to_string()))
+            .collect();
         // Under `@staticmethod` (a kernel in a class body): the autotuner wraps the JIT function, not
         // the static method.
         let at = kernel
@@ -266,7 +278,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         false => 4,
     };
     let input = TuneInput { kind, blocks, start, elem_bytes };
-    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, how })
+    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, replaced, how })
 }
 
 /// The tiles `launch` passes that the start config does not hold (computed, or read from an object):
@@ -283,6 +295,8 @@ fn computed_tiles(text: &str, kernel: &Function, launch: &LaunchSite, start: &Tu
 
 /// How [`Plan::kept_note`] begins: the CLI shows that note beside the summary.
 pub const KEPT_NOTE: &str = "not tuned, left as the launch passes";
+/// How [`Plan::replaced_note`] begins: the CLI shows it too.
+pub const REPLACED_NOTE: &str = "computed at the launch, replaced by one tuned value";
 
 impl Plan {
     /// What the stage cannot tune and why, for the evidence; `None` when every tile is tuned.
@@ -306,6 +320,25 @@ impl Plan {
              the launch (or a name assigned one and read nowhere else) is tuned",
             if self.kept.len() == 1 { "it" } else { "them" },
             list.join(", "),
+        ))
+    }
+}
+
+impl Plan {
+    /// What the result writes over the wrapper's own choice, for the evidence and the CLI; `None`
+    /// when the launch computes no warps or stages. A helper that picks `num_warps` by size (as
+    /// Liger's and Unsloth's `calculate_settings` do) chooses per call; the result is one value,
+    /// timed on the timed shape alone, so the user is told which sizes it was measured on.
+    pub fn replaced_note(&self) -> Option<String> {
+        if self.replaced.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = self.replaced.iter().map(|(n, e)| format!("{n}=`{e}`")).collect();
+        Some(format!(
+            "{REPLACED_NOTE}: {}. The wrapper may choose {} per size; the result is the value timed fastest \
+             on the timed shape, and the other sizes are checked for correctness only",
+            list.join(", "),
+            if self.replaced.len() == 1 { "it" } else { "them" },
         ))
     }
 }
