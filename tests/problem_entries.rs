@@ -292,6 +292,40 @@ fn a_launch_outside_any_function_says_what_to_add() {
 }
 
 #[test]
+fn a_kernel_launched_from_the_module_beside_it_is_told_where() {
+    let Some((v, _d)) = stage("split_kernels.py", |t| t) else {
+        return;
+    };
+    // Alone in its directory: no launch anywhere, the usual sentence.
+    assert!(v["summary"].as_str().unwrap().contains("no function of split_kernels.py launches `swish_kernel`"), "{v}");
+    let (v, _d) = stage_beside("split_kernels.py", "split_ops.py").unwrap();
+    assert_eq!(v["status"], "needs-input");
+    let said = v["summary"].as_str().unwrap();
+    assert!(said.contains("`swish_kernel` is launched from split_ops.py, line 11, not from split_kernels.py"), "{said}");
+    assert!(said.contains("a stage edits one file"), "{said}");
+}
+
+/// [`stage`] on `fixture` with `other` copied beside it.
+fn stage_beside(fixture: &str, other: &str) -> Option<(Value, tempfile::TempDir)> {
+    let py = pyenv::harness()?;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/entries");
+    for f in [fixture, other] {
+        std::fs::copy(src.join(f), dir.path().join(f)).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_xeforge"))
+        .args(["stage", "autotune"])
+        .arg(dir.path().join(fixture))
+        .args(["--device", "cpu", "--format", "json"])
+        .env("XEFORGE_PYTHON", &py)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    Some((serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}")), dir))
+}
+
+#[test]
 fn unknown_shapes_are_asked_once_then_read_from_the_line_added() {
     let Some((v, _d)) = stage("copy_unknown_shape.py", |t| t) else {
         return;

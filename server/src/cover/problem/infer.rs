@@ -85,7 +85,17 @@ fn infer_at(
     let by_file = hints::configured(path, None)?;
     let entry = match given {
         Some(e) => e,
-        None => entry::find(&src, tree, model, kidx, by_file.entry.as_ref().map(|e| e.0.as_str()))?,
+        None => entry::find(&src, tree, model, kidx, by_file.entry.as_ref().map(|e| e.0.as_str())).map_err(|e| {
+            match (by_file.entry.is_none() && !model.launches.iter().any(|l| l.kernel == kidx), launched_beside(path, &k.name)) {
+                (true, Some((other, line))) => format!(
+                    "`{}` is launched from {other}, line {line}, not from {file}: a stage edits one file, so the kernel and \
+                     a function that launches it must be in one file (a small wrapper beside the kernel, \
+                     `def run(x): {}[grid](...)`, is enough)",
+                    k.name, k.name
+                ),
+                _ => e,
+            }
+        })?,
     };
     let mut hints = if by_file == Hints::default() { hints::configured(path, Some(&entry.name))? } else { by_file };
     if entry.kind == EntryKind::Model {
@@ -800,6 +810,31 @@ fn scale_down(d: &BTreeMap<String, f64>, inputs: &[Input], divisors: &BTreeMap<S
     }
     out
 }
+
+/// The first file beside `path` (same directory, `.py`, at most [`BESIDE_FILES`] of them, in name
+/// order) that launches a kernel named `kernel` (`kernel[grid](...)` or `mod.kernel[grid](...)`),
+/// and the launch's 1-based line: a kernel module and its wrapper module are a common split, and the
+/// user needs to hear where the launch is rather than that there is none.
+fn launched_beside(path: &Path, kernel: &str) -> Option<(String, usize)> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "py") && p.file_name() != path.file_name())
+        .collect();
+    files.sort();
+    files.into_iter().take(BESIDE_FILES).find_map(|p| {
+        let text = std::fs::read_to_string(&p).ok().filter(|t| t.len() <= BESIDE_BYTES && t.contains(kernel))?;
+        let o = crate::cover::outline::Outline::build(&text);
+        let l = o.launches.iter().find(|l| l.kernel == kernel || l.kernel.rsplit('.').next() == Some(kernel))?;
+        let line = text[..l.range.start].matches('\n').count() + 1;
+        Some((p.file_name()?.to_string_lossy().to_string(), line))
+    })
+}
+
+/// How many files beside a kernel's file, and how large, are read to find where it is launched.
+const BESIDE_FILES: usize = 64;
+const BESIDE_BYTES: usize = 512 * 1024;
 
 #[cfg(test)]
 mod tests {
