@@ -203,6 +203,29 @@ const PINNED: &[(&str, &[&str])] = &[
     ("triton_op_wrapped.py", &["    wrap_triton(clamp_scale_kernel)[grid](x, out, n, lo, hi, scale, 512, num_warps=8, num_stages=3)\n"]),
 ];
 
+/// A local the launch read its tile through (`BLOCK_S = 32` ... `BLOCK_S=BLOCK_S`) is gone once the
+/// rewrite leaves it unread, as a list or as one config: no stale number beside the one that runs.
+#[test]
+fn a_local_the_rewrite_leaves_unread_is_dropped() {
+    let text = std::fs::read_to_string(fixture("scale_3d.py")).unwrap();
+    assert!(text.contains("    BLOCK_S = 32\n"));
+    let o = Outline::build(&text);
+    let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+    let cfg = autotune::space::TuneConfig { kwargs: vec![("BLOCK_S".into(), ConfigValue::Int(64))], ..p.input.start.clone() };
+    let one = p.candidate(&text, std::slice::from_ref(&cfg), &p.readings[0]).unwrap();
+    let list = p.candidate(&text, &[cfg.clone(), p.input.start.clone()], &p.readings[0]).unwrap();
+    for out in [&one, &list] {
+        assert!(!out.contains("BLOCK_S = 32"), "{out}");
+        assert_eq!(out.lines().count(), text.lines().count() - 1 + if out == &list { 7 } else { 0 }, "{out}");
+    }
+    // `partial_sum.py`'s tile also sizes a buffer: read there, it stays.
+    let text = std::fs::read_to_string(fixture("partial_sum.py")).unwrap();
+    let o = Outline::build(&text);
+    let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+    let out = p.candidate(&text, std::slice::from_ref(&p.input.start), &[]).unwrap();
+    assert_eq!(out.lines().count(), text.lines().count(), "{out}");
+}
+
 #[test]
 fn one_config_is_written_into_every_launch() {
     for (file, lines) in PINNED {

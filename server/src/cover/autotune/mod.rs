@@ -11,6 +11,7 @@ pub mod emit;
 pub mod grid;
 pub mod pairing;
 pub mod space;
+mod tidy;
 
 use super::outline::{Arg, Function, LaunchSite, Outline, slice};
 use crate::text::TextRange;
@@ -62,6 +63,9 @@ pub struct Plan {
     /// `num_warps`/`num_stages` the launch computes (`num_warps=num_warps` from a helper that picks
     /// them by size), with the expression: the result writes one tuned value in their place.
     pub replaced: Vec<(String, String)>,
+    /// Host names the launches read a tuned value through (`BLOCK = 256` ... `BLOCK=BLOCK`): a local
+    /// one the rewrite leaves unread is dropped (`tidy`).
+    through: Vec<String>,
     how: How,
 }
 
@@ -251,6 +255,14 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     let facts = pairing::read(body, &names);
     // Each launch's grid is read with the values that launch passes (two call sites may pass
     // different tiles); a kernel with configs already reads them from META.
+    let mut through: Vec<String> = bound_at
+        .iter()
+        .flatten()
+        .filter(|b| names.contains(&b.name) || bind::COUNTS.contains(&b.name.as_str()))
+        .filter_map(|b| b.via.clone())
+        .collect();
+    through.sort();
+    through.dedup();
     let per_launch: Vec<Vec<bind::Bound>> = bound_at
         .into_iter()
         .map(|mut b| {
@@ -278,7 +290,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         false => 4,
     };
     let input = TuneInput { kind, blocks, start, elem_bytes };
-    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, replaced, how })
+    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, replaced, through, how })
 }
 
 /// The tiles `launch` passes that the start config does not hold (computed, or read from an object):
@@ -543,7 +555,7 @@ impl Plan {
                 }
             }
         }
-        apply(text, edits)
+        apply(text, edits).map(|t| tidy::drop_unread(&t, &self.through))
     }
 }
 
@@ -616,7 +628,7 @@ impl Plan {
             let at = l.args_range.start + 1 + inner.len();
             edits.push((TextRange::empty(at), format!("{sep}{missing}")));
         }
-        apply(text, edits)
+        apply(text, edits).map(|t| tidy::drop_unread(&t, &self.through))
     }
 }
 
