@@ -487,6 +487,26 @@ async fn a_space_the_budget_cannot_sweep_is_screened_and_swept_in_the_autotuners
 /// the config another round measured faster, and the record says why it leads.
 #[tokio::test]
 async fn a_config_timed_at_the_launch_floor_is_ranked_by_the_screen() {
+    // 512 (first in the screen): 7.7 µs a call, 7.0 of them the original's issue in its round; 1024:
+    // 6.25 µs a call in a round whose issue was 3 µs.
+    let out = floor_and_faster(7.0).await;
+    let new = out.new_text.unwrap();
+    assert!(new.contains("scale_kernel[(triton.cdiv(n, 512),)](x, out, n, BLOCK_SIZE=512, num_warps=4, num_stages=3)"), "{new}");
+    let notes: Vec<&String> = out.rounds.iter().flat_map(|r| &r.notes).collect();
+    assert!(
+        notes.iter().any(|n| n.starts_with("BLOCK_SIZE=512 w4 s3 leads, not BLOCK_SIZE=1024 w8 s3 (1.60× measured)")
+            && n.contains("at the launch floor (7 µs of its 8 µs a call")),
+        "{notes:?}"
+    );
+    // The same answers with little issue in 512's round: the faster measurement leads, as before.
+    let new = floor_and_faster(3.0).await.new_text.unwrap();
+    assert!(new.contains("BLOCK_SIZE=1024, num_warps=8"), "{new}");
+}
+
+/// A screened stage whose sweep measures 512 w4 (the screen's first) at 1.30× with `issue_512` µs of
+/// the original's issue in its round, and 1024 w8 at 1.60× with 3 µs; both accepted with narrow
+/// intervals, so the lead's own round is the result.
+async fn floor_and_faster(issue_512: f64) -> xeforge::cover::StageOutcome {
     let (dir, mut req) = setup();
     req.max_configs = 8;
     req.budget_s = 15;
@@ -501,40 +521,14 @@ async fn a_config_timed_at_the_launch_floor_is_ranked_by_the_screen() {
     };
     let stub = Stub::start(vec![
         screened("correct", timings, serde_json::json!([])),
-        // 512: 7.7 µs a call, 7.0 of them the original's issue in its round; 1024: 6.25 µs a call in a
-        // round whose issue was 3 µs.
-        sweep_of(vec![at(1.30, 1.26, 1.35, 7.0), at(1.60, 1.55, 1.65, 3.0)], Some("budget: 2 of 7 candidates judged")),
+        sweep_of(vec![at(1.30, 1.26, 1.35, issue_512), at(1.60, 1.55, 1.65, 3.0)], Some("budget: 2 of 7 candidates judged")),
         // The lead's own round stands (accepted, narrow): the final round's time goes to more configs.
         sweep_of(vec![], Some("budget: 0 of 5 candidates judged")),
     ])
     .await;
     let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
     assert_eq!(out.status, OutcomeStatus::Accepted, "{}", out.summary);
-    let new = out.new_text.unwrap();
-    assert!(new.contains("scale_kernel[(triton.cdiv(n, 512),)](x, out, n, BLOCK_SIZE=512, num_warps=4, num_stages=3)"), "{new}");
-    let notes: Vec<&String> = out.rounds.iter().flat_map(|r| &r.notes).collect();
-    assert!(
-        notes.iter().any(|n| n.starts_with("BLOCK_SIZE=512 w4 s3 leads, not BLOCK_SIZE=1024 w8 s3 (1.60× measured)")
-            && n.contains("at the launch floor (7 µs of its 8 µs a call")),
-        "{notes:?}"
-    );
-    // Without the floor (a round whose issue was small) the faster measurement leads as before.
-    let (dir, mut req) = setup();
-    req.max_configs = 8;
-    req.budget_s = 15;
-    let timings = serde_json::json!([
-        {"kernel": "scale_kernel", "config": cfg(512, 4), "ms": 0.050},
-        {"kernel": "scale_kernel", "config": cfg(1024, 8), "ms": 0.055},
-    ]);
-    let stub = Stub::start(vec![
-        screened("correct", timings, serde_json::json!([])),
-        sweep_of(vec![at(1.30, 1.26, 1.35, 3.0), at(1.60, 1.55, 1.65, 3.0)], Some("budget: 2 of 7 candidates judged")),
-        sweep_of(vec![], Some("budget: 0 of 5 candidates judged")),
-    ])
-    .await;
-    let out = runner(&stub.url, dir.path()).run(req, |_| {}, CancellationToken::new()).await.unwrap();
-    let new = out.new_text.unwrap();
-    assert!(new.contains("BLOCK_SIZE=1024, num_warps=8"), "{new}");
+    out
 }
 
 /// A request with a spec whose timed family is not its check family.

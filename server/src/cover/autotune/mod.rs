@@ -163,9 +163,16 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         // What the first launch passes is the starting config; a launch with no literal at all
         // still has num_warps and num_stages to tune (computed tiles stay at the launch).
         let mut cfg = TuneConfig { kwargs: Vec::new(), num_warps: 4, num_stages: default_stages };
-        let computed = launch.args.iter().any(|a| {
-            a.name.as_deref().is_some_and(|n| bind::COUNTS.contains(&n)) && !first.iter().any(|b| Some(&b.name) == a.name.as_ref())
-        });
+        // Warps or stages the launch computes (no literal binds them): the result writes one tuned
+        // value in their place, and says so.
+        replaced = launch
+            .args
+            .iter()
+            .filter_map(|a| Some((a.name.clone()?, a.value)))
+            .filter(|(n, _)| bind::COUNTS.contains(&n.as_str()) && !first.iter().any(|b| &b.name == n))
+            .map(|(n, v)| (n, slice(text, v).trim().to_string()))
+            .collect();
+        let computed = !replaced.is_empty();
         // A switch such as `ACT=0` here and `ACT=1` at another call site is what the kernel computes,
         // not how: a config would force one value on both. Left at the launches; tiles, warps and
         // stages may differ (each site's grid reads its config).
@@ -190,7 +197,6 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             v
         };
         let same_everywhere = bound_at.iter().all(|bound| values(bound) == values(&tuned));
-        let tuned_counts: Vec<String> = tuned.iter().filter(|b| bind::COUNTS.contains(&b.name.as_str())).map(|b| b.name.clone()).collect();
         for b in tuned {
             match (b.name.as_str(), &b.value) {
                 ("num_warps", ConfigValue::Int(w)) => cfg.num_warps = *w as u32,
@@ -211,14 +217,6 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             .map(|p| p.name.clone())
             .collect();
         kept = computed_tiles(text, kernel, launch, &cfg, &constexprs);
-        replaced = launch
-            .args
-            .iter()
-            .filter_map(|a| Some((a.name.clone()?, a)))
-            .filter(|(n, _)| bind::COUNTS.contains(&n.as_str()) && !cfg.kwargs.iter().any(|(k, _)| k == n))
-            .filter(|(n, _)| !tuned_counts.contains(n))
-            .map(|(n, a)| (n, slice(text, a.value).trim().to_string()))
-            .collect();
         // Under `@staticmethod` (a kernel in a class body): the autotuner wraps the JIT function, not
         // the static method.
         let at = kernel
@@ -253,8 +251,6 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         && !body.contains(".to(tl.float16");
     let names: Vec<String> = start.kwargs.iter().filter(|(_, v)| v.as_int().is_some()).map(|(k, _)| k.clone()).collect();
     let facts = pairing::read(body, &names);
-    // Each launch's grid is read with the values that launch passes (two call sites may pass
-    // different tiles); a kernel with configs already reads them from META.
     let mut through: Vec<String> = bound_at
         .iter()
         .flatten()
@@ -263,6 +259,8 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         .collect();
     through.sort();
     through.dedup();
+    // Each launch's grid is read with the values that launch passes (two call sites may pass
+    // different tiles); a kernel with configs already reads them from META.
     let per_launch: Vec<Vec<bind::Bound>> = bound_at
         .into_iter()
         .map(|mut b| {
@@ -334,9 +332,7 @@ impl Plan {
             list.join(", "),
         ))
     }
-}
 
-impl Plan {
     /// What the result writes over the wrapper's own choice, for the evidence and the CLI; `None`
     /// when the launch computes no warps or stages. A helper that picks `num_warps` by size (as
     /// Liger's and Unsloth's `calculate_settings` do) chooses per call; the result is one value,
