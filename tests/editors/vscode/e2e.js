@@ -148,7 +148,10 @@ async function gotoLine(page, line, col) {
     for (let i = 0; i < '256'.length; i++) await page.keyboard.press('ArrowLeft');
     await page.keyboard.press('Escape'); // what typing brought up (suggest widget, inline suggestion) goes
     const launchLine = async () => (await editorText(page)).split('\n').find((l) => l.includes('add_kernel[grid]')) || '';
-    check((await launchLine()).includes('grf_mode=256)'), 'the launch is edited to grf_mode=256', await launchLine());
+    // Read once the hints settle: an inlay hint of the version before the keystrokes is drawn where
+    // the editor moved it (inside `256`, once) until the next inlay request answers.
+    const edited = await poll(async () => (await launchLine()).includes('grf_mode=256)'), 5000);
+    check(edited, 'the launch is edited to grf_mode=256', await launchLine());
     const intFlagged = await poll(async () => (await problems(page)).some((x) => x.includes('XF104') && x.includes('grf_mode=256 ')), 20000);
     check(intFlagged, 'XF104 flags grf_mode=256 (an int)', JSON.stringify(await problems(page)));
     const ghostText = async () => {
