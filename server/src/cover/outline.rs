@@ -71,6 +71,13 @@ pub struct LaunchSite {
     pub args: Vec<Arg>,
 }
 
+impl LaunchSite {
+    /// Whether this launches `kernel`: by its name, or through a module or class (`mod.k`, `Cls.k`).
+    pub fn targets(&self, kernel: &str) -> bool {
+        self.kernel == kernel || self.kernel.rsplit('.').next() == Some(kernel)
+    }
+}
+
 /// A construct a candidate may not introduce, with the category the guard reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Suspect {

@@ -823,9 +823,10 @@ fn final_pick(measured: &[Measured], screened: bool, most: usize) -> Option<(Vec
     }
     let tied = |m: &Measured| m.speedup > 1.0 && m.ci[1] >= best.ci[0];
     let unranked = |m: &Measured| m.ci[0] > 1.0 && (tied(m) || m.floor.is_some());
-    let lead = match screened {
-        true => by_speedup.iter().copied().filter(|m| std::ptr::eq(*m, best) || unranked(m)).min_by_key(|m| m.rank).unwrap_or(best),
-        false => best,
+    let lead = if screened {
+        by_speedup.iter().copied().filter(|m| std::ptr::eq(*m, best) || unranked(m)).min_by_key(|m| m.rank).unwrap_or(best)
+    } else {
+        best
     };
     let why = (!std::ptr::eq(lead, best)).then(|| {
         let how = match lead.floor {

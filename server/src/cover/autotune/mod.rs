@@ -106,17 +106,13 @@ pub fn pick_kernel<'a>(o: &'a Outline, name: Option<&str>) -> Result<&'a Functio
         0 => Err(AutotuneError::NoKernel(o.no_kernel_message())),
         1 => Ok(kernels[0]),
         _ => {
-            let launched: Vec<&&Function> = kernels.iter().filter(|k| o.launches.iter().any(|l| launch_targets(l, &k.name))).collect();
+            let launched: Vec<&&Function> = kernels.iter().filter(|k| o.launches.iter().any(|l| l.targets(&k.name))).collect();
             match launched.as_slice() {
                 [one] => Ok(one),
                 _ => Err(AutotuneError::Ambiguous(kernels.iter().map(|k| k.name.clone()).collect())),
             }
         }
     }
-}
-
-fn launch_targets(l: &LaunchSite, kernel: &str) -> bool {
-    l.kernel == kernel || l.kernel.rsplit('.').next() == Some(kernel)
 }
 
 pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBackend) -> Result<Plan, AutotuneError> {
@@ -132,7 +128,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     let indent = line_indent(text, kernel.range.start);
     let tree = crate::syntax::parse(text);
 
-    let launches: Vec<&LaunchSite> = o.launches.iter().filter(|l| launch_targets(l, &kernel.name)).collect();
+    let launches: Vec<&LaunchSite> = o.launches.iter().filter(|l| l.targets(&kernel.name)).collect();
     let sites: Vec<TextRange> = launches.iter().map(|l| l.range).collect();
     // What each launch passes (`bind`), in the order of `launches`.
     let bound_at: Vec<Vec<bind::Bound>> = launches.iter().map(|l| bind::bindings(text, tree.root_node(), kernel, l, &sites)).collect();
@@ -513,7 +509,7 @@ impl Plan {
         let ctas = o
             .launches
             .iter()
-            .filter(|l| launch_targets(l, &self.kernel))
+            .filter(|l| l.targets(&self.kernel))
             .flat_map(|l| l.args.iter().filter(|a| a.name.as_deref() == Some("num_ctas")))
             .find_map(|a| slice(text, a.value).trim().parse::<u32>().ok())
             .filter(|c| *c != 1);
@@ -535,7 +531,7 @@ impl Plan {
         edits.extend(self.grid.edits(reading));
         // Launch keywords the configs now set would conflict with them (XF109): remove them.
         let params = self.params(&o);
-        for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
+        for l in o.launches.iter().filter(|l| l.targets(&self.kernel)) {
             for a in l.args.iter().filter(|a| a.name.as_deref().is_some_and(|n| tuned.contains(&n))) {
                 edits.push((arg_with_separator(text, l, a), String::new()));
             }
@@ -593,7 +589,7 @@ impl Plan {
         let inline = |s: &grid::Source| o.launches.get(s.launch).is_some_and(|l| l.grid == s.target);
         let mut edits = self.grid.pinned_edits(reading, inline, |name| config.get(name).and_then(ConfigValue::as_int));
         let params = self.params(&o);
-        for l in o.launches.iter().filter(|l| launch_targets(l, &self.kernel)) {
+        for l in o.launches.iter().filter(|l| l.targets(&self.kernel)) {
             let positional = positional(text, l);
             let mut missing = String::new();
             for (name, v) in &values {

@@ -826,7 +826,7 @@ fn launched_beside(path: &Path, kernel: &str) -> Option<(String, usize)> {
     files.into_iter().take(BESIDE_FILES).find_map(|p| {
         let text = std::fs::read_to_string(&p).ok().filter(|t| t.len() <= BESIDE_BYTES && t.contains(kernel))?;
         let o = crate::cover::outline::Outline::build(&text);
-        let l = o.launches.iter().find(|l| l.kernel == kernel || l.kernel.rsplit('.').next() == Some(kernel))?;
+        let l = o.launches.iter().find(|l| l.targets(kernel))?;
         let line = text[..l.range.start].matches('\n').count() + 1;
         Some((p.file_name()?.to_string_lossy().to_string(), line))
     })
