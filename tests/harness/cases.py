@@ -16,6 +16,12 @@ VERDICT_CASES = [
     ("fixtures/add_raises.py", "vector_add", "runtime_error", "deliberate failure"),
     ("problems/softmax.py", "softmax", "correct", "correct"),
     ("problems/matmul.py", "matmul", "correct", "correct"),
+    # An autotune search times every config on the caller's tensors: in-place updates need restore_value.
+    ("problems/axpy_inplace.py", "axpy_inplace", "correct", "correct"),
+    ("fixtures/axpy_autotune_no_restore.py", "axpy_inplace", "incorrect", "changed `y_ptr` in place"),
+    ("fixtures/axpy_autotune_restore.py", "axpy_inplace", "correct", "correct"),
+    ("fixtures/sum_autotune_no_reset.py", "sum_atomic", "incorrect", "restore_value=['out_ptr']"),
+    ("fixtures/sum_autotune_reset.py", "sum_atomic", "correct", "correct"),
 ]
 
 

@@ -27,7 +27,7 @@ from .. import protocol as P
 from .. import wire
 from ..gate import DEVICE, TIMING
 from ..spec import Spec, SpecError, Variant, load_spec
-from . import entry, guard, source, timing
+from . import entry, guard, search_effects, source, timing
 from .compare import compare_one, default_tolerance, fingerprint, flatten
 from .link import Died, Failed, Hung, Link, stray_processes
 from .worker import give_to_sandbox, sandbox_uid
@@ -320,6 +320,7 @@ class Judge:
                     self._search(variant)
         result["compile"] = self._compile_report()
         self._guard(problem, result, cand_ops, cand_kernels, launches, tampered)
+        self._search_effects()
         if failure is not None:
             raise failure
         result["correctness"]["ok"] = True
@@ -346,6 +347,7 @@ class Judge:
                 raise Stop(P.REJECTED, result["timing"].pop("rejected"))
             if result["timing"].get("incorrect"):
                 raise Stop(P.INCORRECT, result["timing"].pop("incorrect"))
+            self._search_effects()  # the timed shape's search ran in the warm-up
             if result["compile"].get("metadata_available"):
                 # The autotuner searched the timed variant's key during warm-up: record what it picked.
                 report = self._compile_report()
@@ -506,6 +508,15 @@ class Judge:
             return report, Stop(P.INCORRECT, reason)
         report["ok"] = True
         return report, None
+
+    def _search_effects(self) -> None:
+        """Incorrect when an autotune search of the candidate's left its arguments changed (see
+        `search_effects`): its first call of each new shape returns a wrong result in a user's program,
+        even where the checked calls, made after the warm-up's search, compare equal."""
+        reply, _ = self.candidate_call({"op": "searches"}, what="reading the autotuner's searches")
+        changed = reply.get("changed") or []
+        if changed:
+            raise Stop(P.INCORRECT, search_effects.message(changed[0]))
 
     def _compile_report(self) -> dict:
         if self.kind == "cpu":

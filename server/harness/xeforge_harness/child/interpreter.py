@@ -91,12 +91,20 @@ def _fixed_autotune() -> None:
     """On the Triton interpreter there is no device to benchmark configs on: take the first one.
 
     Triton's own search would time every config with the driver's benchmarker, which times nothing
-    here. Correctness does not depend on which config wins, so the pick is fixed.
+    here. Correctness does not depend on which config wins, so the pick is fixed. The first config is
+    still called once, through the autotuner's own hooks, as a GPU's search calls every config: a
+    kernel that updates an argument in place shows here what its search does to a caller's tensors
+    (`search_effects`), and `restore_value`/`reset_to_zero` act as they do there.
     """
     from triton.runtime import autotuner
 
+    real = autotuner.Autotuner._bench
+
     def no_bench(self, *args, config, **meta):
-        return [float(self.configs.index(config)) if config in self.configs else 0.0] * 3
+        rank = float(self.configs.index(config)) if config in self.configs else 0.0
+        if rank == 0.0:
+            real(self, *args, config=config, **meta)
+        return [rank] * 3
 
     autotuner.Autotuner._bench = no_bench
 

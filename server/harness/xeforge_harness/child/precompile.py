@@ -93,6 +93,16 @@ def install() -> None:
     autotuner.Autotuner.run = run
 
 
+def will_search(tuner, args: tuple, kwargs: dict) -> bool:
+    """Whether this call makes the autotuner search: several configs, a key it has no pick for, searches
+    on (see `searching`) and not a timed call."""
+    if getattr(_searching, "timed", False) or not getattr(_searching, "on", True):
+        return False
+    if len(getattr(tuner, "configs", ())) < 2:
+        return False
+    return search_key(tuner, args, kwargs) not in tuner.cache
+
+
 def search_key(tuner, args: tuple, kwargs: dict) -> tuple:
     """The key the autotuner caches its pick under (`Autotuner.run`): its key arguments, then the
     dtype of every argument that has one."""

@@ -34,7 +34,7 @@ import torch
 
 from .. import wire
 from ..spec import Spec, load_spec
-from . import affinity, compile_meta, device, entry, guard, inputs, integrity, interpreter, loading, precompile
+from . import affinity, compile_meta, device, entry, guard, inputs, integrity, interpreter, loading, precompile, search_effects
 from . import digest as digests
 from .compare import aliased_inputs, changed_inputs, flatten
 from .digest import weights as _weights
@@ -187,6 +187,8 @@ class Worker:
                 torch.empty(1, device=self.dev)
             except Exception:  # noqa: BLE001  (a broken device is reported by the first real request)
                 pass
+        if self.role == "candidate":  # outermost: it sees a call's search whole (see search_effects)
+            search_effects.install(precompile.will_search)
         while True:
             try:
                 msg, tensors = wire.recv(self.sock)
@@ -195,6 +197,7 @@ class Worker:
             op = msg.get("op")
             if op == "quit":
                 return
+            search_effects.settle()  # outside any call's recording
             handler = getattr(self, f"op_{op}", None)
             try:
                 if handler is None:
@@ -375,6 +378,10 @@ class Worker:
             "autotune_picks": compile_meta.picks(module),
             "autotune_timings": compile_meta.timings(module),
         }, []
+
+    def op_searches(self, _msg, _t) -> tuple[dict, list]:
+        """Candidate: the autotune searches so far that left its arguments changed (search_effects)."""
+        return {"changed": search_effects.findings()}, []
 
     def op_once(self, msg: dict, _t) -> tuple[dict, list]:
         """Candidate: one call on fresh device inputs of a variant, untimed and unchecked (its
