@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use xeforge::cover::autotune::{self, space::ConfigValue, space::TuneBackend};
 use xeforge::cover::outline::Outline;
 use xeforge::cover::{OutcomeStatus, StageRequest, StageRunner};
-use xeforge::harness::{DeviceKind, Harness, HarnessSettings};
+use xeforge::harness::{DeviceKind, EvaluateArgs, Harness, HarnessSettings, Verdict};
 use xeforge::knowledge::Knowledge;
 
 fn fixture(name: &str) -> PathBuf {
@@ -101,6 +101,16 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
     ),
     // Launched through `wrap_triton(k)`: the tile passed by position leaves the launch.
     ("triton_op_wrapped.py", &[("BLOCK", 256)], 4, &["    wrap_triton(clamp_scale_kernel)[grid](x, out, n, lo, hi, scale)\n"]),
+    // Parameters and momentum updated in place: the list restores both after each config it times.
+    (
+        "inplace_sgd.py",
+        &[("BLOCK", 1024)],
+        4,
+        &[
+            "    key=['n'],\n    restore_value=['p_ptr', 'buf_ptr'],\n)\n",
+            "[lambda META: (triton.cdiv(n, META['BLOCK']),)](param, grad, buf, lr, momentum, n)\n",
+        ],
+    ),
 ];
 
 #[test]
@@ -122,6 +132,8 @@ fn every_launch_form_has_its_tiles_and_grids_read() {
             .unwrap_or_else(|e| panic!("{file}: {e}"));
         let start: Vec<(&str, i64)> = p.input.start.kwargs.iter().filter_map(|(k, v)| v.as_int().map(|i| (k.as_str(), i))).collect();
         assert_eq!(&start, tiles, "{file}");
+        // Only a kernel that updates an argument in place has anything for a search to restore.
+        assert_eq!(p.restore.is_empty(), *file != "inplace_sgd.py", "{file}: {:?}", p.restore);
         assert_eq!(p.input.start.num_warps, *warps, "{file}");
         let mut doubled = p.input.start.clone();
         for (_, v) in &mut doubled.kwargs {
@@ -294,6 +306,7 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
         "ctas_at_launch.py",
         "triton_op_wrapped.py",
         "settings_helper.py",
+        "inplace_sgd.py",
     ] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();
@@ -370,4 +383,51 @@ fn warps_the_launch_computes_are_replaced_and_the_stage_says_so() {
     };
     assert_eq!(inline("k[(n,)](x, n, BLOCK=64, num_warps=cfg.warps, num_stages=cfg.stages)").len(), 2);
     assert_eq!(inline("k[(n,)](x, n, BLOCK=64, num_warps=4)"), []);
+}
+
+/// A list of configs on a kernel that updates its arguments in place: Triton's search would apply the
+/// update once per timed run on the caller's tensors. The list the stage writes restores them, and
+/// the harness (whose interpreter still calls the first config once, as a GPU's search calls every
+/// one) finds it correct; the same list without `restore_value` is incorrect, and says what to add.
+#[tokio::test]
+async fn a_list_restores_what_the_kernel_updates_in_place() {
+    let text = std::fs::read_to_string(fixture("inplace_sgd.py")).unwrap();
+    let o = Outline::build(&text);
+    let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+    assert_eq!(p.restore, ["p_ptr", "buf_ptr"]);
+    assert!(p.restore_note().unwrap().contains("restore_value=['p_ptr', 'buf_ptr']"));
+    let mut wide = p.input.start.clone();
+    wide.kwargs = vec![("BLOCK".into(), ConfigValue::Int(256))];
+    let list = p.candidate(&text, &[wide, p.input.start.clone()], &p.readings[0]).unwrap();
+    let bare = list.replace("    restore_value=['p_ptr', 'buf_ptr'],\n", "");
+    assert_ne!(list, bare);
+
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
+        eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
+    let original = dir.path().join("inplace_sgd.py");
+    std::fs::write(&original, &text).unwrap();
+    let spec = dir.path().join("inplace_sgd.yaml");
+    std::fs::write(
+        &spec,
+        "entry: sgd_momentum_\ninputs:\n  param: {shape: [N], dtype: float32}\n  grad: {shape: [N], dtype: float32}\n  buf: {shape: [N], dtype: float32}\ninits: []\nci:\n  - params: [param, grad, buf]\n    dtype: float32\n    dims: {N: 3001}\n",
+    )
+    .unwrap();
+    let mut verdicts = Vec::new();
+    for (name, cand) in [("restored.py", &list), ("bare.py", &bare)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, cand).unwrap();
+        let mut args = EvaluateArgs::new(original.clone(), path);
+        args.spec = Some(spec.clone());
+        args.family = Some("ci".into());
+        args.device = DeviceKind::Cpu;
+        args.timeout = 300;
+        verdicts.push(h.evaluate(&args).await.unwrap());
+    }
+    assert!(verdicts[0].verdict.is_correct(), "{}", verdicts[0].failure_text(600));
+    assert_eq!(verdicts[1].verdict, Verdict::Incorrect, "{}", verdicts[1].failure_text(600));
+    assert!(verdicts[1].failure_text(600).contains("restore_value=['p_ptr', 'buf_ptr']"), "{}", verdicts[1].failure_text(600));
 }

@@ -192,6 +192,9 @@ impl StageRunner {
             let mut rec = RoundRecord::new(round, "autotune", "starting config on the check family (are the derived variants sound?)");
             rec.notes.extend(ready.take());
             rec.notes.push(fam.note());
+            if on_cpu && !keep_list {
+                rec.notes.extend(plan.restore_note()); // the result there is this list
+            }
             let opts = EvalOpts { no_timing: !on_cpu, ..fam.opts.clone() };
             let t = Instant::now();
             let e = self.try_candidate_with(ctx, round, &start_text, &mut rec, progress, Some(&opts)).await?;
@@ -684,6 +687,9 @@ impl StageRunner {
         rec.notes.push(fam.note());
         if chosen.len() > 1 {
             rec.notes.push("the autotuner chooses among these in the harness's warm-up; its picks are recorded per key".into());
+        }
+        if chosen.len() > 1 || plan.keeps_autotune() {
+            rec.notes.extend(plan.restore_note());
         }
         if let Some(s) = stopped {
             rec.notes.push(s);

@@ -66,6 +66,9 @@ pub struct Plan {
     /// Host names the launches read a tuned value through (`BLOCK = 256` ... `BLOCK=BLOCK`): a local
     /// one the rewrite leaves unread is dropped (`tidy`).
     through: Vec<String>,
+    /// Pointer parameters a call updates (loaded and stored, or atomically): an autotune list the
+    /// stage writes names them in `restore_value`, unless its decorator already restores or zeroes.
+    pub restore: Vec<String>,
     how: How,
 }
 
@@ -273,6 +276,21 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             b
         })
         .collect();
+    // Triton's search times every config on the caller's own tensors: an update in place would be
+    // applied once per benchmark call (the harness fails such a list, `search_effects`).
+    let decorated = kernel.autotune.map(|i| slice(text, kernel.decorators[i]));
+    let restore = match decorated.is_some_and(|d| d.contains("restore_value") || d.contains("reset_to_zero")) {
+        true => Vec::new(),
+        false => {
+            let updated = facts.updated();
+            kernel
+                .params
+                .iter()
+                .filter(|p| !constexprs.contains(&p.name.as_str()) && updated.contains(&p.name))
+                .map(|p| p.name.clone())
+                .collect()
+        }
+    };
     let grid = grid::read(text, o, kernel, &launches, &per_launch, &facts);
     let readings = grid.readings();
     // Without a spec ([`Plan::read_spec`]) the text is all there is: a dot's operands are 16-bit unless
@@ -284,7 +302,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         false => 4,
     };
     let input = TuneInput { kind, blocks, start, elem_bytes };
-    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, replaced, through, how })
+    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, replaced, through, restore, how })
 }
 
 /// The tiles `launch` passes that the start config does not hold (computed, or read from an object):
@@ -303,6 +321,8 @@ fn computed_tiles(text: &str, kernel: &Function, launch: &LaunchSite, start: &Tu
 pub const KEPT_NOTE: &str = "not tuned, left as the launch passes";
 /// How [`Plan::replaced_note`] begins: the CLI shows it too.
 pub const REPLACED_NOTE: &str = "computed at the launch, replaced by one tuned value";
+/// How [`Plan::restore_note`] begins: the CLI shows it too.
+pub const RESTORE_NOTE: &str = "the autotune list restores what the kernel updates in place";
 
 impl Plan {
     /// What the stage cannot tune and why, for the evidence; `None` when every tile is tuned.
@@ -326,6 +346,18 @@ impl Plan {
              the launch (or a name assigned one and read nowhere else) is tuned",
             if self.kept.len() == 1 { "it" } else { "them" },
             list.join(", "),
+        ))
+    }
+
+    /// Why a list the stage writes names `restore_value` (see [`Plan::restore`]); `None` when it does not.
+    pub fn restore_note(&self) -> Option<String> {
+        let [first, ..] = self.restore.as_slice() else { return None };
+        let names = self.restore.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        Some(format!(
+            "{RESTORE_NOTE}: restore_value=[{}]. The kernel updates {names} (reads and writes, or adds \
+             atomically), and Triton's search times every config on the caller's own tensors: without it, \
+             the first call of each new shape would return `{first}` updated once per timed run",
+            self.restore.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", "),
         ))
     }
 
@@ -513,16 +545,19 @@ impl Plan {
             .flat_map(|l| l.args.iter().filter(|a| a.name.as_deref() == Some("num_ctas")))
             .find_map(|a| slice(text, a.value).trim().parse::<u32>().ok())
             .filter(|c| *c != 1);
+        let restore = self.restore.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
         match &self.how {
             How::ReplaceConfigs { configs: r, indent } => {
-                edits.push((*r, list(configs, indent, ctas)));
+                let tail = if restore.is_empty() { String::new() } else { format!(", restore_value=[{restore}]") };
+                edits.push((*r, format!("{}{tail}", list(configs, indent, ctas))));
             }
             How::AddDecorator { at, indent } => {
                 let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
+                let restore = if restore.is_empty() { String::new() } else { format!("{indent}    restore_value=[{restore}],\n") };
                 edits.push((
                     *at,
                     format!(
-                        "@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{indent})\n{indent}",
+                        "@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{restore}{indent})\n{indent}",
                         list(configs, indent, ctas)
                     ),
                 ));

@@ -20,6 +20,61 @@ pub struct Pairing {
     pub shapes: BTreeSet<String>,
     /// Names used as the base of loaded or stored addresses: pointers.
     pub pointers: BTreeSet<String>,
+    /// Of those, the bases of stores and atomics (`written`), of loads and atomics (`read`), and of
+    /// atomics alone: an argument both written and read, or updated atomically, changes with every
+    /// call, which an autotune search must undo (`restore_value`).
+    pub written: BTreeSet<String>,
+    pub read: BTreeSet<String>,
+    pub atomic: BTreeSet<String>,
+}
+
+impl Pairing {
+    /// Pointers a call updates rather than overwrites: written and read, or updated atomically.
+    pub fn updated(&self) -> BTreeSet<String> {
+        self.written.intersection(&self.read).chain(&self.atomic).cloned().collect()
+    }
+}
+
+/// What a `tl.load`/`tl.store`/`tl.atomic_*` call (or a descriptor's or block pointer's `.load`/`.store`)
+/// does to the memory at its address.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Access {
+    Load,
+    Store,
+    Atomic,
+}
+
+fn access(callee: &str) -> Option<Access> {
+    let last = callee.rsplit('.').next().unwrap_or(callee);
+    match last {
+        "load" => Some(Access::Load),
+        "store" => Some(Access::Store),
+        _ if last.starts_with("atomic_") => Some(Access::Atomic),
+        _ => None,
+    }
+}
+
+/// The address a memory call reads: `tl.store(ptrs, ...)`'s first argument (or `pointer=`), or the
+/// object of a method call (`desc.store([..], v)`, `bp.load()`).
+fn address<'a>(src: &str, call: Node<'a>, args: &[Node<'a>]) -> Option<Node<'a>> {
+    let f = call.child_by_field_name("function")?;
+    if f.kind() == "attribute"
+        && let Some(obj) = f.child_by_field_name("object")
+        && !matches!(node_text(src, obj), "tl" | "triton.language" | "language")
+    {
+        return Some(obj);
+    }
+    args.iter()
+        .copied()
+        .find(|a| a.kind() != "keyword_argument")
+        .or_else(|| keyword(src, args, "pointer").or_else(|| keyword(src, args, "ptr")))
+}
+
+fn keyword<'a>(src: &str, args: &[Node<'a>], name: &str) -> Option<Node<'a>> {
+    args.iter()
+        .filter(|a| a.kind() == "keyword_argument")
+        .find(|a| a.child_by_field_name("name").is_some_and(|n| node_text(src, n) == name))
+        .and_then(|a| a.child_by_field_name("value"))
 }
 
 fn squeeze(s: &str) -> String {
@@ -207,25 +262,36 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
                     for x in a.iter().take(2) {
                         shape_seeds.extend(ids(src, *x).iter().map(|s| s.to_string()));
                     }
-                } else if (f.ends_with("load") || f.ends_with("store") || f.contains("atomic_"))
-                    && let Some(first) = a.first().filter(|x| x.kind() != "keyword_argument")
-                    && let Some(base) = leftmost(src, *first)
+                } else if let Some(how) = access(f)
+                    && let Some(at) = address(src, *n, &a)
+                    && let Some(base) = leftmost(src, at)
                 {
                     p.pointers.insert(base.to_string());
+                    if how != Access::Load {
+                        p.written.insert(base.to_string());
+                    }
+                    if how != Access::Store {
+                        p.read.insert(base.to_string());
+                    }
+                    if how == Access::Atomic {
+                        p.atomic.insert(base.to_string());
+                    }
                 }
             }
             _ => {}
         }
     }
     // Pointers flow back through `ptrs = base + offsets` and `X += offset`.
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (name, rhs) in &rhs_of {
-            if p.pointers.contains(name)
-                && let Some(base) = leftmost(src, *rhs)
-            {
-                changed |= p.pointers.insert(base.to_string());
+    for set in [&mut p.pointers, &mut p.written, &mut p.read, &mut p.atomic] {
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (name, rhs) in &rhs_of {
+                if set.contains(name)
+                    && let Some(base) = leftmost(src, *rhs)
+                {
+                    changed |= set.insert(base.to_string());
+                }
             }
         }
     }
@@ -247,11 +313,28 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
 }
 
 /// The leftmost identifier of an address expression: `a_ptr + offs` → a_ptr, `(X + off)` → X.
+/// The name an address is built on: `X` in `X + offs`, `(X + o)[:, None]`, `X.to(...)`,
+/// `tl.make_block_ptr(base=X, ...)`, `tl.advance(bp, ...)`, `tl.make_tensor_descriptor(X, ...)`.
 fn leftmost<'a>(src: &'a str, n: Node) -> Option<&'a str> {
     match n.kind() {
         "identifier" => Some(node_text(src, n)),
         "binary_operator" => leftmost(src, n.child_by_field_name("left")?),
         "parenthesized_expression" => leftmost(src, named_children(n).next()?),
+        "subscript" => leftmost(src, n.child_by_field_name("value")?),
+        "call" => {
+            let f = n.child_by_field_name("function")?;
+            let args: Vec<Node> = named_children(n.child_by_field_name("arguments")?).collect();
+            let callee = node_text(src, f);
+            let last = callee.rsplit('.').next().unwrap_or(callee);
+            if matches!(last, "make_block_ptr" | "make_tensor_descriptor" | "_experimental_make_tensor_descriptor" | "advance") {
+                let base = keyword(src, &args, "base").or_else(|| args.iter().copied().find(|a| a.kind() != "keyword_argument"))?;
+                leftmost(src, base)
+            } else if last == "to" && f.kind() == "attribute" {
+                leftmost(src, f.child_by_field_name("object")?)
+            } else {
+                None
+            }
+        }
         _ => None,
     }
 }
@@ -285,5 +368,35 @@ mod tests {
         assert!(p.shapes.contains("n_cols"));
         assert!(!p.shapes.contains("eps"), "{:?}", p.shapes);
         assert!(p.pointers.contains("output") && p.pointers.contains("input"));
+    }
+
+    /// The kernel's parameters a call updates (locals on the way there are in the set too).
+    fn updated(src: &str) -> Vec<String> {
+        let params = &src[src.find('(').unwrap() + 1..src.find(')').unwrap()];
+        let params: Vec<&str> = params.split(',').map(|p| p.split(':').next().unwrap().trim()).collect();
+        read(src, &names(&["BLOCK"])).updated().into_iter().filter(|n| params.contains(&n.as_str())).collect()
+    }
+
+    #[test]
+    fn an_argument_loaded_and_stored_is_updated_and_an_output_is_not() {
+        let axpy = "def k(y_ptr, x_ptr, a, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    y = tl.load(y_ptr + offs, mask=offs < n)\n    x = tl.load(x_ptr + offs, mask=offs < n)\n    tl.store(y_ptr + offs, y + a * x, mask=offs < n)\n";
+        assert_eq!(updated(axpy), names(&["y_ptr"]));
+        let add = "def k(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs))\n";
+        assert_eq!(updated(add), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_atomic_target_is_updated_through_locals_and_rebinding() {
+        let sum = "def k(X, Out, stride, n, BLOCK: tl.constexpr):\n    row = tl.program_id(0)\n    X += row * stride\n    cols = tl.arange(0, BLOCK)\n    x = tl.load(X + cols, mask=cols < n, other=0.0)\n    dst = Out + row\n    tl.atomic_add(dst, tl.sum(x, axis=0))\n";
+        assert_eq!(updated(sum), names(&["Out"]));
+    }
+
+    #[test]
+    fn block_pointers_and_descriptors_lead_back_to_their_base() {
+        let bp = "def k(A, n, BLOCK: tl.constexpr):\n    p = tl.make_block_ptr(base=A, shape=(n,), strides=(1,), offsets=(0,), block_shape=(BLOCK,), order=(0,))\n    v = tl.load(p)\n    tl.store(tl.advance(p, (0,)), v * 2)\n";
+        assert_eq!(updated(bp), names(&["A"]));
+        let desc = "def k(A, B, n, BLOCK: tl.constexpr):\n    a = tl.make_tensor_descriptor(A, shape=[n], strides=[1], block_shape=[BLOCK])\n    b = tl.make_tensor_descriptor(B, shape=[n], strides=[1], block_shape=[BLOCK])\n    b.store([0], a.load([0]))\n";
+        let p = read(desc, &names(&["BLOCK"]));
+        assert_eq!((p.written.contains("B"), p.read.contains("A"), p.updated().is_empty()), (true, true, true), "{p:?}");
     }
 }
