@@ -2,7 +2,7 @@
 
 import pytest
 from cases import VERDICT_CASES, hang_timeout
-from conftest import DEVICE, ON_GPU, evaluate_args
+from conftest import DEVICE, HERE, ON_GPU, PROBLEMS, evaluate_args
 
 CASES = VERDICT_CASES
 HANG_TIMEOUT_S = hang_timeout(ON_GPU)
@@ -93,3 +93,17 @@ def test_probe_describes_the_device(serve):
     assert reply["ok"] and reply["device"]["kind"] == DEVICE
     assert reply["device"]["torch"] and reply["device"]["triton"]
     assert isinstance(reply["properties"], dict) and reply["properties"]
+
+
+def test_an_original_whose_search_updates_in_place_is_judged_by_one_calls_result(serve):
+    """The original's own list lacks `restore_value`: its reference is what one call computes, so the
+    fixed candidate is correct against it, and the log says why."""
+    args = evaluate_args(
+        "fixtures/axpy_autotune_restore.py",
+        "axpy_inplace",
+        kernel=str(HERE / "fixtures/axpy_autotune_no_restore.py"),
+        spec=str(PROBLEMS / "axpy_inplace.yaml"),
+    )
+    reply = serve.request("evaluate", args)
+    assert reply["verdict"] == "correct", reply
+    assert "the original's autotune search of `axpy_kernel` changes y_ptr in place" in reply["log"], reply["log"]

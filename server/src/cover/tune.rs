@@ -173,14 +173,16 @@ impl StageRunner {
         let start_as = |reading: &[String]| {
             let one = std::slice::from_ref(&plan.input.start);
             if keep_list {
-                Ok(text.to_string())
+                plan.with_restore(text)
             } else if on_cpu {
                 plan.render_as(text, one, reading)
             } else {
                 plan.candidate(text, one, reading)
             }
         };
-        let cpu_detail = if keep_list {
+        let cpu_detail = if keep_list && !plan.restore.is_empty() {
+            "the kernel's own autotune list, restore_value added (the interpreter cannot time configs)"
+        } else if keep_list {
             "the kernel's own autotune list, unchanged (the interpreter cannot time configs)"
         } else {
             "starting config only (the interpreter cannot time configs)"
@@ -192,7 +194,7 @@ impl StageRunner {
             let mut rec = RoundRecord::new(round, "autotune", "starting config on the check family (are the derived variants sound?)");
             rec.notes.extend(ready.take());
             rec.notes.push(fam.note());
-            if on_cpu && !keep_list {
+            if on_cpu {
                 rec.notes.extend(plan.restore_note()); // the result there is this list
             }
             let opts = EvalOpts { no_timing: !on_cpu, ..fam.opts.clone() };
@@ -322,6 +324,7 @@ impl StageRunner {
             rec.notes = reading_notes.clone();
             rec.notes.extend(ready.take());
             rec.notes.push(fam.note());
+            rec.notes.extend(plan.restore_note());
             let cand = start_as(&chosen_reading)?;
             let mut e = self.try_candidate_with(ctx, round, &cand, &mut rec, progress, Some(&fam.opts)).await?;
             if e.as_ref().is_some_and(|e| e.verdict == Verdict::Error) && fam.derived.is_some() {

@@ -258,6 +258,12 @@ class Judge:
         if problem.spec is None and not has_inputs:
             raise Stop(P.ERROR, "no spec (none given, no <kernel>.yaml beside the kernel) and the kernel file defines no get_inputs()")
         self._reference_runs(problem)
+        reply, _ = self.trusted_call({"op": "searches"}, what="reading the original's autotune searches")
+        for f in reply.get("changed") or []:
+            problem.notes.append(
+                f"the original's autotune search of `{f['kernel']}` changes {', '.join(f['args'])} in place (no restore_value): "
+                "its reference is what one call computes"
+            )
         # A timed-only variant's reference call gives the timing its sizes and the original's record;
         # with nothing timed only its entry is built (a candidate's is built beside it, see `judge`).
         self._reference_runs(problem, problem.timed_only, seeds=0 if args.no_timing else 1, summary=True)

@@ -11,7 +11,8 @@ So, in the candidate's process, the first call of each key the autotuner is abou
 twice from the same argument contents: once as it is (the search, then the pick), then once more
 with the pick cached, which is what a single call does. Arguments the two leave different were
 changed by the search; the judge reads that (`findings`) and the candidate is incorrect. The caller
-keeps what the search left, as a user's program would. The cost is one more call of the kernel and
+keeps what the search left, as a user's program would; in the trusted worker, what one call computes
+(the reference of an original whose own list lacks `restore_value` is what its kernel means). The cost is one more call of the kernel and
 two copies of its tensor arguments per key searched; timed calls never search.
 
 A candidate that hides its own finding gains nothing from it: the finding only ever fails a candidate.
@@ -51,8 +52,11 @@ def settle() -> None:
             )
 
 
-def install(will_search) -> None:
-    """Wrap `Autotuner.run`; `will_search(tuner, args, kwargs)` says whether this call searches."""
+def install(will_search, keep_once: bool = False) -> None:
+    """Wrap `Autotuner.run`; `will_search(tuner, args, kwargs)` says whether this call searches.
+
+    `keep_once`: the trusted worker's, where the original's own list may lack `restore_value`: its
+    reference is then what one call computes, not what its search left (the finding becomes a note)."""
     try:
         from triton.runtime import autotuner
     except ImportError:
@@ -76,8 +80,9 @@ def install(will_search) -> None:
             t.copy_(b)
         original(self, *args, **kwargs)  # the pick is cached now: one call's worth of effect
         once = [t.clone() for _, t in named]
-        for (_, t), s in zip(named, searched):
-            t.copy_(s)
+        if not keep_once:
+            for (_, t), s in zip(named, searched):
+                t.copy_(s)
         # Compared later (`settle`), outside the call's recording: a comparison here would be operators
         # the candidate seems to run. Copies are not compute, and they are all that happens within.
         _pending.append((_kernel_name(self), [n for n, _ in named], searched, once, self))

@@ -187,8 +187,8 @@ class Worker:
                 torch.empty(1, device=self.dev)
             except Exception:  # noqa: BLE001  (a broken device is reported by the first real request)
                 pass
-        if self.role == "candidate":  # outermost: it sees a call's search whole (see search_effects)
-            search_effects.install(precompile.will_search)
+        # Outermost: it sees a call's search whole (see search_effects).
+        search_effects.install(precompile.will_search, keep_once=self.role == "trusted")
         while True:
             try:
                 msg, tensors = wire.recv(self.sock)
@@ -380,7 +380,7 @@ class Worker:
         }, []
 
     def op_searches(self, _msg, _t) -> tuple[dict, list]:
-        """Candidate: the autotune searches so far that left its arguments changed (search_effects)."""
+        """The autotune searches so far that left their arguments changed (search_effects)."""
         return {"changed": search_effects.findings()}, []
 
     def op_once(self, msg: dict, _t) -> tuple[dict, list]:

@@ -592,6 +592,18 @@ impl Plan {
         self.readings.first().map(Vec::as_slice).unwrap_or(&[])
     }
 
+    /// The file with only `restore_value` added to the kernel's own autotune decorator (see
+    /// [`Plan::restore`]); the text unchanged where there is nothing to add.
+    pub fn with_restore(&self, text: &str) -> Result<String, AutotuneError> {
+        match &self.how {
+            How::ReplaceConfigs { configs, .. } if !self.restore.is_empty() => {
+                let names = self.restore.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
+                apply(text, vec![(TextRange::empty(configs.end), format!(", restore_value=[{names}]"))])
+            }
+            _ => Ok(text.to_string()),
+        }
+    }
+
     /// Whether the kernel has an autotune list of its own (the stage replaces its configs, and a
     /// result of several configs stays a list).
     pub fn keeps_autotune(&self) -> bool {
@@ -739,6 +751,24 @@ mod tests {
         c.kwargs[0].1 = ConfigValue::Int(block);
         c.num_warps = warps;
         p.candidate(&src, &[c], &p.readings[0]).unwrap()
+    }
+
+    /// The kernel's own list lacks `restore_value` on an in-place update: the stage's lists add it, and
+    /// the start (the list itself, on the interpreter) gets it alone; one that restores is left as is.
+    #[test]
+    fn an_own_list_without_restore_value_on_an_in_place_kernel_gets_it() {
+        let src = "import triton\nimport triton.language as tl\n\n@triton.autotune(configs=[triton.Config({'B': 64}), triton.Config({'B': 128})], key=['n'])\n@triton.jit\ndef k(y_ptr, x_ptr, n, B: tl.constexpr):\n    o = tl.program_id(0) * B + tl.arange(0, B)\n    tl.atomic_add(y_ptr + o, tl.load(x_ptr + o, mask=o < n), mask=o < n)\n\ndef run(y, x, n):\n    k[lambda m: (triton.cdiv(n, m['B']),)](y, x, n)\n";
+        let o = Outline::build(src);
+        let p = plan(src, &o, o.kernel("k").unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.restore, ["y_ptr"]);
+        let added = p.with_restore(src).unwrap();
+        assert!(added.contains("triton.Config({'B': 128})], restore_value=['y_ptr'], key=['n'])\n"), "{added}");
+        let listed = p.render(src, std::slice::from_ref(&p.input.start)).unwrap();
+        assert!(listed.contains("    ], restore_value=['y_ptr'], key=['n'])\n"), "{listed}");
+        let restored = src.replace("key=['n']", "key=['n'], reset_to_zero=['y_ptr']");
+        let o = Outline::build(&restored);
+        let p = plan(&restored, &o, o.kernel("k").unwrap(), TuneBackend::Cuda).unwrap();
+        assert!(p.restore.is_empty() && p.with_restore(&restored).unwrap() == restored);
     }
 
     #[test]
