@@ -101,6 +101,13 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
     ),
     // Launched through `wrap_triton(k)`: the tile passed by position leaves the launch.
     ("triton_op_wrapped.py", &[("BLOCK", 256)], 4, &["    wrap_triton(clamp_scale_kernel)[grid](x, out, n, lo, hi, scale)\n"]),
+    // Under a library's launch wrapper: the autotuner goes beneath it, right above `@triton.jit`.
+    (
+        "libentry_wrapped.py",
+        &[("BLOCK", 2048)],
+        4,
+        &["@libentry()\n@triton.autotune(\n", "    silu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n"],
+    ),
     // Parameters and momentum updated in place: the list restores both after each config it times.
     (
         "inplace_sgd.py",
@@ -307,6 +314,7 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
         "triton_op_wrapped.py",
         "settings_helper.py",
         "inplace_sgd.py",
+        "libentry_wrapped.py",
     ] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();

@@ -216,14 +216,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             .map(|p| p.name.clone())
             .collect();
         kept = computed_tiles(text, kernel, launch, &cfg, &constexprs);
-        // Under `@staticmethod` (a kernel in a class body): the autotuner wraps the JIT function, not
-        // the static method.
-        let at = kernel
-            .decorators
-            .iter()
-            .copied()
-            .find(|d| !matches!(slice(text, *d).trim(), "@staticmethod" | "@classmethod"))
-            .unwrap_or(kernel.def_range);
+        let at = autotune_slot(text, kernel);
         (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent }, !computed && same_everywhere)
     };
 
@@ -303,6 +296,26 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     };
     let input = TuneInput { kind, blocks, start, elem_bytes };
     Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, replaced, through, restore, how })
+}
+
+/// Where a new `@triton.autotune` goes: right above the JIT function and the `@triton.heuristics`
+/// over it, as Triton stacks them. Whatever else decorates the kernel wraps the autotuner, not the
+/// other way round: `@staticmethod` in a class body, a library's launch cache (`@libentry()`, as
+/// FlagGems writes it), which expects the autotuner beneath it.
+fn autotune_slot(text: &str, kernel: &Function) -> TextRange {
+    let triton = |d: &TextRange, names: &[&str]| {
+        let t = slice(text, *d).trim().trim_start_matches('@');
+        let head = t.split('(').next().unwrap_or(t).trim();
+        names.iter().any(|n| head == *n || head.ends_with(&format!(".{n}")))
+    };
+    let Some(jit) = kernel.decorators.iter().rposition(|d| triton(d, &["jit"])) else {
+        return kernel.decorators.first().copied().unwrap_or(kernel.def_range);
+    };
+    let mut first = jit;
+    while first > 0 && triton(&kernel.decorators[first - 1], &["heuristics"]) {
+        first -= 1;
+    }
+    kernel.decorators[first]
 }
 
 /// The tiles `launch` passes that the start config does not hold (computed, or read from an object):
