@@ -186,6 +186,24 @@ fn read_dims(entry: &[&str]) -> Option<DimsAt> {
 /// The kernel's text rarely says what its `tl.dot` reads (`tl.zeros(.., dtype=tl.float32)` is the
 /// accumulator in every GEMM); the spec does, and every family the stage runs must fit the device,
 /// so the widest one sizes the shared-memory estimate.
+/// Names a spec gives a fractional number anywhere (`p: 0.5`, `"eps": 1e-06`, in flow or block style):
+/// scalars, never shapes.
+pub fn float_values(spec: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for line in spec.lines().map(|l| l.find(" #").map_or(l, |at| &l[..at])).filter(|l| !l.trim_start().starts_with('#')) {
+        for part in line.split([',', '{', '}']) {
+            let Some((name, value)) = part.split_once(':') else { continue };
+            let name = name.trim().trim_start_matches("- ").trim_matches(['"', '\'']);
+            let value = value.trim().trim_matches(['"', '\'']);
+            let fractional = (value.contains('.') || value.contains(['e', 'E'])) && value.parse::<f64>().is_ok_and(|v| v.fract() != 0.0);
+            if fractional && !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                out.insert(name.to_string());
+            }
+        }
+    }
+    out
+}
+
 pub fn float_bytes(spec: &str) -> Option<u64> {
     // A YAML comment may name a dtype the spec does not use (`# fp64 reference: dtype: float64`).
     let text: String = if spec.trim_start().starts_with('{') {
@@ -249,6 +267,13 @@ pub fn families(spec: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fractional_values_are_read_in_flow_and_block_style() {
+        let spec = "ci:\n  - params: [x, p, seed]\n    dims: {\"n\": 10, p: 0.5, seed: 123, eps: 1e-6}\nbench:\n  - dims:\n      N: 4096\n      scale: 0.125\n      rtol: 1e-2  # not a dim: harmless\n";
+        let v: Vec<String> = float_values(spec).into_iter().collect();
+        assert_eq!(v, ["eps", "p", "rtol", "scale"]);
+    }
 
     const FLOW: &str = "inputs:\n  a: {shape: [M, K], dtype: float16}\nci:\n  - params: [a]\n    dims: {M: 64, N: 64, K: 64}\n    rtol: 1.0e-2\nbench-gpu:\n  - params: [a]\n    dims: {M: 4096, N: 4096, K: 4096}\n";
     const BLOCK: &str = "inputs:\n  x:\n    shape: [N]\n    dtype: float32\n\nci:\n  - params: [x]\n    dims:\n      N: 1000   # small\n      B: 2\n  - params: [x]\n    dims:\n      N: 4099\n";

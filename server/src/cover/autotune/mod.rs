@@ -530,6 +530,17 @@ impl Plan {
         if let Some(b) = derive::float_bytes(spec) {
             self.input.elem_bytes = b;
         }
+        // A key is shapes only: a name the spec gives a fractional value (`eps: 1e-6`, `p: 0.5`) would
+        // start a new search for every value a caller passes.
+        if self.how_adds() {
+            let floats = derive::float_values(spec);
+            self.key.retain(|k| !floats.contains(k));
+        }
+    }
+
+    /// Whether the stage writes the decorator (and so the key) itself.
+    fn how_adds(&self) -> bool {
+        matches!(self.how, How::AddDecorator { .. })
     }
 
     /// The file with `configs` as the kernel's autotune list (and its launches adjusted), grids read

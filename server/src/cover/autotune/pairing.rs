@@ -191,7 +191,10 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
             if !own.is_empty() {
                 tile_of.insert(name.clone(), own);
             }
-            if is_index && !squeezed.contains("load(") {
+            // A loaded value, or random numbers drawn at the indices (`tl.rand(seed, offs)`), is data:
+            // what it is compared with (a dropout's `p`) is no shape.
+            let data = ["load(", "rand(", "randn(", "randint(", "rand4x(", "randn4x(", "randint4x("];
+            if is_index && !data.iter().any(|d| squeezed.contains(d)) {
                 index.insert(name.clone());
             }
             rhs_of.insert(name, right);
@@ -368,6 +371,13 @@ mod tests {
         assert!(p.shapes.contains("n_cols"));
         assert!(!p.shapes.contains("eps"), "{:?}", p.shapes);
         assert!(p.pointers.contains("output") && p.pointers.contains("input"));
+    }
+
+    #[test]
+    fn a_probability_compared_with_random_numbers_is_not_a_shape() {
+        let src = "def k(x_ptr, out_ptr, n, p, seed, BLOCK: tl.constexpr):\n    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offsets < n\n    x = tl.load(x_ptr + offsets, mask=mask)\n    r = tl.rand(seed, offsets)\n    keep = r > p\n    tl.store(out_ptr + offsets, tl.where(keep, x / (1 - p), 0.0), mask=mask)\n";
+        let p = read(src, &names(&["BLOCK"]));
+        assert!(p.shapes.contains("n") && !p.shapes.contains("p"), "{:?}", p.shapes);
     }
 
     /// The kernel's parameters a call updates (locals on the way there are in the set too).
