@@ -78,6 +78,7 @@ def install(will_search, keep_once: bool = False) -> None:
         searched = [t.clone() for _, t in named]
         for (_, t), b in zip(named, before):
             t.copy_(b)
+        del before  # two copies at most at any time: device memory is the caller's too
         original(self, *args, **kwargs)  # the pick is cached now: one call's worth of effect
         once = [t.clone() for _, t in named]
         if not keep_once:
