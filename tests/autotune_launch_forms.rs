@@ -108,6 +108,13 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
         4,
         &["@libentry()\n@triton.autotune(\n", "    silu_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n"],
     ),
+    // A persistent grid, `min(NUM_SMS, cdiv(M, 64) * cdiv(N, 64))`, NUM_SMS asked of torch at import.
+    (
+        "persistent_sms.py",
+        &[("BLOCK_M", 64), ("BLOCK_N", 64), ("BLOCK_K", 32)],
+        4,
+        &["    grid = lambda META: (min(NUM_SMS, triton.cdiv(M, META['BLOCK_M']) * triton.cdiv(N, META['BLOCK_N'])),)\n"],
+    ),
     // Parameters and momentum updated in place: the list restores both after each config it times.
     (
         "inplace_sgd.py",
@@ -315,6 +322,7 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
         "settings_helper.py",
         "inplace_sgd.py",
         "libentry_wrapped.py",
+        "persistent_sms.py",
     ] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();

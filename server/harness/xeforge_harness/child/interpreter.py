@@ -2,8 +2,9 @@
 
 Files written the way Triton's own tutorials write them ask the active driver for their device at
 import (`DEVICE = triton.runtime.driver.active.get_active_torch_device()`) and for its properties
-(`driver.active.utils.get_device_properties(DEVICE.index)["multiprocessor_count"]`); wrappers from
-libraries enter `torch.cuda.device(x.device)` around a launch. Under `TRITON_INTERPRET=1` without a GPU
+(`driver.active.utils.get_device_properties(DEVICE.index)["multiprocessor_count"]`), or torch for its
+properties (`NUM_SMS = torch.cuda.get_device_properties("cuda").multi_processor_count`, as persistent
+kernels size their grids); wrappers from libraries enter `torch.cuda.device(x.device)` around a launch. Under `TRITON_INTERPRET=1` without a GPU
 Triton has no active driver ("0 active drivers"), and `torch.cuda.device` refuses a CPU device, so the
 original itself cannot be imported or called there, and no stage could check anything.
 
@@ -85,6 +86,7 @@ def install() -> None:
     _fixed_autotune()
     _driver()
     _cuda_device_context()
+    _cuda_queries()
 
 
 def _fixed_autotune() -> None:
@@ -128,3 +130,32 @@ def _cuda_device_context() -> None:
             super().__init__(dev)
 
     torch.cuda.device = device  # type: ignore[misc]
+
+
+def _cuda_queries() -> None:
+    """Without a CUDA driver, torch's questions about the device (`get_device_properties`,
+    `get_device_capability`, `get_device_name`, `current_device`) get the generic GPU's answers instead
+    of "Found no NVIDIA driver": they size a persistent grid or pick a config list, never a result.
+    Allocating on "cuda" still fails, and the harness says what to write instead."""
+    if torch.cuda.is_available():
+        return
+    from types import SimpleNamespace
+
+    props = SimpleNamespace(
+        name="generic GPU (the Triton interpreter on CPU)",
+        major=8,
+        minor=0,
+        multi_processor_count=PROPERTIES["multiprocessor_count"],
+        total_memory=16 << 30,
+        L2_cache_size=4 << 20,
+        shared_memory_per_block_optin=PROPERTIES["max_shared_mem"],
+        max_threads_per_multi_processor=2048,
+        regs_per_multiprocessor=PROPERTIES["max_num_regs"],
+        warp_size=PROPERTIES["warpSize"],
+        is_integrated=False,
+        is_multi_gpu_board=False,
+    )
+    torch.cuda.get_device_properties = lambda device=None: props  # type: ignore[assignment]
+    torch.cuda.get_device_capability = lambda device=None: (props.major, props.minor)  # type: ignore[assignment]
+    torch.cuda.get_device_name = lambda device=None: props.name  # type: ignore[assignment]
+    torch.cuda.current_device = lambda: 0  # type: ignore[assignment]
