@@ -155,7 +155,11 @@ def _cuda_queries() -> None:
         is_integrated=False,
         is_multi_gpu_board=False,
     )
-    torch.cuda.get_device_properties = lambda device=None: props  # type: ignore[assignment]
-    torch.cuda.get_device_capability = lambda device=None: (props.major, props.minor)  # type: ignore[assignment]
-    torch.cuda.get_device_name = lambda device=None: props.name  # type: ignore[assignment]
-    torch.cuda.current_device = lambda: 0  # type: ignore[assignment]
+    answers = {
+        "get_device_properties": lambda device=None: props,
+        "get_device_capability": lambda device=None: (props.major, props.minor),
+        "get_device_name": lambda device=None: props.name,
+        "current_device": lambda: 0,
+    }
+    for name, answer in answers.items():
+        setattr(torch.cuda, name, answer)
