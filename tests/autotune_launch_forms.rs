@@ -115,6 +115,8 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
         4,
         &["    grid = lambda META: (min(NUM_SMS, triton.cdiv(M, META['BLOCK_M']) * triton.cdiv(N, META['BLOCK_N'])),)\n"],
     ),
+    // `libdevice.tanh` in the kernel: on the interpreter the harness computes libdevice with numpy.
+    ("libdevice_gelu.py", &[("BLOCK", 512)], 4, &["    gelu_tanh_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, n)\n"]),
     // Parameters and momentum updated in place: the list restores both after each config it times.
     (
         "inplace_sgd.py",
@@ -323,6 +325,7 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
         "inplace_sgd.py",
         "libentry_wrapped.py",
         "persistent_sms.py",
+        "libdevice_gelu.py",
     ] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();

@@ -251,3 +251,28 @@ def test_an_original_whose_calls_issue_in_about_their_time_is_launch_bound():
     assert _issue([30.0, 31.0], 10, 10.0)["issue_bound"] is False
     assert _issue([10.0 * ISSUE_BOUND * 10], 10, 10.0)["issue_bound"] is True  # the boundary counts as bound
     assert _issue([], 10, 10.0) == {} and _issue([90.0], 0, 10.0) == {}
+
+
+@pytest.mark.parametrize(
+    ("symbol", "x", "expected"),
+    [
+        ("__nv_tanhf", 0.5, 0.46211715726),
+        ("__nv_fast_expf", 1.0, 2.71828182846),
+        ("__nv_erff", 0.5, 0.52049987781),
+        ("__nv_rsqrtf", 4.0, 0.5),
+        ("__nv_roundf", -2.5, -3.0),
+        ("__nv_isnanf", float("nan"), 1),
+    ],
+)
+def test_libdevice_symbols_have_numpys_answer_on_the_interpreter(symbol, x, expected):
+    import numpy as np
+    from xeforge_harness.child.interpreter import libdevice_function
+
+    out = libdevice_function(symbol)(np.array([x], dtype=np.float32))
+    assert np.allclose(out, [expected], rtol=1e-6)
+
+
+def test_an_unknown_libdevice_symbol_has_no_stand_in():
+    from xeforge_harness.child.interpreter import libdevice_function
+
+    assert libdevice_function("__nv_cyl_bessel_i0f") is None

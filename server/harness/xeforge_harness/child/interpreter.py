@@ -16,6 +16,9 @@ result. Only the interpreter's workers install it; on a device each worker keeps
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import torch
 
 # A generic GPU for wrappers that size work from the device (the field names are Triton's CUDA driver's,
@@ -87,6 +90,7 @@ def install() -> None:
     _driver()
     _cuda_device_context()
     _cuda_queries()
+    _libdevice()
 
 
 def _fixed_autotune() -> None:
@@ -163,3 +167,146 @@ def _cuda_queries() -> None:
     }
     for name, answer in answers.items():
         setattr(torch.cuda, name, answer)
+
+
+def _np_round(x):
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)  # libdevice rounds halves away from zero
+
+
+def _np_flag(test):
+    return lambda x: test(x).astype(np.int32)  # libdevice's predicates return int32
+
+
+_erf = np.vectorize(math.erf)
+
+# libdevice's math by its base name (`__nv_tanhf` → tanh; fast_, rounding-mode and float-suffix
+# variants map to the same), as numpy computes it. Rounding modes other than nearest are not told
+# apart: the comparison's tolerance is far wider than one ulp.
+LIBDEVICE = {
+    "abs": np.abs,
+    "fabs": np.abs,
+    "acos": np.arccos,
+    "acosh": np.arccosh,
+    "asin": np.arcsin,
+    "asinh": np.arcsinh,
+    "atan": np.arctan,
+    "atanh": np.arctanh,
+    "atan2": np.arctan2,
+    "cos": np.cos,
+    "cosh": np.cosh,
+    "sin": np.sin,
+    "sinh": np.sinh,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "exp10": lambda x: np.power(10.0, x),
+    "expm1": np.expm1,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "sqrt": np.sqrt,
+    "fsqrt": np.sqrt,
+    "dsqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "frsqrt": lambda x: 1 / np.sqrt(x),
+    "cbrt": np.cbrt,
+    "rcbrt": lambda x: 1 / np.cbrt(x),
+    "rcp": lambda x: 1 / x,
+    "frcp": lambda x: 1 / x,
+    "drcp": lambda x: 1 / x,
+    "ceil": np.ceil,
+    "floor": np.floor,
+    "trunc": np.trunc,
+    "rint": np.rint,
+    "nearbyint": np.rint,
+    "round": _np_round,
+    "pow": np.power,
+    "powi": np.power,
+    "fmod": np.fmod,
+    "remainder": lambda x, y: x - np.rint(x / y) * y,
+    "hypot": np.hypot,
+    "copysign": np.copysign,
+    "fdim": lambda x, y: np.maximum(x - y, 0),
+    "fma": lambda x, y, z: x * y + z,
+    "fadd": np.add,
+    "dadd": np.add,
+    "fsub": np.subtract,
+    "dsub": np.subtract,
+    "fmul": np.multiply,
+    "dmul": np.multiply,
+    "fdiv": np.divide,
+    "ddiv": np.divide,
+    "fdivide": np.divide,
+    "div": np.divide,
+    "erf": _erf,
+    "erfc": lambda x: 1 - _erf(x),
+    "normcdf": lambda x: 0.5 * (1 + _erf(x / math.sqrt(2))),
+    "lgamma": np.vectorize(math.lgamma),
+    "tgamma": np.vectorize(math.gamma),
+    "sinpi": lambda x: np.sin(np.pi * x),
+    "cospi": lambda x: np.cos(np.pi * x),
+    "saturate": lambda x: np.clip(x, 0, 1),
+    "ldexp": np.ldexp,
+    "isnan": _np_flag(np.isnan),
+    "isinf": _np_flag(np.isinf),
+    "isfinite": _np_flag(np.isfinite),
+    "finite": _np_flag(np.isfinite),
+    "signbit": _np_flag(np.signbit),
+}
+
+
+def libdevice_function(symbol: str):
+    """numpy's version of a libdevice symbol (`__nv_tanhf`, `__nv_fast_expf`, `__nv_fadd_rn`), or None."""
+    name = symbol
+    for prefix in ("__nv_", "__ocml_", "__imf_"):
+        name = name.removeprefix(prefix)
+    name = name.removeprefix("fast_")
+    for suffix in ("_rn", "_rz", "_rd", "_ru", "_f32", "_f64", "_f16"):
+        name = name.removesuffix(suffix)
+    for candidate in (name, name.removesuffix("f"), name.removesuffix("d")):
+        if candidate in LIBDEVICE:
+            return LIBDEVICE[candidate]
+    return None
+
+
+def _libdevice() -> None:
+    """`libdevice.tanh(x)` on the interpreter. Triton's interpreter has no extern functions: the generic
+    `triton.language.extra.libdevice` is stubs the compiler swaps for the backend's, and the backend's
+    call `create_extern_elementwise`, which the interpreter refuses. GELU, erf and rsqrt kernels
+    written with libdevice (as Liger's, Unsloth's and FlagGems' are) could not be checked on the CPU.
+    Here the backend's functions run with the interpreter's semantics, the stubs call them, and the
+    builder computes the symbol with numpy; an unknown symbol still says so."""
+    try:
+        from triton.language.extra import libdevice as stubs
+        from triton.language.extra.cuda import libdevice as cuda
+        from triton.runtime import interpreter as interp
+    except ImportError:
+        return
+
+    def extern(self, lib_name, lib_path, symbol, args, ret_type, is_pure):
+        fn = libdevice_function(symbol)
+        if fn is None:
+            raise NotImplementedError(f"libdevice `{symbol}` has no stand-in on the Triton interpreter")
+        scalar = ret_type.scalar
+        out = np.asarray(fn(*[a.data for a in args]))
+        return interp.TensorHandle(out.astype(interp._get_np_dtype(scalar)), scalar)
+
+    type(interp.interpreter_builder).create_extern_elementwise = extern
+
+    def interpreted(impl):
+        def call(*args, **kwargs):
+            kwargs.pop("_semantic", None)
+            return impl(*args, **kwargs, _semantic=interp.interpreter_semantic)
+
+        return call
+
+    from triton.language.core import is_builtin
+
+    impls = {name: member for name, member in vars(cuda).items() if is_builtin(member)}
+    for name, impl in impls.items():
+        wrapped = interpreted(impl)
+        setattr(cuda, name, wrapped)
+        if callable(getattr(stubs, name, None)):
+            setattr(stubs, name, wrapped)
