@@ -439,3 +439,21 @@ fn kernels_and_entry_as_class_level_methods() {
     let diff = record["diff"].as_str().unwrap();
     assert!(diff.contains("     @staticmethod\n+    @triton.autotune("), "{diff}");
 }
+
+/// Class indices drawn with `randint(0, 5000)` beside 5000 logits per row: their range is the logits'
+/// dimension, so the interpreter's smaller copy draws indices it can read. The logits are overwritten
+/// with their gradient in place; the rewrite's list restores them for a search.
+#[test]
+fn class_indices_are_drawn_within_the_dimension_they_index() {
+    let Some((v, _d)) = stage("cross_entropy_inplace.py", |t| t) else {
+        return;
+    };
+    assert_eq!(inputs(&v), ["logits: [n_rows, n_cols]", "target: [target_0]"]);
+    let target = &v["problem"]["inputs"][1];
+    assert_eq!(target["range"], serde_json::json!(["0", "n_cols"]), "{target}");
+    assert!(variants(&v)[0].contains("n_cols=625"), "the interpreter's copy is smaller: {:?}", variants(&v));
+    let notes: Vec<&str> =
+        v["rounds"].as_array().unwrap().iter().flat_map(|r| r["notes"].as_array().unwrap()).filter_map(|n| n.as_str()).collect();
+    assert!(notes.iter().any(|n| n.contains("restore_value=['X_ptr']")), "{notes:?}");
+    assert_verdict(&v);
+}

@@ -239,12 +239,9 @@ impl Builder<'_> {
                 Some(Shape::Tensor(rank, origin)) => {
                     let shape = (0..rank).map(|a| self.dim_name(&p, a)).collect::<Vec<_>>();
                     let fixed = self.int_dtype(&p);
+                    let range = fixed.as_ref().and_then(|f| f.1).map(|(lo, hi)| (self.bound(lo, &ranks), self.bound(hi, &ranks)));
                     self.provenance.insert(format!("input {p}"), format!("tensor [{}]: {origin}", shape.join(", ")));
-                    out.push(Input {
-                        name: p,
-                        kind: InputKind::Tensor { shape, dtype: fixed.as_ref().map(|f| f.0.clone()), range: fixed.and_then(|f| f.1) },
-                        origin: Some(origin),
-                    });
+                    out.push(Input { name: p, kind: InputKind::Tensor { shape, dtype: fixed.map(|f| f.0), range }, origin: Some(origin) });
                 }
                 Some(Shape::Scalar(py, origin)) => {
                     self.provenance.insert(format!("input {p}"), format!("{py} scalar: {origin}"));
@@ -384,6 +381,23 @@ impl Builder<'_> {
             .map(|k| k.replace(':', "_"))
             .unwrap_or(format!("{p}_{axis}"));
         first.replace('-', "m")
+    }
+
+    /// A `randint` bound as the spec writes it: the name of the dimension a call site's tensor has that
+    /// size along (indices into it, which must scale with it when a variant shrinks or grows it), else
+    /// the number. Zero and one stay numbers.
+    fn bound(&self, value: i64, ranks: &HashMap<String, usize>) -> String {
+        if value > 1 {
+            for o in self.obs.iter() {
+                for (i, p) in self.entry.params.iter().enumerate() {
+                    let (Some(Val::Tensor(t)), Some(rank)) = (o.args.get(i), ranks.get(&p.name)) else { continue };
+                    if let Some(axis) = t.dims.iter().take(*rank).position(|d| d.size == value) {
+                        return self.dim_name(&p.name, axis);
+                    }
+                }
+            }
+        }
+        value.to_string()
     }
 
     /// A fixed integer dtype (indices): from an assert or the call sites' `randint`.

@@ -43,7 +43,9 @@ impl std::fmt::Display for Origin {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum InputKind {
     /// Sizes are dimension names; dtype `None` takes the variant's.
-    Tensor { shape: Vec<String>, dtype: Option<String>, range: Option<(i64, i64)> },
+    /// `range`: integer values drawn in `[low, high)`, each bound a number or a dimension's name (a
+    /// `randint(0, 5000)` beside a 5000-wide dimension: class indices scale with that dimension).
+    Tensor { shape: Vec<String>, dtype: Option<String>, range: Option<(String, String)> },
     /// A number passed as is; its value is the dimension of the same name in each variant.
     Scalar { py: String },
     /// A tuple of sizes passed as is (`normalized_shape`): each the dimension of that name.

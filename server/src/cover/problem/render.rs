@@ -19,7 +19,8 @@ pub fn spec_yaml(p: &Problem) -> String {
         match &i.kind {
             InputKind::Tensor { shape, dtype, range } => {
                 let dt = dtype.clone().unwrap_or_else(|| "inherit".into());
-                let r = range.map(|(lo, hi)| format!(", range: [{lo}, {hi}]")).unwrap_or_default();
+                let bound = |b: &String| if b.parse::<i64>().is_ok() { b.clone() } else { quote(b) };
+                let r = range.as_ref().map(|(lo, hi)| format!(", range: [{}, {}]", bound(lo), bound(hi))).unwrap_or_default();
                 let _ = writeln!(
                     y,
                     "  {}: {{shape: [{}], dtype: {dt}{r}}}",
