@@ -326,7 +326,7 @@ class Judge:
                     self._search(variant)
         result["compile"] = self._compile_report()
         self._guard(problem, result, cand_ops, cand_kernels, launches, tampered)
-        self._search_effects()
+        self._search_effects(failure)
         if failure is not None:
             raise failure
         result["correctness"]["ok"] = True
@@ -515,11 +515,19 @@ class Judge:
         report["ok"] = True
         return report, None
 
-    def _search_effects(self) -> None:
+    def _search_effects(self, failure: Stop | None = None) -> None:
         """Incorrect when an autotune search of the candidate's left its arguments changed (see
         `search_effects`): its first call of each new shape returns a wrong result in a user's program,
-        even where the checked calls, made after the warm-up's search, compare equal."""
-        reply, _ = self.candidate_call({"op": "searches"}, what="reading the autotuner's searches")
+        even where the checked calls, made after the warm-up's search, compare equal. After a failure
+        it only replaces an `incorrect` or `runtime_error` with the reason, never the failure itself."""
+        if failure is not None and failure.verdict not in (P.INCORRECT, P.RUNTIME_ERROR):
+            return  # the candidate's process is gone or hung: nothing to ask it
+        try:
+            reply, _ = self.candidate_call({"op": "searches"}, what="reading the autotuner's searches")
+        except Stop:
+            if failure is not None:
+                return
+            raise
         changed = reply.get("changed") or []
         if changed:
             raise Stop(P.INCORRECT, search_effects.message(changed[0]))
