@@ -370,8 +370,13 @@ impl Plan {
             "{RESTORE_NOTE}: restore_value=[{}]. The kernel updates {names} (reads and writes, or adds \
              atomically), and Triton's search times every config on the caller's own tensors: without it, \
              the first call of each new shape would return `{first}` updated once per timed run",
-            self.restore.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", "),
+            self.restore_list(),
         ))
+    }
+
+    /// [`Plan::restore`] as the decorator lists it: `'p_ptr', 'buf_ptr'`.
+    fn restore_list(&self) -> String {
+        self.restore.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
     }
 
     /// What the result writes over the wrapper's own choice, for the evidence and the CLI; `None`
@@ -532,15 +537,10 @@ impl Plan {
         }
         // A key is shapes only: a name the spec gives a fractional value (`eps: 1e-6`, `p: 0.5`) would
         // start a new search for every value a caller passes.
-        if self.how_adds() {
+        if matches!(self.how, How::AddDecorator { .. }) {
             let floats = derive::float_values(spec);
             self.key.retain(|k| !floats.contains(k));
         }
-    }
-
-    /// Whether the stage writes the decorator (and so the key) itself.
-    fn how_adds(&self) -> bool {
-        matches!(self.how, How::AddDecorator { .. })
     }
 
     /// The file with `configs` as the kernel's autotune list (and its launches adjusted), grids read
@@ -569,7 +569,7 @@ impl Plan {
             .flat_map(|l| l.args.iter().filter(|a| a.name.as_deref() == Some("num_ctas")))
             .find_map(|a| slice(text, a.value).trim().parse::<u32>().ok())
             .filter(|c| *c != 1);
-        let restore = self.restore.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
+        let restore = self.restore_list();
         match &self.how {
             How::ReplaceConfigs { configs: r, indent } => {
                 let tail = if restore.is_empty() { String::new() } else { format!(", restore_value=[{restore}]") };
@@ -621,8 +621,7 @@ impl Plan {
     pub fn with_restore(&self, text: &str) -> Result<String, AutotuneError> {
         match &self.how {
             How::ReplaceConfigs { configs, .. } if !self.restore.is_empty() => {
-                let names = self.restore.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
-                apply(text, vec![(TextRange::empty(configs.end), format!(", restore_value=[{names}]"))])
+                apply(text, vec![(TextRange::empty(configs.end), format!(", restore_value=[{}]", self.restore_list()))])
             }
             _ => Ok(text.to_string()),
         }

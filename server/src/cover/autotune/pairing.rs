@@ -315,7 +315,6 @@ pub fn read(src: &str, tiles: &[String]) -> Pairing {
     p
 }
 
-/// The leftmost identifier of an address expression: `a_ptr + offs` → a_ptr, `(X + off)` → X.
 /// The name an address is built on: `X` in `X + offs`, `(X + o)[:, None]`, `X.to(...)`,
 /// `tl.make_block_ptr(base=X, ...)`, `tl.advance(bp, ...)`, `tl.make_tensor_descriptor(X, ...)`.
 fn leftmost<'a>(src: &'a str, n: Node) -> Option<&'a str> {
