@@ -25,13 +25,13 @@ from typing import Any
 import torch
 
 _findings: list[dict] = []
-# (kernel, argument names, contents after the search, contents after one call, the autotuner): kept
-# until `settle` compares them, at the worker's next request.
-_pending: list[tuple[str, list[str], list[torch.Tensor], list[torch.Tensor], Any]] = []
+# (kernel, argument names, contents after the search, contents after one call): kept until `settle`
+# compares them, at the worker's next request.
+_pending: list[tuple[str, list[str], list[torch.Tensor], list[torch.Tensor]]] = []
 
 
 def findings() -> list[dict]:
-    """Each search that changed arguments: `{"kernel", "args", "restore_value", "reset_to_zero"}`."""
+    """Each search that changed arguments: `{"kernel", "args"}`."""
     settle()
     return list(_findings)
 
@@ -39,17 +39,10 @@ def findings() -> list[dict]:
 def settle() -> None:
     """Compare what each search since the last call left against one call's effect, and free the copies."""
     while _pending:
-        kernel, names, searched, once, tuner = _pending.pop(0)
+        kernel, names, searched, once = _pending.pop(0)
         changed = [n for n, s, o in zip(names, searched, once) if not _same(s, o)]
         if changed:
-            _findings.append(
-                {
-                    "kernel": kernel,
-                    "args": changed,
-                    "restore_value": list(getattr(tuner, "restore_value", []) or []),
-                    "reset_to_zero": list(getattr(tuner, "reset_to_zero", []) or []),
-                }
-            )
+            _findings.append({"kernel": kernel, "args": changed})
 
 
 def install(will_search, keep_once: bool = False) -> None:
@@ -86,7 +79,7 @@ def install(will_search, keep_once: bool = False) -> None:
                 t.copy_(s)
         # Compared later (`settle`), outside the call's recording: a comparison here would be operators
         # the candidate seems to run. Copies are not compute, and they are all that happens within.
-        _pending.append((_kernel_name(self), [n for n, _ in named], searched, once, self))
+        _pending.append((_kernel_name(self), [n for n, _ in named], searched, once))
         return out
 
     run._xeforge_search_effects = True  # type: ignore[attr-defined]
