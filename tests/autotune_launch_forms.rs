@@ -127,6 +127,17 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
             "[lambda META: (triton.cdiv(n, META['BLOCK']),)](param, grad, buf, lr, momentum, n)\n",
         ],
     ),
+    // The output is the input itself when `inplace` is set: only the launch shows it; the list
+    // restores the pointer written.
+    (
+        "inplace_alias.py",
+        &[("BLOCK_SIZE", 256)],
+        4,
+        &[
+            "    key=['n_elements'],\n    restore_value=['out_ptr'],\n)\n",
+            "[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, out, n, slope)\n",
+        ],
+    ),
 ];
 
 #[test]
@@ -149,7 +160,7 @@ fn every_launch_form_has_its_tiles_and_grids_read() {
         let start: Vec<(&str, i64)> = p.input.start.kwargs.iter().filter_map(|(k, v)| v.as_int().map(|i| (k.as_str(), i))).collect();
         assert_eq!(&start, tiles, "{file}");
         // Only a kernel that updates an argument in place has anything for a search to restore.
-        assert_eq!(p.restore.is_empty(), *file != "inplace_sgd.py", "{file}: {:?}", p.restore);
+        assert_eq!(p.restore.is_empty(), !file.starts_with("inplace_"), "{file}: {:?}", p.restore);
         assert_eq!(p.input.start.num_warps, *warps, "{file}");
         let mut doubled = p.input.start.clone();
         for (_, v) in &mut doubled.kwargs {
@@ -449,4 +460,51 @@ async fn a_list_restores_what_the_kernel_updates_in_place() {
     assert!(verdicts[0].verdict.is_correct(), "{}", verdicts[0].failure_text(600));
     assert_eq!(verdicts[1].verdict, Verdict::Incorrect, "{}", verdicts[1].failure_text(600));
     assert!(verdicts[1].failure_text(600).contains("restore_value=['p_ptr', 'buf_ptr']"), "{}", verdicts[1].failure_text(600));
+}
+
+/// One tensor passed as both the input and the output (`out = x if inplace else ...`): the kernel's
+/// body reads one pointer and writes another, and only the launch shows they are the same tensor.
+/// The list names the written one, which restores it; without that line the harness fails the list.
+#[tokio::test]
+async fn a_list_restores_a_tensor_the_launch_passes_as_input_and_output() {
+    let text = std::fs::read_to_string(fixture("inplace_alias.py")).unwrap();
+    let o = Outline::build(&text);
+    let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+    assert_eq!(p.restore, ["out_ptr"]);
+    let mut wide = p.input.start.clone();
+    wide.kwargs = vec![("BLOCK_SIZE".into(), ConfigValue::Int(512))];
+    let list = p.candidate(&text, &[wide, p.input.start.clone()], &p.readings[0]).unwrap();
+    let bare = list.replace("    restore_value=['out_ptr'],\n", "");
+    assert_ne!(list, bare);
+
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
+        eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
+    let original = dir.path().join("inplace_alias.py");
+    std::fs::write(&original, &text).unwrap();
+    let spec = dir.path().join("inplace_alias.yaml");
+    std::fs::write(
+        &spec,
+        "entry: leaky_relu\ninputs:\n  x: {shape: [N], dtype: float32}\n  slope: {value: 0.01}\n  inplace: {value: true}\ninits: []\nci:\n  - params: [x, slope, inplace]\n    dtype: float32\n    dims: {N: 3001}\n",
+    )
+    .unwrap();
+    let mut verdicts = Vec::new();
+    for (name, cand) in [("restored.py", &list), ("bare.py", &bare)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, cand).unwrap();
+        let mut args = EvaluateArgs::new(original.clone(), path);
+        args.spec = Some(spec.clone());
+        args.family = Some("ci".into());
+        args.device = DeviceKind::Cpu;
+        args.timeout = 300;
+        verdicts.push(h.evaluate(&args).await.unwrap());
+    }
+    assert!(verdicts[0].verdict.is_correct(), "{}", verdicts[0].failure_text(600));
+    assert_eq!(verdicts[1].verdict, Verdict::Incorrect, "{}", verdicts[1].failure_text(600));
+    // The harness names the tensor by its first parameter, and says it is also the other.
+    assert!(verdicts[1].failure_text(600).contains("changed `x_ptr (also out_ptr)` in place"), "{}", verdicts[1].failure_text(600));
+    assert!(verdicts[1].failure_text(600).contains("restore_value=['x_ptr']"), "{}", verdicts[1].failure_text(600));
 }

@@ -90,7 +90,7 @@ def install(will_search, keep_once: bool = False) -> None:
 def message(finding: dict) -> str:
     """Why a finding makes the candidate incorrect, and the one-line fix."""
     args = ", ".join(f"`{a}`" for a in finding["args"])
-    names = ", ".join(repr(a) for a in finding["args"])
+    names = ", ".join(repr(a.split(" ")[0]) for a in finding["args"])
     return (
         f"the autotuner's search of `{finding['kernel']}` changed {args} in place: Triton times each config on "
         "the caller's tensors, so the first call of every new shape returns them updated once per benchmark "
@@ -100,15 +100,15 @@ def message(finding: dict) -> str:
 
 
 def _tensors(tuner, args: tuple, kwargs: dict) -> list[tuple[str, torch.Tensor]]:
+    """Each tensor argument once, named by its first parameter; one passed as several parameters
+    (`k[grid](x, x, n)`) is named `x_ptr (also out_ptr)`: a fix may name any of them."""
     names = list(getattr(tuner, "arg_names", []) or [])
     named: dict[str, Any] = {**dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
-    seen: set[int] = set()
-    out = []
+    by_id: dict[int, tuple[list[str], torch.Tensor]] = {}
     for name, v in named.items():
-        if isinstance(v, torch.Tensor) and id(v) not in seen:
-            seen.add(id(v))
-            out.append((name, v))
-    return out
+        if isinstance(v, torch.Tensor):
+            by_id.setdefault(id(v), ([], v))[0].append(name)
+    return [(ns[0] + (f" (also {', '.join(ns[1:])})" if len(ns) > 1 else ""), t) for ns, t in by_id.values()]
 
 
 # The contract's tolerances by dtype: a kernel whose float atomics sum in another order on each call

@@ -10,6 +10,7 @@ use super::space::ConfigValue;
 use crate::cover::outline::{Arg, Function, LaunchSite, slice};
 use crate::syntax::{named_children, node_text};
 use crate::text::TextRange;
+use std::collections::BTreeSet;
 use tree_sitter::Node;
 
 /// One launch argument that a config may set.
@@ -312,6 +313,114 @@ fn stores_of<'a>(text: &str, n: Node<'a>, name: &str, out: &mut Vec<Node<'a>>) {
     }
 }
 
+/// Parameters a launch may pass the same tensor (`k[grid](x, x, n)`, `k[grid](x, x.view(-1), n)`,
+/// `out = x if inplace else torch.empty_like(x)` … `k[grid](x, out, n)`): a kernel that reads one and
+/// writes the other updates that tensor in place, which its body alone does not show. Each pair
+/// once, in parameter order.
+pub fn aliased(text: &str, root: Node, kernel: &Function, launch: &LaunchSite) -> Vec<(String, String)> {
+    let (passed, _) = passed(text, kernel, launch);
+    let scope = around(root, launch.range.start, "function_definition").pop().and_then(|f| f.child_by_field_name("body"));
+    let bases: Vec<(&str, BTreeSet<String>)> = passed
+        .iter()
+        .filter(|(p, _, _)| kernel.params.iter().any(|k| &k.name == p))
+        .filter_map(|(p, _, a)| {
+            let node = root.descendant_for_byte_range(a.value.start, a.value.end)?;
+            let mut out = BTreeSet::new();
+            tensor_bases(text, scope, node, 0, &mut out);
+            Some((p.as_str(), out))
+        })
+        .collect();
+    let order = |p: &str| kernel.params.iter().position(|k| k.name == p);
+    let mut out = Vec::new();
+    for (i, (p, b)) in bases.iter().enumerate() {
+        for (q, c) in &bases[i + 1..] {
+            if p != q && !b.is_disjoint(c) {
+                let (a, z) = if order(p) <= order(q) { (p, q) } else { (q, p) };
+                out.push((a.to_string(), z.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The tensors an argument expression may pass without copying: `x`, `self.w`, `x.view(-1)`, `x[1:]`,
+/// `x.data`, both branches of `a if c else b`, and what a local of the launch's function was
+/// assigned; nothing for what allocates (`torch.empty_like(x)`, `x.clone()`, `x + 1`).
+fn tensor_bases(text: &str, scope: Option<Node>, node: Node, depth: usize, out: &mut BTreeSet<String>) {
+    // Methods that return a view of the same storage (or the tensor itself).
+    const VIEWS: &[&str] = &[
+        "view",
+        "view_as",
+        "reshape",
+        "flatten",
+        "contiguous",
+        "squeeze",
+        "unsqueeze",
+        "t",
+        "transpose",
+        "permute",
+        "expand",
+        "detach",
+        "as_strided",
+        "narrow",
+        "select",
+        "unflatten",
+    ];
+    if depth > 4 {
+        return;
+    }
+    match node.kind() {
+        "identifier" => {
+            let name = node_text(text, node);
+            if out.insert(name.to_string())
+                && let Some(body) = scope
+            {
+                let mut stores = Vec::new();
+                stores_of(text, body, name, &mut stores);
+                for s in stores {
+                    if let Some(p) = s.parent().filter(|p| p.kind() == "assignment" && p.child_by_field_name("left") == Some(s))
+                        && let Some(right) = p.child_by_field_name("right")
+                    {
+                        tensor_bases(text, scope, right, depth + 1, out);
+                    }
+                }
+            }
+        }
+        "parenthesized_expression" | "conditional_expression" => {
+            // `a if c else b`: the branches are the first and last named children.
+            let kids: Vec<Node> = named_children(node).collect();
+            for k in [kids.first(), kids.last()].into_iter().flatten() {
+                tensor_bases(text, scope, *k, depth + 1, out);
+            }
+        }
+        "subscript" => {
+            if let Some(v) = node.child_by_field_name("value") {
+                tensor_bases(text, scope, v, depth + 1, out);
+            }
+        }
+        "attribute" => {
+            let (Some(obj), Some(attr)) = (node.child_by_field_name("object"), node.child_by_field_name("attribute")) else { return };
+            match node_text(text, attr) {
+                "data" | "T" | "mT" => tensor_bases(text, scope, obj, depth + 1, out),
+                // A dotted name (`self.weight`), never a module's function (`torch.ones`).
+                _ if obj.kind() == "identifier" && !matches!(node_text(text, obj), "torch" | "triton" | "tl" | "np") => {
+                    out.insert(node_text(text, node).to_string());
+                }
+                _ => {}
+            }
+        }
+        "call" => {
+            let Some(f) = node.child_by_field_name("function").filter(|f| f.kind() == "attribute") else { return };
+            if f.child_by_field_name("attribute").is_some_and(|m| VIEWS.contains(&node_text(text, m)))
+                && let Some(obj) = f.child_by_field_name("object")
+            {
+                tensor_bases(text, scope, obj, depth + 1, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn is_store(id: Node) -> bool {
     let Some(p) = id.parent() else {
         return false;
@@ -342,6 +451,39 @@ mod tests {
 
     const KERNEL: &str =
         "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr, D: tl.constexpr):\n    pass\n\n";
+
+    fn aliases(src: &str) -> Vec<(String, String)> {
+        let o = Outline::build(src);
+        let tree = crate::syntax::parse(src);
+        let k = o.kernels().next().unwrap();
+        let l = o.launches.iter().find(|l| l.kernel == k.name).unwrap();
+        aliased(src, tree.root_node(), k, l)
+    }
+
+    const TWO: &str =
+        "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n    pass\n\n";
+
+    #[test]
+    fn one_tensor_passed_as_two_pointers_is_an_alias_through_views_and_keywords() {
+        for launch in [
+            "k[g](x, x, n, BLOCK=8)",
+            "k[g](x.view(-1), out_ptr=x, n=n, BLOCK=8)",
+            "k[g](self.buf[1:], self.buf.data, n)",
+            "k[g](x, out, n)",
+        ] {
+            let src = format!("{TWO}def run(x, n, g, inplace=True):\n    out = x if inplace else torch.empty_like(x)\n    {launch}\n");
+            assert_eq!(aliases(&src), vec![("x_ptr".into(), "out_ptr".into())], "{launch}");
+        }
+    }
+
+    #[test]
+    fn a_copy_or_a_fresh_tensor_is_not_an_alias() {
+        for launch in ["k[g](x, torch.empty_like(x), n)", "k[g](x, x.clone(), n)", "k[g](x, x + 1, n)", "k[g](x, y, n)", "k[g](x, out, n)"]
+        {
+            let src = format!("{TWO}def run(x, y, n, g):\n    out = torch.empty_like(x)\n    {launch}\n");
+            assert_eq!(aliases(&src), vec![], "{launch}");
+        }
+    }
 
     #[test]
     fn a_local_bound_once_to_a_literal_is_that_literal() {

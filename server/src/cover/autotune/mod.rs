@@ -275,7 +275,18 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     let restore = match decorated.is_some_and(|d| d.contains("restore_value") || d.contains("reset_to_zero")) {
         true => Vec::new(),
         false => {
-            let updated = facts.updated();
+            let mut updated = facts.updated();
+            // One tensor passed as a pointer the kernel reads and one it writes (`k[grid](x, x, n)`)
+            // is updated in place too: the written one is named, which restores the tensor.
+            for l in &launches {
+                for (a, b) in bind::aliased(text, tree.root_node(), kernel, l) {
+                    for (w, r) in [(&a, &b), (&b, &a)] {
+                        if facts.written.contains(w) && facts.read.contains(r) {
+                            updated.insert(w.clone());
+                        }
+                    }
+                }
+            }
             kernel
                 .params
                 .iter()
@@ -367,8 +378,8 @@ impl Plan {
         let [first, ..] = self.restore.as_slice() else { return None };
         let names = self.restore.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         Some(format!(
-            "{RESTORE_NOTE}: restore_value=[{}]. The kernel updates {names} (reads and writes, or adds \
-             atomically), and Triton's search times every config on the caller's own tensors: without it, \
+            "{RESTORE_NOTE}: restore_value=[{}]. The kernel updates {names} in place (reads and writes \
+             it, adds to it atomically, or writes a tensor the launch also passes as an input), and Triton's search times every config on the caller's own tensors: without it, \
              the first call of each new shape would return `{first}` updated once per timed run",
             self.restore_list(),
         ))
