@@ -11,6 +11,10 @@ use std::process::Command;
 
 /// Runs the stage on a copy of `fixture` (plus `extra` appended lines) and returns its JSON output.
 fn stage(fixture: &str, edit: impl Fn(String) -> String) -> Option<(Value, tempfile::TempDir)> {
+    stage_with(fixture, edit, &[])
+}
+
+fn stage_with(fixture: &str, edit: impl Fn(String) -> String, extra: &[&str]) -> Option<(Value, tempfile::TempDir)> {
     let Some(py) = pyenv::harness() else {
         eprintln!("skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python); run tests/harness/install_deps.sh");
         return None;
@@ -24,6 +28,7 @@ fn stage(fixture: &str, edit: impl Fn(String) -> String) -> Option<(Value, tempf
         .args(["stage", "autotune"])
         .arg(&file)
         .args(["--device", "cpu", "--format", "json", "--timeout", "300"])
+        .args(extra)
         .env("XEFORGE_PYTHON", &py)
         .output()
         .unwrap();
@@ -256,6 +261,49 @@ fn scalar_argument_and_a_loop_over_sizes() {
     assert_eq!(v["problem"]["entry"]["name"], "axpy");
     assert_eq!(inputs(&v), ["alpha: float scalar", "x: [n]", "y: [n]"]);
     assert_eq!(variants(&v), ["ci float32 alpha=0.5 n=1000", "ci float32 alpha=0.5 n=4096", "bench-gpu float32 alpha=0.5 n=4096"]);
+    assert_verdict(&v);
+}
+
+/// A kernel launched only by an autograd.Function's `backward`: the entry is the forward (`Scale.apply`,
+/// whose call site gives the sizes), and the spec says `backward: true`, so the harness compares the
+/// inputs' gradients, which only the backward kernel computes. A rewrite of it that breaks the
+/// gradient is `incorrect` (`tests/harness/cases.py`, `scale_grad`).
+#[test]
+fn a_backward_kernel_is_verified_through_the_forward_with_gradients() {
+    let Some((v, d)) = stage_with("autograd_backward.py", |t| t, &["--kernel", "_scale_bwd"]) else {
+        return;
+    };
+    assert_eq!(v["problem"]["entry"]["name"], "Scale.apply");
+    assert_eq!(v["problem"]["entry"]["backward"], true);
+    assert_eq!(inputs(&v), ["x: [n_rows, n_cols]", "w: [w_0]"]);
+    let spec = std::fs::read_to_string(d.path().join(".xeforge/problems/autograd_backward-Scale.apply.yaml")).unwrap();
+    assert!(spec.contains("\nentry: Scale.apply\nbackward: true\n"), "{spec}");
+    assert_verdict(&v);
+    // The forward kernel of the same file is verified forward only.
+    let Some((v, _d)) = stage_with("autograd_backward.py", |t| t, &["--kernel", "_scale_fwd"]) else {
+        return;
+    };
+    assert_eq!(v["problem"]["entry"]["name"], "Scale.apply");
+    assert!(v["problem"]["entry"].get("backward").is_none(), "{}", v["problem"]["entry"]);
+    assert_verdict(&v);
+}
+
+/// Keyword arguments a call site passes other than their defaults (`0.2`, `inplace=True`) are inputs:
+/// the harness calls the entry as the user's code does, so the in-place path is the one verified, and
+/// a flag is written `true` (not a dimension of 1). One passed at its default (`block=1024`) is not.
+#[test]
+fn flags_and_numbers_a_call_site_passes_instead_of_the_defaults() {
+    let Some((v, d)) = stage("leaky_relu_flags.py", |t| t) else {
+        return;
+    };
+    assert_eq!(inputs(&v), ["x: [n]", "slope: float scalar", "inplace: bool scalar"]);
+    assert_eq!(
+        variants(&v),
+        ["ci float32 inplace=1 n=1000 slope=0.2", "ci float32 inplace=1 n=3000 slope=0.2", "bench-gpu float32 inplace=1 n=3000 slope=0.2"]
+    );
+    let spec = std::fs::read_to_string(d.path().join(".xeforge/problems/leaky_relu_flags-leaky_relu.yaml")).unwrap();
+    assert!(spec.contains("  inplace: {value: true}\n") && spec.contains("dims: {\"n\": 1000, slope: 0.2}"), "{spec}");
+    assert!(v["rounds"].to_string().contains("restore_value=['out_ptr']"), "{v}");
     assert_verdict(&v);
 }
 

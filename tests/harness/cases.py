@@ -22,6 +22,11 @@ VERDICT_CASES = [
     ("fixtures/axpy_autotune_restore.py", "axpy_inplace", "correct", "correct"),
     ("fixtures/sum_autotune_no_reset.py", "sum_atomic", "incorrect", "restore_value=['out_ptr']"),
     ("fixtures/sum_autotune_reset.py", "sum_atomic", "correct", "correct"),
+    # A kernel launched by an autograd.Function's backward: `backward: true` compares the gradients.
+    ("problems/scale_grad.py", "scale_grad", "correct", "correct"),
+    ("fixtures/scale_grad_wrong_backward.py", "scale_grad", "incorrect", "(the gradient of `x`)"),
+    ("fixtures/scale_grad_torch_backward.py", "scale_grad", "rejected", "aten.einsum"),
+    ("fixtures/scale_grad_autotuned.py", "scale_grad", "correct", "correct"),
 ]
 
 

@@ -112,6 +112,7 @@ def test_formulas_are_arithmetic_over_dims_only():
         ("inputs: {x: {shape: [N], dtype: float32}}\ninits: [{dim: C}]\nci: [{params: [x], dims: {N: 4}}]", "inits[0].dim"),
         ("inputs: [x, y]\nci: []", "inputs"),
         ("ci: [\n  - oops", "<file>"),
+        ("inputs: {x: {shape: [N], dtype: float32}}\nbackward: yes please\nci: [{params: [x], dims: {N: 4}}]", "backward"),
     ],
 )
 def test_a_bad_spec_names_the_field(text, field):

@@ -18,6 +18,7 @@ The format (libxsmm/AI-bench `ai_bench/harness/core/specs.py`):
         atol: 1.0e-4
     default_variant: bench-gpu   # Xe-Forge: the family used when none is named
     entry: matmul                # Xe-Forge: what is called instead of `Model` (see child/entry.py)
+    backward: true               # Xe-Forge: also compare the gradients of the floating inputs (child/entry.py)
     provenance: {M: "k.py:12"}   # Xe-Forge: where each inferred fact came from (read by people only)
 
 Xe-Forge also allows a scalar argument among the inputs: `eps: {value: 1.0e-5}` or `n: {value: N}`
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STANDARD_FAMILIES = ("ci", "bench-cpu", "bench-gpu", "bench-xpu")
-_NOT_FAMILIES = {"inputs", "inits", "default_variant", "entry", "provenance"}
+_NOT_FAMILIES = {"inputs", "inits", "default_variant", "entry", "backward", "provenance"}
 
 # torch dtype attribute names a spec may use (`getattr(torch, name)` in AI Bench).
 DTYPES = frozenset(
@@ -104,6 +105,7 @@ class Spec:
     default_variant: str | None = None
     path: str | None = None
     entry: str | None = None  # None: the file's `Model`
+    backward: bool = False  # the entry's outputs and its inputs' gradients are compared
 
     def resolve_family(self, requested: str | None) -> str:
         """The family to run: the one asked for, else `ci`, else `default_variant`, else the first."""
@@ -208,7 +210,11 @@ def parse_spec(data: Any, path: str | None = None) -> Spec:
     if provenance is not None and not isinstance(provenance, dict):
         raise SpecError("provenance", "expected a mapping of fact to where it came from", path)
 
-    spec = Spec(inputs=inputs, inits=list(inits), path=path, entry=entry)
+    backward = data.get("backward", False)
+    if not isinstance(backward, bool):
+        raise SpecError("backward", f"expected true or false, got {backward!r}", path)
+
+    spec = Spec(inputs=inputs, inits=list(inits), path=path, entry=entry, backward=backward)
     for key, value in data.items():
         if key in _NOT_FAMILIES:
             continue

@@ -11,6 +11,11 @@ the spec's `inits`, then called. With one, it is found by name in the module:
 
 The callable a worker holds is the `Model` instance itself, or a `Bound` whose `owner` is the
 instance the method belongs to (so an `nn.Module` owner's weights can be shared like a `Model`'s).
+
+With `backward: true` in the spec (a kernel launched by an `autograd.Function`'s `backward`), the
+callable is wrapped in `Backward`: a call runs the entry and then backward, and returns the outputs
+followed by the gradients of the floating-point tensor inputs. Both sides are wrapped alike, in
+their own processes, so the gradients are compared (and timed) like any output.
 """
 
 from __future__ import annotations
@@ -43,6 +48,38 @@ class Bound:
 
     def __call__(self, *args):
         return self.fn(*args)
+
+
+class Backward(Bound):
+    """`fn`, then backward from seeded output gradients: returns `(*outputs, *input gradients)`.
+
+    The output gradients are drawn from a generator seeded by position and shape, so both sides get
+    the same ones; an input that does not reach any output has a zero gradient."""
+
+    SEED = 7919
+
+    def __init__(self, inner: Callable):
+        super().__init__(inner, owner=weights_of(inner))
+        self.inner = inner
+
+    def __call__(self, *args):
+        with torch.enable_grad():
+            leaves = [a.detach().requires_grad_() if _differentiable(a) else a for a in args]
+            out = self.inner(*leaves)
+            outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))]
+            live = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+            wrt = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
+            if not live:
+                raise EntryError("`backward: true`, but no output of the entry depends on its inputs through autograd")
+            gen = torch.Generator().manual_seed(self.SEED)
+            seeds = [torch.randn(o.shape, generator=gen, dtype=torch.float32).to(o.device, o.dtype) for o in live]
+            grads = torch.autograd.grad(live, wrt, grad_outputs=seeds, allow_unused=True)
+        grads = [torch.zeros_like(a) if g is None else g for a, g in zip(wrt, grads)]
+        return tuple(o.detach() if isinstance(o, torch.Tensor) else o for o in outs) + tuple(grads)
+
+
+def _differentiable(a: Any) -> bool:
+    return isinstance(a, torch.Tensor) and (a.is_floating_point() or a.is_complex())
 
 
 def find(module: ModuleType, name: str | None, allow_model_new: bool = False) -> Entry | None:

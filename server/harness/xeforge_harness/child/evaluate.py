@@ -498,7 +498,7 @@ class Judge:
                 alias = {int(k): int(v) for k, v in reply["alias"].items()}
             except (KeyError, TypeError, ValueError, wire.WireError) as e:
                 raise Stop(P.CRASHED, f"the candidate's process sent a malformed reply ({e})") from None
-            failure = _compare(name, seed, variant, ref, out_tree, outputs, report)
+            failure = _compare(name, seed, variant, ref, out_tree, outputs, report, problem.spec)
             if failure is None:
                 failure = _check_memory(name, variant, ref, dict(zip(changed_idx, after)), alias)
             if failure is not None:
@@ -623,6 +623,19 @@ def _candidate_failure(e: Failed, what: str) -> Stop:
     return Stop(P.RUNTIME_ERROR, f"the candidate failed ({what}): {e.error}", e.trace)
 
 
+def _gradient_of(spec: Spec | None, variant: Variant | None, j: int, total: int) -> str:
+    """` (the gradient of `x`)` for an output that `backward: true` appends (child/entry.py `Backward`)."""
+    if spec is None or not spec.backward or variant is None:
+        return ""
+    floats = [
+        p
+        for p in variant.params
+        if not spec.inputs[p].is_scalar and spec.input_dtype(variant, p).startswith(("float", "bfloat", "half", "double", "complex"))
+    ]
+    k = j - (total - len(floats))
+    return f" (the gradient of `{floats[k]}`)" if 0 <= k < len(floats) else ""
+
+
 def _unreadable_module(error: str) -> str:
     """Why a module that is installed was not found by a candidate running as the sandbox user."""
     found = re.match(r"ModuleNotFoundError: No module named '([\w.]+)'", error)
@@ -642,15 +655,16 @@ def _unreadable_module(error: str) -> str:
     )
 
 
-def _compare(name, seed, variant, ref: Reference, out_tree, outputs, report) -> str | None:
+def _compare(name, seed, variant, ref: Reference, out_tree, outputs, report, spec: Spec | None = None) -> str | None:
     structure = wire.shape_of(out_tree)
     if structure != ref.structure:
         return f"{name}, seed {seed}: the candidate returns {wire.describe(structure)}, the reference {wire.describe(ref.structure)}"
-    for j, (r, o) in enumerate(zip(flatten(ref.outputs), flatten(outputs))):
+    refs = flatten(ref.outputs)
+    for j, (r, o) in enumerate(zip(refs, flatten(outputs))):
         rtol, atol = _tolerance(variant, r.dtype) if hasattr(r, "dtype") else (0.0, 0.0)
         if j == 0:
             report["rtol"], report["atol"] = rtol, atol
-        diff = compare_one(r, o, rtol, atol, f"{name}, seed {seed}, output {j}")
+        diff = compare_one(r, o, rtol, atol, f"{name}, seed {seed}, output {j}{_gradient_of(spec, variant, j, len(refs))}")
         report["max_abs"] = max(report["max_abs"], diff.max_abs)
         report["rel_err"] = max(report["rel_err"], diff.rel_err)
         if not diff.ok:

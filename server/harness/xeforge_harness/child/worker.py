@@ -233,6 +233,11 @@ class Worker:
             raise RuntimeError(f"the {role} file has no entry to build")
         return found
 
+    def _build(self, role: str, init_args: list, dtype: str | None):
+        """One file's callable for a variant; with `backward: true`, outputs and input gradients."""
+        built = entry.build(self._built_entry(role), self.modules[role], init_args, self.dev, dtype)
+        return entry.Backward(built) if self.spec is not None and self.spec.backward else built
+
     def _entry(self, role: str) -> entry.Entry | None:
         """The problem's entry in one file. A reference file without the spec's entry may give a `Model`."""
         name = self.spec.entry if self.spec is not None else None
@@ -263,12 +268,8 @@ class Worker:
                 else inputs.file_init_args(self._inputs_source())
             )
             ref_role = "reference" if "reference" in self.modules else "original"
-            ref = entry.build(self._built_entry(ref_role), self.modules[ref_role], init_args, self.dev, dtype)
-            orig = (
-                ref
-                if ref_role == "original"
-                else entry.build(self._built_entry("original"), self.modules["original"], init_args, self.dev, dtype)
-            )
+            ref = self._build(ref_role, init_args, dtype)
+            orig = ref if ref_role == "original" else self._build("original", init_args, dtype)
             note = inputs.copy_weights(entry.weights_of(ref), entry.weights_of(orig)) if orig is not ref else None
             self.models[name] = (ref, orig)
             owner = entry.weights_of(ref)
@@ -281,7 +282,7 @@ class Worker:
         n_init = msg["n_init"]
         init_args = wire.decode(msg["init"], tensors[:n_init])
         init_args = [a.to(self.dev) if isinstance(a, torch.Tensor) else a for a in init_args]
-        model = entry.build(self._built_entry("candidate"), self.modules["candidate"], init_args, self.dev, dtype)
+        model = self._build("candidate", init_args, dtype)
         note = None
         names, weights = msg.get("weights", []), tensors[n_init:]
         owner = entry.weights_of(model)

@@ -27,6 +27,9 @@ pub struct EntryParam {
     pub name: String,
     pub annotation: Option<String>,
     pub default: Option<String>,
+    /// After `*` or `*args`: passed by keyword only, so never by the harness (it passes by position).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub keyword_only: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -51,6 +54,10 @@ pub struct Entry {
     /// entry only calls it, the private function holding the launch).
     #[serde(skip)]
     pub bodies: Vec<usize>,
+    /// The kernel is launched by an `autograd.Function`'s `backward`: the entry is its forward (or a
+    /// function over it), and the harness also compares the gradients of its inputs (`backward: true`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub backward: bool,
     pub origin: Origin,
 }
 
@@ -83,12 +90,32 @@ pub fn find(src: &Src, tree: &Tree, model: &FileModel, kernel: usize, named: Opt
             src.file
         ));
     };
-    // Several launching functions: prefer a public one (what users call).
-    let def = defs.iter().copied().find(|d| !def_name(src, *d).starts_with('_')).unwrap_or(first);
+    // Several launching functions: prefer a public one (what users call), and a forward over a backward.
+    let backward = |d: &Node| autograd_forward(src, *d).is_some();
+    let def = defs
+        .iter()
+        .copied()
+        .filter(|d| !backward(d) || defs.iter().all(backward))
+        .find(|d| !def_name(src, *d).starts_with('_'))
+        .or_else(|| defs.iter().copied().find(|d| !backward(d)))
+        .unwrap_or(first);
+    // Launched in `backward` only: the harness calls the forward and then backward (`Entry::backward`).
+    let (def, grads) = match autograd_forward(src, def) {
+        Some(forward) => (forward, true),
+        None => (def, false),
+    };
     let mut entry = describe(src, root, def);
     entry.bodies = vec![def.start_byte()];
     climb_to_public_caller(src, root, &mut entry);
+    entry.backward = grads;
     Ok(entry)
+}
+
+/// The `forward` beside `def` when `def` is the `backward` of an `autograd.Function`.
+fn autograd_forward<'t>(src: &Src, def: Node<'t>) -> Option<Node<'t>> {
+    let class = class_of(def).filter(|_| def_name(src, def) == "backward")?;
+    field(class, "superclasses").map(|b| src.text(b)).filter(|b| b.contains("Function"))?;
+    class_methods(class).into_iter().find(|m| def_name(src, *m) == "forward")
 }
 
 fn def_name<'t>(src: &Src<'t>, def: Node) -> &'t str {
@@ -123,6 +150,7 @@ pub(super) fn params(src: &Src, def: Node) -> Vec<EntryParam> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    let mut keyword_only = false;
     for p in named_children(ps) {
         let (name, annotation, default) = match p.kind() {
             "identifier" => (src.text(p), None, None),
@@ -139,10 +167,13 @@ pub(super) fn params(src: &Src, def: Node) -> Vec<EntryParam> {
                 field(p, "value").map(|v| src.text(v).to_string()),
             ),
             // `*args`, `**kwargs`, `*`, `/`: nothing a caller must pass by position.
-            _ => continue,
+            kind => {
+                keyword_only |= matches!(kind, "keyword_separator" | "list_splat_pattern");
+                continue;
+            }
         };
         if !name.is_empty() {
-            out.push(EntryParam { name: name.to_string(), annotation, default });
+            out.push(EntryParam { name: name.to_string(), annotation, default, keyword_only });
         }
     }
     out
@@ -173,6 +204,7 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
             spellings,
             def_start: def.start_byte(),
             bodies: Vec::new(),
+            backward: false,
             origin,
         };
     };
@@ -195,6 +227,7 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
             spellings,
             def_start: def.start_byte(),
             bodies: Vec::new(),
+            backward: false,
             origin,
         };
     }
@@ -219,6 +252,7 @@ fn describe(src: &Src, root: Node, def: Node) -> Entry {
         spellings: vec![full],
         def_start: def.start_byte(),
         bodies: Vec::new(),
+        backward: false,
         origin,
     }
 }

@@ -8,7 +8,7 @@ use super::sites::{self, Observation};
 use super::tree::Src;
 use super::value::Val;
 use super::{Input, InputKind, Missing, Origin, Problem, Variant};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// Largest input (elements) a `ci` variant may have: the Triton interpreter runs every program in
@@ -181,6 +181,16 @@ struct Builder<'a> {
     provenance: BTreeMap<String, String>,
 }
 
+/// A parameter default as a value: a number or a flag; anything else is not known statically.
+fn default_literal(d: &str) -> Val {
+    let d = d.trim();
+    match d {
+        "True" => Val::Bool(true),
+        "False" => Val::Bool(false),
+        _ => d.replace('_', "").parse::<i64>().map(Val::Int).or_else(|_| d.parse::<f64>().map(Val::Float)).unwrap_or(Val::Unknown),
+    }
+}
+
 /// What an input is before dimensions are named: a tensor of some rank, or a scalar.
 enum Shape {
     Tensor(usize, Origin),
@@ -203,9 +213,51 @@ impl Builder<'_> {
         self.obs.iter().map(|o| (&o.args[i], &o.origin)).find(|(v, _)| !matches!(v, Val::Unknown))
     }
 
+    /// A parameter's value at a call site: what it passes, else the parameter's literal default.
+    fn arg_at(&self, o: &Observation, i: usize) -> Val {
+        match o.args.get(i) {
+            Some(Val::Unknown) | None => self.entry.params.get(i).and_then(|p| p.default.as_deref()).map_or(Val::Unknown, default_literal),
+            Some(v) => v.clone(),
+        }
+    }
+
+    /// Parameters with a default that the spec passes: those a call site passes another number or
+    /// flag (`leaky_relu(x, 0.2, inplace=True)`), so the harness calls the entry as the user's code
+    /// does, and any before them at their default (the harness passes by position). One it cannot
+    /// reach that way (past a `None` default, or keyword-only) stays at its default, and a note says so.
+    fn passed_defaults(&mut self) -> BTreeSet<usize> {
+        let params = &self.entry.params;
+        let literal = |i: usize| params[i].default.as_deref().map(default_literal);
+        let scalar = |v: &Val| matches!(v, Val::Int(_) | Val::Float(_) | Val::Bool(_));
+        let overridden: Vec<usize> = (0..params.len())
+            .filter(|&i| params[i].default.is_some())
+            .filter(|&i| self.obs.iter().any(|o| o.args.get(i).is_some_and(|v| scalar(v) && Some(v) != literal(i).as_ref())))
+            .collect();
+        let Some(&last) = overridden.last() else { return BTreeSet::new() };
+        // Every site's value must be a number or a flag, passed or by default.
+        let reachable = |i: usize| !params[i].keyword_only && self.obs.iter().all(|o| scalar(&self.arg_at(o, i)));
+        let cut = (0..=last).find(|&i| params[i].default.is_some() && !reachable(i)).unwrap_or(last + 1);
+        for &i in overridden.iter().filter(|&&i| i >= cut) {
+            let why = match params[i].keyword_only {
+                true => "it is keyword-only and the harness passes arguments by position".to_string(),
+                false => format!("the harness passes arguments by position and `{}` before it has no number to pass", params[cut].name),
+            };
+            self.notes
+                .push(format!("a call site passes `{}` another value than its default; the spec keeps the default: {why}", params[i].name));
+        }
+        (0..cut).filter(|&i| params[i].default.is_some()).collect()
+    }
+
     fn inputs(&mut self) -> Vec<Input> {
-        let params: Vec<(usize, String)> =
-            self.entry.params.iter().enumerate().filter(|(_, p)| p.default.is_none()).map(|(i, p)| (i, p.name.clone())).collect();
+        let defaults = self.passed_defaults();
+        let params: Vec<(usize, String)> = self
+            .entry
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| p.default.is_none() || defaults.contains(i))
+            .map(|(i, p)| (i, p.name.clone()))
+            .collect();
         let mut shapes: Vec<(String, Option<Shape>)> = Vec::new();
         for (i, p) in &params {
             shapes.push((p.clone(), self.shape_of(*i, p)));
@@ -267,6 +319,21 @@ impl Builder<'_> {
     }
 
     fn shape_of(&mut self, i: usize, p: &str) -> Option<Shape> {
+        if self.entry.params[i].default.is_some() {
+            // Passed for a call site's number or flag (`passed_defaults`), or at its default before one.
+            let (v, o) = self
+                .obs
+                .iter()
+                .map(|o| (self.arg_at(o, i), o.origin.clone()))
+                .find(|(v, _)| Some(v) != self.entry.params[i].default.as_deref().map(default_literal).as_ref())
+                .or_else(|| self.obs.first().map(|o| (self.arg_at(o, i), o.origin.clone())))?;
+            let py = match v {
+                Val::Bool(_) => "bool",
+                Val::Int(_) => "int",
+                _ => "float",
+            };
+            return Some(Shape::Scalar(py.into(), o));
+        }
         if let Some((dims, o)) = self.hints.shapes.get(p) {
             return Some(Shape::Tensor(dims.len(), o.clone()));
         }
@@ -571,7 +638,7 @@ impl Builder<'_> {
         };
         for input in inputs {
             let i = self.entry.params.iter().position(|p| p.name == input.name).unwrap_or(0);
-            let v = o.args.get(i).unwrap_or(&Val::Unknown);
+            let v = &self.arg_at(o, i);
             match (&input.kind, v) {
                 (InputKind::Tensor { shape, dtype: fixed, .. }, Val::Tensor(t)) => {
                     if t.dims.len() != shape.len() {
@@ -741,8 +808,8 @@ fn families(
         let scaled = scale_down(d, inputs, divisors);
         notes.push(format!(
             "every size seen is large for the CPU interpreter; `ci` uses {} (scaled down from {})",
-            fmt_dims(&scaled),
-            fmt_dims(d)
+            fmt_sizes(&scaled, inputs),
+            fmt_sizes(d, inputs)
         ));
         out.push(Variant { family: "ci".into(), dims: scaled, dtype: t.clone(), origin: format!("scaled down from {o}") });
     }
@@ -785,8 +852,11 @@ fn shape_dims(inputs: &[Input]) -> Vec<String> {
         .collect()
 }
 
-fn fmt_dims(d: &BTreeMap<String, f64>) -> String {
-    d.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+/// The sizes of a variant (its tensors' dimensions), for a note: scalars such as `eps` or a flag are
+/// not sizes and are never scaled.
+fn fmt_sizes(d: &BTreeMap<String, f64>, inputs: &[Input]) -> String {
+    let sizes = shape_dims(inputs);
+    d.iter().filter(|(k, _)| sizes.contains(k)).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
 fn scale_down(d: &BTreeMap<String, f64>, inputs: &[Input], divisors: &BTreeMap<String, i64>) -> BTreeMap<String, f64> {

@@ -14,6 +14,9 @@ pub fn spec_yaml(p: &Problem) -> String {
     );
     let _ = writeln!(y, "# To change it, add `# xeforge: dims NAME=SIZE ... dtype=...` above the entry, or a spec beside the file.");
     let _ = writeln!(y, "entry: {}", quote(&p.entry.name));
+    if p.entry.backward {
+        y.push_str("backward: true\n");
+    }
     y.push_str("inputs:\n");
     for i in &p.inputs {
         match &i.kind {
@@ -28,9 +31,14 @@ pub fn spec_yaml(p: &Problem) -> String {
                     shape.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ")
                 );
             }
-            InputKind::Scalar { .. } => {
-                let _ = writeln!(y, "  {}: {{value: {}}}", quote(&i.name), quote(&i.name));
-            }
+            InputKind::Scalar { .. } => match p.flag(&i.name) {
+                Some(on) => {
+                    let _ = writeln!(y, "  {}: {{value: {on}}}", quote(&i.name));
+                }
+                None => {
+                    let _ = writeln!(y, "  {}: {{value: {}}}", quote(&i.name), quote(&i.name));
+                }
+            },
             InputKind::Sizes { dims } => {
                 let _ = writeln!(y, "  {}: {{value: [{}]}}", quote(&i.name), dims.iter().map(|d| quote(d)).collect::<Vec<_>>().join(", "));
             }
@@ -50,7 +58,13 @@ pub fn spec_yaml(p: &Problem) -> String {
         }
         let _ = writeln!(y, "{family}:");
         for v in vs {
-            let dims = v.dims.iter().map(|(k, x)| format!("{}: {}", quote(k), number(*x, p.is_int(k)))).collect::<Vec<_>>().join(", ");
+            let dims = v
+                .dims
+                .iter()
+                .filter(|(k, _)| p.flag(k).is_none())
+                .map(|(k, x)| format!("{}: {}", quote(k), number(*x, p.is_int(k))))
+                .collect::<Vec<_>>()
+                .join(", ");
             let _ = writeln!(y, "  - params: [{params}]");
             let _ = writeln!(y, "    dtype: {}", v.dtype);
             let _ = writeln!(y, "    dims: {{{dims}}}");
@@ -65,6 +79,15 @@ pub fn spec_yaml(p: &Problem) -> String {
 }
 
 impl Problem {
+    /// A flag (a `bool` scalar) every variant passes the same: written as `true`/`false` in the spec,
+    /// not as a dimension (the harness would pass `1`).
+    fn flag(&self, name: &str) -> Option<bool> {
+        self.inputs.iter().find(|i| i.name == name && matches!(&i.kind, InputKind::Scalar { py } if py == "bool"))?;
+        let mut values = self.variants.iter().map(|v| v.dims.get(name).copied());
+        let first = values.next()??;
+        values.all(|v| v == Some(first)).then_some(first != 0.0)
+    }
+
     /// Whether a dimension must stay an integer (a tensor size, or an int scalar).
     fn is_int(&self, dim: &str) -> bool {
         self.inputs.iter().any(|i| match &i.kind {
@@ -131,7 +154,8 @@ fn toml_key(k: &str) -> String {
 
 /// One line per inferred fact, for the CLI.
 pub fn summary(p: &Problem) -> String {
-    let mut s = format!("problem: entry `{}` ({:?}) of {}\n", p.entry.name, p.entry.kind, p.file);
+    let grads = if p.entry.backward { ", forward and backward" } else { "" };
+    let mut s = format!("problem: entry `{}` ({:?}{grads}) of {}\n", p.entry.name, p.entry.kind, p.file);
     for i in &p.inputs {
         match &i.kind {
             InputKind::Tensor { shape, dtype, .. } => {
@@ -146,7 +170,15 @@ pub fn summary(p: &Problem) -> String {
         }
     }
     for v in &p.variants {
-        let dims = v.dims.iter().map(|(k, x)| format!("{k}={}", number(*x, p.is_int(k)))).collect::<Vec<_>>().join(" ");
+        let dims = v
+            .dims
+            .iter()
+            .map(|(k, x)| match p.flag(k) {
+                Some(on) => format!("{k}={on}"),
+                None => format!("{k}={}", number(*x, p.is_int(k))),
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
         let _ = writeln!(s, "  {}: {dims} {}   ({})", v.family, v.dtype, v.origin);
     }
     for n in &p.notes {
