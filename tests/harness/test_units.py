@@ -276,3 +276,24 @@ def test_an_unknown_libdevice_symbol_has_no_stand_in():
     from xeforge_harness.child.interpreter import libdevice_function
 
     assert libdevice_function("__nv_cyl_bessel_i0f") is None
+
+
+def test_a_wrapper_that_asserts_is_cuda_or_synchronizes_runs_on_the_interpreter():
+    # In a process of its own: `install` changes torch for the whole process, as in a worker.
+    import subprocess
+    import sys
+
+    code = (
+        "from xeforge_harness.child import interpreter; import torch\n"
+        "before = torch.randn(2).is_cuda\n"
+        "interpreter.install(); interpreter.install()\n"
+        "x = torch.randn(2)\n"
+        "assert x.is_cuda and x.device.type == 'cpu' and (x + 1).is_cuda\n"
+        "torch.cuda.synchronize()\n"
+        "print(before)\n"
+    )
+    harness = os.path.join(os.path.dirname(__file__), "..", "..", "server", "harness")
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": os.pathsep.join([harness, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

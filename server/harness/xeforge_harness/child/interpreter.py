@@ -4,7 +4,8 @@ Files written the way Triton's own tutorials write them ask the active driver fo
 import (`DEVICE = triton.runtime.driver.active.get_active_torch_device()`) and for its properties
 (`driver.active.utils.get_device_properties(DEVICE.index)["multiprocessor_count"]`), or torch for its
 properties (`NUM_SMS = torch.cuda.get_device_properties("cuda").multi_processor_count`, as persistent
-kernels size their grids); wrappers from libraries enter `torch.cuda.device(x.device)` around a launch. Under `TRITON_INTERPRET=1` without a GPU
+kernels size their grids); wrappers from libraries enter `torch.cuda.device(x.device)` around a launch,
+assert `x.is_cuda` or call `torch.cuda.synchronize()`. Under `TRITON_INTERPRET=1` without a GPU
 Triton has no active driver ("0 active drivers"), and `torch.cuda.device` refuses a CPU device, so the
 original itself cannot be imported or called there, and no stage could check anything.
 
@@ -90,6 +91,7 @@ def install() -> None:
     _driver()
     _cuda_device_context()
     _cuda_queries()
+    _cpu_tensors_stand_for_the_gpu()
     _libdevice()
 
 
@@ -136,6 +138,16 @@ def _cuda_device_context() -> None:
     torch.cuda.device = device  # type: ignore[misc]
 
 
+def _cpu_tensors_stand_for_the_gpu() -> None:
+    """`assert x.is_cuda` in a wrapper (a common guard of GPU-only code): on the interpreter the
+    harness's tensors are on the CPU, which stands in for the GPU, so a CPU tensor answers True. Only
+    the attribute: `x.device` is still the CPU, and torch dispatches by the device, not by this."""
+    native = torch.Tensor.is_cuda
+    if isinstance(native, property):
+        return  # installed already
+    torch.Tensor.is_cuda = property(lambda self: self.device.type == "cpu" or native.__get__(self))  # type: ignore[method-assign,assignment]
+
+
 def _cuda_queries() -> None:
     """Without a CUDA driver, torch's questions about the device (`get_device_properties`,
     `get_device_capability`, `get_device_name`, `current_device`) get the generic GPU's answers instead
@@ -164,6 +176,8 @@ def _cuda_queries() -> None:
         "get_device_capability": lambda device=None: (props.major, props.minor),
         "get_device_name": lambda device=None: props.name,
         "current_device": lambda: 0,
+        # The interpreter runs each launch to completion before it returns: nothing to wait for.
+        "synchronize": lambda device=None: None,
     }
     for name, answer in answers.items():
         setattr(torch.cuda, name, answer)
