@@ -266,7 +266,8 @@ fn scalar_argument_and_a_loop_over_sizes() {
 
 /// A kernel launched only by an autograd.Function's `backward`: the entry is the forward (`Scale.apply`,
 /// whose call site gives the sizes), and the spec says `backward: true`, so the harness compares the
-/// inputs' gradients, which only the backward kernel computes. A rewrite of it that breaks the
+/// inputs' gradients, which only the backward kernel computes (`dw` by atomic adds, restored after each
+/// config a search times). A rewrite of it that breaks the
 /// gradient is `incorrect` (`tests/harness/cases.py`, `scale_grad`).
 #[test]
 fn a_backward_kernel_is_verified_through_the_forward_with_gradients() {
@@ -278,6 +279,8 @@ fn a_backward_kernel_is_verified_through_the_forward_with_gradients() {
     assert_eq!(inputs(&v), ["x: [n_rows, n_cols]", "w: [w_0]"]);
     let spec = std::fs::read_to_string(d.path().join(".xeforge/problems/autograd_backward-Scale.apply.yaml")).unwrap();
     assert!(spec.contains("\nentry: Scale.apply\nbackward: true\n"), "{spec}");
+    // The weight's gradient is summed with atomics: a search would add once per config timed.
+    assert!(v["rounds"].to_string().contains("restore_value=['dw_ptr']"), "{v}");
     assert_verdict(&v);
     // The forward kernel of the same file is verified forward only.
     let Some((v, _d)) = stage_with("autograd_backward.py", |t| t, &["--kernel", "_scale_fwd"]) else {
