@@ -439,7 +439,8 @@ impl Builder<'_> {
         if let Some(n) = members.iter().find(|k| !k.contains(':') && is_ident(k)) {
             return n.to_string();
         }
-        if let Some(n) = members.iter().find_map(|k| k.strip_prefix("site:")) {
+        // A site's name for a size (`torch.randn(M, K)`), not the place a literal size is written (`@120`).
+        if let Some(n) = members.iter().find_map(|k| k.strip_prefix("site:")).filter(|n| is_ident(n)) {
             return n.to_string();
         }
         let first = members

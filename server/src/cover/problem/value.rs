@@ -115,9 +115,12 @@ fn eval_depth(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
             let (Some(v), Some(i)) = (field(n, "value"), field(n, "subscript")) else {
                 return Val::Unknown;
             };
-            match (ev(v), ev(i)) {
-                (Val::Seq(items), Val::Int(k)) => index(&items, k).cloned().unwrap_or(Val::Unknown),
-                _ => Val::Unknown,
+            match ev(v) {
+                Val::Tensor(t) => tensor_index(src, t, n, env, depth),
+                other => match (other, ev(i)) {
+                    (Val::Seq(items), Val::Int(k)) => index(&items, k).cloned().unwrap_or(Val::Unknown),
+                    _ => Val::Unknown,
+                },
             }
         }
         "call" => call(src, n, env, depth),
@@ -156,6 +159,7 @@ fn arith(op: &str, l: Val, r: Val) -> Val {
         (Val::Tensor(t), other) | (other, Val::Tensor(t)) if matches!(op, "+" | "-" | "*" | "/") && num(&other).is_some() => {
             Val::Tensor(TensorVal { range: None, ..t })
         }
+        (Val::Tensor(a), Val::Tensor(b)) if matches!(op, "+" | "-" | "*" | "/") => broadcast(a, b).map(Val::Tensor).unwrap_or(Val::Unknown),
         (a, b) => match (num(&a), num(&b)) {
             (Some(x), Some(y)) => match op {
                 "+" => Val::Float(x + y),
@@ -276,8 +280,125 @@ fn call(src: &Src, n: Node, env: &Env, depth: usize) -> Val {
         "long" => t.dtype = Some("int64".into()),
         "t" => t.dims.reverse(),
         "cuda" | "xpu" | "cpu" | "contiguous" | "clone" | "detach" | "requires_grad_" | "normal_" | "uniform_" => {}
+        // Element-wise: the shape stays, the values are no longer those drawn.
+        "abs" | "neg" | "exp" | "log" | "sqrt" | "rsqrt" | "square" | "sigmoid" | "tanh" | "relu" | "sin" | "cos" | "clamp"
+        | "clamp_min" | "clamp_max" | "abs_" | "exp_" | "sigmoid_" | "relu_" | "mul_" | "add_" | "div_" | "sub_" | "clamp_" => {
+            t.range = None;
+        }
+        // Reductions over `dim` (one or a tuple), unless `keepdim=True`; over everything without one.
+        "sum" | "mean" | "amax" | "amin" | "prod" | "norm" | "std" | "var" | "logsumexp" | "argmax" | "argmin" => {
+            let ev = |x: Node| eval_depth(src, x, env, depth + 1);
+            let dim =
+                args.keyword("dim").or_else(|| if method == "norm" { args.positional.get(1) } else { args.positional.first() }.copied());
+            let keep = args.keyword("keepdim").is_some_and(|k| src.text(k) == "True");
+            let axes: Vec<i64> = match dim.map(ev) {
+                None => (0..t.dims.len() as i64).collect(),
+                Some(Val::Int(d)) => vec![d],
+                Some(Val::Seq(ds)) => ds.iter().filter_map(Val::as_int).collect(),
+                Some(_) => return Val::Unknown,
+            };
+            let rank = t.dims.len() as i64;
+            let mut axes: Vec<usize> =
+                axes.iter().map(|&a| if a < 0 { a + rank } else { a }).filter(|a| (0..rank).contains(a)).map(|a| a as usize).collect();
+            axes.sort_unstable();
+            axes.dedup();
+            for &a in axes.iter().rev() {
+                if keep {
+                    t.dims[a] = Dim { size: 1, name: None };
+                } else {
+                    t.dims.remove(a);
+                }
+            }
+            t.range = None;
+            if matches!(method, "argmax" | "argmin") {
+                t.dtype = Some("int64".into());
+            }
+        }
+        "unsqueeze" => {
+            let Some(Val::Int(d)) = args.positional.first().map(|a| eval_depth(src, *a, env, depth + 1)) else { return Val::Unknown };
+            let rank = t.dims.len() as i64 + 1;
+            let d = if d < 0 { d + rank } else { d };
+            if !(0..rank).contains(&d) {
+                return Val::Unknown;
+            }
+            t.dims.insert(d as usize, Dim { size: 1, name: None });
+        }
+        "transpose" => {
+            let ev = |x: Node| eval_depth(src, x, env, depth + 1).as_int();
+            let rank = t.dims.len() as i64;
+            let (Some(a), Some(b)) = (args.positional.first().and_then(|x| ev(*x)), args.positional.get(1).and_then(|x| ev(*x))) else {
+                return Val::Unknown;
+            };
+            let (a, b) = (if a < 0 { a + rank } else { a }, if b < 0 { b + rank } else { b });
+            if !(0..rank).contains(&a) || !(0..rank).contains(&b) {
+                return Val::Unknown;
+            }
+            t.dims.swap(a as usize, b as usize);
+        }
         _ => return Val::Unknown,
     }
+    Val::Tensor(t)
+}
+
+/// `a + b` of two tensors: NumPy's broadcasting, the trailing axes aligned; a size of 1 takes the
+/// other's. `None` where the sizes disagree.
+fn broadcast(a: TensorVal, b: TensorVal) -> Option<TensorVal> {
+    let n = a.dims.len().max(b.dims.len());
+    let at = |t: &TensorVal, i: usize| (i + t.dims.len()).checked_sub(n).and_then(|j| t.dims.get(j).cloned());
+    let mut dims = Vec::with_capacity(n);
+    for i in 0..n {
+        dims.push(match (at(&a, i), at(&b, i)) {
+            (Some(x), Some(y)) if x.size == y.size => {
+                if x.name.is_some() {
+                    x
+                } else {
+                    y
+                }
+            }
+            (Some(x), Some(y)) if y.size == 1 => x,
+            (Some(x), Some(y)) if x.size == 1 => y,
+            (Some(x), None) | (None, Some(x)) => x,
+            _ => return None,
+        });
+    }
+    let dtype = if a.dtype == b.dtype { a.dtype } else { None };
+    Some(TensorVal { dims, dtype, range: None })
+}
+
+/// `x[:, None]`, `x[0]`, `x[..., None]`: full slices keep an axis, `None` adds one of size 1, an integer
+/// drops one. A bounded slice (`x[:n]`) changes a size: not followed.
+fn tensor_index(src: &Src, mut t: TensorVal, n: Node, env: &Env, depth: usize) -> Val {
+    let items: Vec<Node> = n.children_by_field_name("subscript", &mut n.walk()).collect();
+    let mut out = Vec::new();
+    let mut axis = 0;
+    let ellipsis_at = items.iter().position(|i| i.kind() == "ellipsis");
+    for (k, item) in items.iter().enumerate() {
+        match item.kind() {
+            "none" => out.push(Dim { size: 1, name: None }),
+            "slice" if src.text(*item).trim() == ":" => {
+                let Some(d) = t.dims.get(axis) else { return Val::Unknown };
+                out.push(d.clone());
+                axis += 1;
+            }
+            "ellipsis" => {
+                // as many axes as the items after it leave
+                let after = items[k + 1..].iter().filter(|i| i.kind() != "none").count();
+                let take = t.dims.len().saturating_sub(axis + after);
+                out.extend(t.dims[axis..axis + take].iter().cloned());
+                axis += take;
+            }
+            _ => match eval_depth(src, *item, env, depth + 1) {
+                Val::Int(_) if axis < t.dims.len() => axis += 1,
+                _ => return Val::Unknown,
+            },
+        }
+    }
+    if axis > t.dims.len() || (ellipsis_at.is_none() && items.is_empty()) {
+        return Val::Unknown;
+    }
+    out.extend(t.dims[axis..].iter().cloned());
+    t.dims = out;
+    t.range = None;
     Val::Tensor(t)
 }
 
@@ -319,8 +440,10 @@ fn maker(src: &Src, method: &str, args: &super::tree::CallArgs, env: &Env, depth
         .map(|d| {
             let size = ev(*d).as_int()?;
             let d = unparen(*d);
-            let name = (d.kind() == "identifier").then(|| src.text(d).to_string());
-            Some(Dim { size, name })
+            // A literal size is named by where it is written: tensors derived from this one
+            // (`scale = x.amax(dim=1)`) keep the name, so their sizes stay equal when scaled.
+            let name = if d.kind() == "identifier" { src.text(d).to_string() } else { format!("@{}", d.start_byte()) };
+            Some(Dim { size, name: Some(name) })
         })
         .collect();
     shaped(dims, args, src, env, range)
@@ -421,5 +544,35 @@ mod tests {
         assert_eq!((t.range, t.dtype.as_deref(), t.dims[0].size), (Some((0, 10)), Some("int64"), 8));
         assert_eq!(eval_last("x = torch.rand(3, 4)\nx.shape[-1]\n"), Val::Int(4));
         assert_eq!(eval_last("foo(3)\n"), Val::Unknown);
+    }
+
+    fn sizes(code: &str) -> Vec<i64> {
+        match eval_last(code) {
+            Val::Tensor(t) => t.dims.iter().map(|d| d.size).collect(),
+            v => panic!("{code}: {v:?}"),
+        }
+    }
+
+    /// A per-row scale made from the data (`x.abs().amax(dim=1) / 448.0`) and broadcast back
+    /// (`x / scale[:, None]`): the shapes follow, and a literal size keeps the place it was written
+    /// as its name, so tensors derived from one tensor share their sizes.
+    #[test]
+    fn reductions_indexing_and_broadcasting_follow_the_shape() {
+        let x = "x = torch.randn(4, 7, 5)
+";
+        assert_eq!(sizes(&format!("{x}x.abs().amax(dim=1) / 448.0\n")), [4, 5]);
+        assert_eq!(sizes(&format!("{x}x.sum(-1, keepdim=True)\n")), [4, 7, 1]);
+        assert_eq!(sizes(&format!("{x}x.mean(dim=(0, 2))\n")), [7]);
+        assert_eq!(sizes(&format!("{x}x.norm()\n")), Vec::<i64>::new());
+        assert_eq!(sizes(&format!("{x}x[:, None]\n")), [4, 1, 7, 5]);
+        assert_eq!(sizes(&format!("{x}x[..., None]\n")), [4, 7, 5, 1]);
+        assert_eq!(sizes(&format!("{x}x[0]\n")), [7, 5]);
+        assert_eq!(sizes(&format!("{x}x.unsqueeze(-1).transpose(0, 1)\n")), [7, 4, 5, 1]);
+        assert_eq!(sizes(&format!("{x}s = x.amax(dim=2)\nx / s[..., None]\n")), [4, 7, 5]);
+        assert_eq!(eval_last(&format!("{x}x + torch.randn(3)\n")), Val::Unknown);
+        assert_eq!(eval_last(&format!("{x}x[:2]\n")), Val::Unknown);
+        let (Val::Tensor(a), Val::Tensor(s)) = (eval_last(&format!("{x}x\n")), eval_last(&format!("{x}x.amax(dim=1)\n"))) else { panic!() };
+        assert_eq!((a.dims[0].name.clone(), a.dims[2].name.clone()), (s.dims[0].name.clone(), s.dims[1].name.clone()));
+        assert_ne!(a.dims[0].name, a.dims[1].name);
     }
 }
