@@ -127,6 +127,13 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
             "[lambda META: (triton.cdiv(n, META['BLOCK']),)](param, grad, buf, lr, momentum, n)\n",
         ],
     ),
+    // Host tensor descriptors built with the tiles' values: the tiles stay, the warps are tuned.
+    (
+        "host_descriptors.py",
+        &[],
+        4,
+        &["    scale2d_kernel[(triton.cdiv(M, 64), triton.cdiv(N, 32))](in_desc, out_desc, alpha, BLOCK_M=64, BLOCK_N=32)\n"],
+    ),
     // The output is the input itself when `inplace` is set: only the launch shows it; the list
     // restores the pointer written.
     (
@@ -162,6 +169,12 @@ fn every_launch_form_has_its_tiles_and_grids_read() {
         // Only a kernel that updates an argument in place has anything for a search to restore.
         assert_eq!(p.restore.is_empty(), !file.starts_with("inplace_"), "{file}: {:?}", p.restore);
         assert_eq!(p.input.start.num_warps, *warps, "{file}");
+        assert_eq!(
+            p.kept_note().is_some_and(|n| n.contains("host tensor descriptors are built with the same block")),
+            *file == "host_descriptors.py",
+            "{file}: {:?}",
+            p.kept_note()
+        );
         let mut doubled = p.input.start.clone();
         for (_, v) in &mut doubled.kwargs {
             if let Some(i) = v.as_int() {
@@ -337,6 +350,7 @@ async fn the_stage_is_correct_on_each_launch_form_on_the_interpreter() {
         "libentry_wrapped.py",
         "persistent_sms.py",
         "libdevice_gelu.py",
+        "host_descriptors.py",
     ] {
         let path = dir.path().join(file);
         std::fs::copy(fixture(file), &path).unwrap();

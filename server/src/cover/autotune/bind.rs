@@ -313,6 +313,41 @@ fn stores_of<'a>(text: &str, n: Node<'a>, name: &str, out: &mut Vec<Node<'a>>) {
     }
 }
 
+/// Block shapes of the host tensor descriptors built where `launch` is (`TensorDescriptor.from_tensor(x,
+/// [64, 32])`, `TensorDescriptor(base, shape, strides, [BM, BK])`): each size as written (`64`, `BM`),
+/// with the call's text. A tile passed at the launch with the same value is the descriptor's too: a
+/// config that changes the kernel's tile leaves the descriptor's block as it was.
+pub fn descriptor_blocks(text: &str, root: Node, launch: &LaunchSite) -> Vec<(String, String)> {
+    let Some(scope) = around(root, launch.range.start, "function_definition").pop() else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut stack = vec![scope];
+    while let Some(n) = stack.pop() {
+        stack.extend(named_children(n));
+        if n.kind() != "call" {
+            continue;
+        }
+        let Some(f) = n.child_by_field_name("function") else { continue };
+        let callee = node_text(text, f);
+        let at = match callee.rsplit('.').next() {
+            Some("from_tensor") if callee.contains("TensorDescriptor") => 1,
+            Some("TensorDescriptor") => 3,
+            _ => continue,
+        };
+        let Some(args) = n.child_by_field_name("arguments") else { continue };
+        let all: Vec<Node> = named_children(args).collect();
+        let block = all
+            .iter()
+            .find(|a| a.kind() == "keyword_argument" && a.child_by_field_name("name").is_some_and(|k| node_text(text, k) == "block_shape"))
+            .and_then(|a| a.child_by_field_name("value"))
+            .or_else(|| all.iter().filter(|a| a.kind() != "keyword_argument").nth(at).copied());
+        let Some(block) = block.filter(|b| matches!(b.kind(), "list" | "tuple")) else { continue };
+        for size in named_children(block) {
+            out.push((node_text(text, size).trim().to_string(), node_text(text, n).to_string()));
+        }
+    }
+    out
+}
+
 /// Parameters a launch may pass the same tensor (`k[grid](x, x, n)`, `k[grid](x, x.view(-1), n)`,
 /// `out = x if inplace else torch.empty_like(x)` … `k[grid](x, out, n)`): a kernel that reads one and
 /// writes the other updates that tensor in place, which its body alone does not show. Each pair

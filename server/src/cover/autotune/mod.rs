@@ -60,6 +60,8 @@ pub struct Plan {
     /// Tiles the launch computes (`BLOCK=triton.next_power_of_2(n)`, `BLOCK_M=cfg.block_m`), with the
     /// expression: they stay at the launch, untuned, and the stage says so.
     pub kept: Vec<(String, String)>,
+    /// Of those, tiles a host tensor descriptor is built with too: (name, the descriptor's call).
+    pub tied: Vec<(String, String)>,
     /// `num_warps`/`num_stages` the launch computes (`num_warps=num_warps` from a helper that picks
     /// them by size), with the expression: the result writes one tuned value in their place.
     pub replaced: Vec<(String, String)>,
@@ -140,7 +142,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     if let (None, Some(splat)) = (kernel.autotune, splat) {
         return Err(AutotuneError::KeywordSplat { kernel: kernel.name.clone(), splat: splat.to_string() });
     }
-    let (mut kept, mut replaced) = (Vec::new(), Vec::new());
+    let (mut kept, mut replaced, mut tied) = (Vec::new(), Vec::new(), Vec::new());
     let (start, key, how, start_is_original) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
         let (configs_range, listed, key) =
@@ -182,10 +184,26 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         let varies = |name: &str, value: &ConfigValue| {
             computed_elsewhere(name) || bound_at.iter().any(|bound| bound.iter().any(|b| b.name == name && b.value != *value))
         };
+        // A tile the launch's host tensor descriptors are built with (`from_tensor(x, [64, 32])`,
+        // `BLOCK_M=64`) stays: a config would change the kernel's tile and not the descriptor's.
+        let blocks = bind::descriptor_blocks(text, tree.root_node(), launch);
+        let in_descriptor = |b: &bind::Bound| {
+            blocks
+                .iter()
+                .find(|(size, _)| Some(size) == b.via.as_ref() || bind::literal(size).is_some_and(|v| v == b.value))
+                .map(|(_, call)| call)
+        };
         let tuned: Vec<bind::Bound> = first
             .into_iter()
             .filter(|b| bind::COUNTS.contains(&b.name.as_str()) || !computed_elsewhere(&b.name))
             .filter(|b| bind::is_tuning_knob(&b.name) || !varies(&b.name, &b.value))
+            .filter(|b| match in_descriptor(b) {
+                Some(call) if !bind::COUNTS.contains(&b.name.as_str()) => {
+                    tied.push((b.name.clone(), call.clone()));
+                    false
+                }
+                _ => true,
+            })
             .collect();
         // The tuned names' values at a launch, by name: the start config is the original where every
         // launch passes the same.
@@ -306,7 +324,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         false => 4,
     };
     let input = TuneInput { kind, blocks, start, elem_bytes };
-    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, replaced, through, restore, how })
+    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, tied, replaced, through, restore, how })
 }
 
 /// Where a new `@triton.autotune` goes: right above the JIT function and the `@triton.heuristics`
@@ -363,7 +381,18 @@ impl Plan {
                 format!("`{e}` is not one literal, or the wrapper reads it elsewhere too (a buffer's size, a loop)")
             }
         };
-        let list: Vec<String> = self.kept.iter().map(|(n, e)| format!("{n}=`{e}` ({})", why(e))).collect();
+        let tied = |n: &str| self.tied.iter().find(|(t, _)| t == n).map(|(_, call)| call);
+        let mut list: Vec<String> =
+            self.kept.iter().filter(|(n, _)| tied(n).is_none()).map(|(n, e)| format!("{n}=`{e}` ({})", why(e))).collect();
+        let by_descriptor: Vec<String> = self.kept.iter().filter(|(n, _)| tied(n).is_some()).map(|(n, e)| format!("{n}=`{e}`")).collect();
+        if let Some(call) = self.kept.iter().find_map(|(n, _)| tied(n)) {
+            list.push(format!(
+                "{} (host tensor descriptors are built with the same block, `{call}`: a config would change the \
+                 kernel's tile and not the descriptor's; a config `pre_hook` that sets the descriptors' `block_shape` \
+                 from the config's tiles would let them be tuned)",
+                by_descriptor.join(", ")
+            ));
+        }
         let tuned = if self.input.start.kwargs.iter().any(|(_, v)| v.as_int().is_some()) { "the other tiles, " } else { "" };
         Some(format!(
             "{KEPT_NOTE} {}: {}; the stage tunes {tuned}num_warps and num_stages. A literal at \
