@@ -180,3 +180,39 @@ def test_entry_and_provenance_are_not_families():
     spec = parse_spec_text("entry: f\nprovenance: {N: 'k.py:3'}\ninputs: {x: {shape: [N]}, s: {value: 2.5}}\nci: [{dims: {N: 4}}]\n")
     assert spec.entry == "f" and list(spec.families) == ["ci"]
     assert spec.scalar_value(spec.variants("ci")[0], "s") == 2.5
+
+
+FALLBACK = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _relu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=m), 0.0), mask=m)
+
+
+def relu(x):
+    if x.numel() < MIN:
+        return torch.relu(x)
+    y = torch.empty_like(x)
+    _relu[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+    return y
+"""
+
+
+@pytest.mark.parametrize("minimum", [10_000, 10])
+def test_an_original_that_never_reaches_its_kernel_is_an_error_not_correct(serve, tmp_path, minimum):
+    # Below MIN the wrapper falls back to torch on both sides: `correct` would check no kernel at all.
+    kernel = tmp_path / "relu_fallback.py"
+    kernel.write_text(FALLBACK.replace("MIN", str(minimum)))
+    spec = "entry: relu\ninputs:\n  x: {shape: [n], dtype: float32}\nci:\n  - dims: {n: 1000}\n"
+    r = _eval(serve, kernel, spec, tmp_path)
+    if minimum > 1000:
+        assert r["verdict"] == "error", r
+        assert "the original launched no Triton kernel on ci[0]" in r["message"], r
+    else:
+        assert r["verdict"] == "correct", r

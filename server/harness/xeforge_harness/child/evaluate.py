@@ -258,6 +258,15 @@ class Judge:
         if problem.spec is None and not has_inputs:
             raise Stop(P.ERROR, "no spec (none given, no <kernel>.yaml beside the kernel) and the kernel file defines no get_inputs()")
         self._reference_runs(problem)
+        if problem.original_launches == 0 and source.triton_kernels(source.read(args.kernel)):
+            # Both sides would take the same other path: "correct" would say nothing about a kernel.
+            raise Stop(
+                P.ERROR,
+                f"the original launched no Triton kernel on {', '.join(_name(v) for v in problem.variants)}: its entry "
+                "computes these inputs some other way on this device (a wrapper that falls back to torch off the GPU, "
+                "`if x.device.type != 'cuda'`, or below a size), so no check here would say anything about its kernels; "
+                "run on the device the kernel is for (--device cuda or xpu), or give sizes that reach it",
+            )
         reply, _ = self.trusted_call({"op": "searches"}, what="reading the original's autotune searches")
         for f in reply.get("changed") or []:
             problem.notes.append(
