@@ -145,7 +145,7 @@ def _cpu_tensors_stand_for_the_gpu() -> None:
     native = torch.Tensor.is_cuda
     if isinstance(native, property):
         return  # installed already
-    torch.Tensor.is_cuda = property(lambda self: self.device.type == "cpu" or native.__get__(self))  # type: ignore[method-assign,assignment]
+    torch.Tensor.is_cuda = property(lambda self: self.device.type == "cpu" or native.__get__(self))  # type: ignore[assignment,attr-defined]
 
 
 def _cuda_queries() -> None:
