@@ -127,12 +127,17 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
             "[lambda META: (triton.cdiv(n, META['BLOCK']),)](param, grad, buf, lr, momentum, n)\n",
         ],
     ),
-    // Host tensor descriptors built with the tiles' values: the tiles stay, the warps are tuned.
+    // Host tensor descriptors built with the tiles' values: a config's `pre_hook` sets their blocks.
     (
         "host_descriptors.py",
-        &[],
+        &[("BLOCK_M", 64), ("BLOCK_N", 32)],
         4,
-        &["    scale2d_kernel[(triton.cdiv(M, 64), triton.cdiv(N, 32))](in_desc, out_desc, alpha, BLOCK_M=64, BLOCK_N=32)\n"],
+        &[
+            "def _scale2d_kernel_descriptor_blocks(nargs):\n",
+            "    nargs[\"in_desc\"].block_shape = [nargs[\"BLOCK_M\"], nargs[\"BLOCK_N\"]]\n    nargs[\"out_desc\"].block_shape = [nargs[\"BLOCK_M\"], nargs[\"BLOCK_N\"]]\n\n\n@triton.autotune(\n",
+            "num_warps=8, num_stages=3, pre_hook=_scale2d_kernel_descriptor_blocks),\n",
+            "    scale2d_kernel[lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']))](in_desc, out_desc, alpha)\n",
+        ],
     ),
     // The output is the input itself when `inplace` is set: only the launch shows it; the list
     // restores the pointer written.
@@ -169,12 +174,7 @@ fn every_launch_form_has_its_tiles_and_grids_read() {
         // Only a kernel that updates an argument in place has anything for a search to restore.
         assert_eq!(p.restore.is_empty(), !file.starts_with("inplace_"), "{file}: {:?}", p.restore);
         assert_eq!(p.input.start.num_warps, *warps, "{file}");
-        assert_eq!(
-            p.kept_note().is_some_and(|n| n.contains("host tensor descriptors are built with the same block")),
-            *file == "host_descriptors.py",
-            "{file}: {:?}",
-            p.kept_note()
-        );
+        assert_eq!(!p.descriptors.is_empty(), *file == "host_descriptors.py", "{file}: {:?}", p.descriptors);
         let mut doubled = p.input.start.clone();
         for (_, v) in &mut doubled.kwargs {
             if let Some(i) = v.as_int() {
@@ -521,4 +521,54 @@ async fn a_list_restores_a_tensor_the_launch_passes_as_input_and_output() {
     // The harness names the tensor by its first parameter, and says it is also the other.
     assert!(verdicts[1].failure_text(600).contains("changed `x_ptr (also out_ptr)` in place"), "{}", verdicts[1].failure_text(600));
     assert!(verdicts[1].failure_text(600).contains("restore_value=['x_ptr']"), "{}", verdicts[1].failure_text(600));
+}
+
+/// Host tensor descriptors built with the launch's tiles: every config of the list sets their blocks
+/// from its own tiles in a `pre_hook`. Without it, a config whose tiles differ leaves the descriptors'
+/// blocks as the host built them and covers the wrong part of the matrix: the harness fails it.
+#[tokio::test]
+async fn a_list_keeps_host_descriptor_blocks_in_step_with_its_tiles() {
+    let text = std::fs::read_to_string(fixture("host_descriptors.py")).unwrap();
+    let o = Outline::build(&text);
+    let p = autotune::plan(&text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+    assert_eq!(
+        p.descriptors,
+        [
+            ("in_desc".to_string(), vec![Some("BLOCK_M".into()), Some("BLOCK_N".into())]),
+            ("out_desc".to_string(), vec![Some("BLOCK_M".into()), Some("BLOCK_N".into())])
+        ]
+    );
+    let mut wide = p.input.start.clone();
+    wide.kwargs = vec![("BLOCK_M".into(), ConfigValue::Int(128)), ("BLOCK_N".into(), ConfigValue::Int(64))];
+    let list = p.candidate(&text, &[wide, p.input.start.clone()], &p.readings[0]).unwrap();
+    let bare = list.replace(", pre_hook=_scale2d_kernel_descriptor_blocks", "");
+    assert_ne!(list, bare);
+
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
+        eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
+    let original = dir.path().join("host_descriptors.py");
+    std::fs::write(&original, &text).unwrap();
+    let spec = dir.path().join("host_descriptors.yaml");
+    std::fs::write(
+        &spec,
+        "entry: scale2d\ninputs:\n  x: {shape: [M, N], dtype: float32}\n  alpha: {value: 0.5}\ninits: []\nci:\n  - params: [x, alpha]\n    dtype: float32\n    dims: {M: 300, N: 200}\n",
+    )
+    .unwrap();
+    let mut verdicts = Vec::new();
+    for (name, cand) in [("hooked.py", &list), ("bare.py", &bare)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, cand).unwrap();
+        let mut args = EvaluateArgs::new(original.clone(), path);
+        args.spec = Some(spec.clone());
+        args.family = Some("ci".into());
+        args.device = DeviceKind::Cpu;
+        args.timeout = 300;
+        verdicts.push(h.evaluate(&args).await.unwrap());
+    }
+    assert!(verdicts[0].verdict.is_correct(), "{}", verdicts[0].failure_text(600));
+    assert_eq!(verdicts[1].verdict, Verdict::Incorrect, "{}", verdicts[1].failure_text(600));
 }

@@ -313,11 +313,21 @@ fn stores_of<'a>(text: &str, n: Node<'a>, name: &str, out: &mut Vec<Node<'a>>) {
     }
 }
 
-/// Block shapes of the host tensor descriptors built where `launch` is (`TensorDescriptor.from_tensor(x,
-/// [64, 32])`, `TensorDescriptor(base, shape, strides, [BM, BK])`): each size as written (`64`, `BM`),
-/// with the call's text. A tile passed at the launch with the same value is the descriptor's too: a
-/// config that changes the kernel's tile leaves the descriptor's block as it was.
-pub fn descriptor_blocks(text: &str, root: Node, launch: &LaunchSite) -> Vec<(String, String)> {
+/// A host tensor descriptor built where a launch is (`TensorDescriptor.from_tensor(x, [64, 32])`,
+/// `TensorDescriptor(base, shape, strides, [BM, BK])`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Descriptor {
+    /// The name it is assigned to (`in_desc = ...`), or the call's own text when it is built inline.
+    pub name: String,
+    pub call: String,
+    /// Its block shape, each size as written (`64`, `BM`).
+    pub sizes: Vec<String>,
+}
+
+/// The host tensor descriptors built in the function around `launch`. A tile passed at the launch with
+/// one of their sizes is the descriptor's too: a config that changes the kernel's tile must change the
+/// descriptor's block with it (a config `pre_hook`), or leave both.
+pub fn descriptor_blocks(text: &str, root: Node, launch: &LaunchSite) -> Vec<Descriptor> {
     let Some(scope) = around(root, launch.range.start, "function_definition").pop() else { return Vec::new() };
     let mut out = Vec::new();
     let mut stack = vec![scope];
@@ -341,10 +351,16 @@ pub fn descriptor_blocks(text: &str, root: Node, launch: &LaunchSite) -> Vec<(St
             .and_then(|a| a.child_by_field_name("value"))
             .or_else(|| all.iter().filter(|a| a.kind() != "keyword_argument").nth(at).copied());
         let Some(block) = block.filter(|b| matches!(b.kind(), "list" | "tuple")) else { continue };
-        for size in named_children(block) {
-            out.push((node_text(text, size).trim().to_string(), node_text(text, n).to_string()));
-        }
+        let name = n
+            .parent()
+            .filter(|p| p.kind() == "assignment")
+            .and_then(|p| p.child_by_field_name("left"))
+            .filter(|l| l.kind() == "identifier")
+            .map_or_else(|| node_text(text, n).to_string(), |l| node_text(text, l).to_string());
+        let sizes = named_children(block).map(|size| node_text(text, size).trim().to_string()).collect();
+        out.push(Descriptor { name, call: node_text(text, n).to_string(), sizes });
     }
+    out.sort_by_key(|d| d.call.clone());
     out
 }
 

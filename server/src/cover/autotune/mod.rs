@@ -62,6 +62,9 @@ pub struct Plan {
     pub kept: Vec<(String, String)>,
     /// Of those, tiles a host tensor descriptor is built with too: (name, the descriptor's call).
     pub tied: Vec<(String, String)>,
+    /// Host tensor descriptors whose block follows the config's tiles: (the kernel parameter, each
+    /// block size's tile or `None` where the size is no tile). The list's configs set them in a `pre_hook`.
+    pub descriptors: Vec<(String, Vec<Option<String>>)>,
     /// `num_warps`/`num_stages` the launch computes (`num_warps=num_warps` from a helper that picks
     /// them by size), with the expression: the result writes one tuned value in their place.
     pub replaced: Vec<(String, String)>,
@@ -142,7 +145,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
     if let (None, Some(splat)) = (kernel.autotune, splat) {
         return Err(AutotuneError::KeywordSplat { kernel: kernel.name.clone(), splat: splat.to_string() });
     }
-    let (mut kept, mut replaced, mut tied) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut kept, mut replaced, mut tied, mut descriptors) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (start, key, how, start_is_original) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
         let (configs_range, listed, key) =
@@ -185,14 +188,13 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             computed_elsewhere(name) || bound_at.iter().any(|bound| bound.iter().any(|b| b.name == name && b.value != *value))
         };
         // A tile the launch's host tensor descriptors are built with (`from_tensor(x, [64, 32])`,
-        // `BLOCK_M=64`) stays: a config would change the kernel's tile and not the descriptor's.
-        let blocks = bind::descriptor_blocks(text, tree.root_node(), launch);
-        let in_descriptor = |b: &bind::Bound| {
-            blocks
-                .iter()
-                .find(|(size, _)| Some(size) == b.via.as_ref() || bind::literal(size).is_some_and(|v| v == b.value))
-                .map(|(_, call)| call)
-        };
+        // `BLOCK_M=64`) must change with them: a config `pre_hook` sets each descriptor's block from
+        // the config's tiles (`descriptor_hooks`). Where a size could be either of two tiles, or the
+        // descriptor is not passed to the kernel by name, the tiles stay at the launch.
+        let (hooks, unhooked) =
+            descriptor_hooks(text, kernel, launch, &bind::descriptor_blocks(text, tree.root_node(), launch), &first, &constexprs);
+        descriptors = hooks;
+        let in_descriptor = |b: &bind::Bound| unhooked.iter().find(|(n, _)| n == &b.name).map(|(_, call)| call);
         let tuned: Vec<bind::Bound> = first
             .into_iter()
             .filter(|b| bind::COUNTS.contains(&b.name.as_str()) || !computed_elsewhere(&b.name))
@@ -324,7 +326,21 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         false => 4,
     };
     let input = TuneInput { kind, blocks, start, elem_bytes };
-    Ok(Plan { kernel: kernel.name.clone(), input, key, grid, readings, start_is_original, kept, tied, replaced, through, restore, how })
+    Ok(Plan {
+        kernel: kernel.name.clone(),
+        input,
+        key,
+        grid,
+        readings,
+        start_is_original,
+        kept,
+        tied,
+        descriptors,
+        replaced,
+        through,
+        restore,
+        how,
+    })
 }
 
 /// Where a new `@triton.autotune` goes: right above the JIT function and the `@triton.heuristics`
@@ -359,6 +375,48 @@ fn computed_tiles(text: &str, kernel: &Function, launch: &LaunchSite, start: &Tu
         .collect()
 }
 
+/// Which host descriptors a config `pre_hook` can keep in step with the tiles: (kernel parameter, each
+/// block size's tile), and the tiles that must stay at the launch instead, each with the call that
+/// ties it.
+type Hooks = (Vec<(String, Vec<Option<String>>)>, Vec<(String, String)>);
+
+fn descriptor_hooks(
+    text: &str,
+    kernel: &Function,
+    launch: &LaunchSite,
+    descs: &[bind::Descriptor],
+    bound: &[bind::Bound],
+    constexprs: &[&str],
+) -> Hooks {
+    let tiles: Vec<&bind::Bound> =
+        bound.iter().filter(|b| !bind::COUNTS.contains(&b.name.as_str()) && constexprs.contains(&b.name.as_str())).collect();
+    let (passed, _) = bind::passed(text, kernel, launch);
+    let (mut hooks, mut unhooked) = (Vec::new(), Vec::new());
+    for d in descs {
+        let of = |size: &str| -> Vec<&str> {
+            tiles
+                .iter()
+                .filter(|b| b.via.as_deref() == Some(size) || bind::literal(size).is_some_and(|v| v == b.value))
+                .map(|b| b.name.as_str())
+                .collect()
+        };
+        let sizes: Vec<Vec<&str>> = d.sizes.iter().map(|s| of(s)).collect();
+        if sizes.iter().all(|t| t.is_empty()) {
+            continue;
+        }
+        let param = passed.iter().find(|(_, _, a)| slice(text, a.value).trim() == d.name).map(|(p, _, _)| p.clone());
+        match param {
+            Some(p) if sizes.iter().all(|t| t.len() <= 1) => {
+                hooks.push((p, sizes.iter().map(|t| t.first().map(|s| s.to_string())).collect::<Vec<_>>()));
+            }
+            _ => unhooked.extend(sizes.iter().flatten().map(|t| (t.to_string(), d.call.clone()))),
+        }
+    }
+    // A tile one descriptor cannot follow stays for all of them.
+    hooks.retain(|(_, sizes)| !sizes.iter().flatten().any(|t| unhooked.iter().any(|(u, _)| u == t)));
+    (hooks, unhooked)
+}
+
 /// How [`Plan::kept_note`] begins: the CLI shows that note beside the summary.
 pub const KEPT_NOTE: &str = "not tuned, left as the launch passes";
 /// How [`Plan::replaced_note`] begins: the CLI shows it too.
@@ -387,9 +445,10 @@ impl Plan {
         let by_descriptor: Vec<String> = self.kept.iter().filter(|(n, _)| tied(n).is_some()).map(|(n, e)| format!("{n}=`{e}`")).collect();
         if let Some(call) = self.kept.iter().find_map(|(n, _)| tied(n)) {
             list.push(format!(
-                "{} (host tensor descriptors are built with the same block, `{call}`: a config would change the \
-                 kernel's tile and not the descriptor's; a config `pre_hook` that sets the descriptors' `block_shape` \
-                 from the config's tiles would let them be tuned)",
+                "{} (host tensor descriptors are built with the same block, `{call}`, and which of its sizes is \
+                 which tile is not clear (two tiles of one size, or a descriptor the launch does not pass): a config \
+                 would change the kernel's tiles and not the descriptor's; a config `pre_hook` that sets the \
+                 descriptors' `block_shape` from the tiles would let them be tuned)",
                 by_descriptor.join(", ")
             ));
         }
@@ -618,11 +677,14 @@ impl Plan {
             How::AddDecorator { at, indent } => {
                 let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
                 let restore = if restore.is_empty() { String::new() } else { format!("{indent}    restore_value=[{restore}],\n") };
+                let (hook, configs) = match self.descriptor_hook(indent) {
+                    Some((name, def)) => (def, list_with_hook(configs, indent, ctas, &name)),
+                    None => (String::new(), list(configs, indent, ctas)),
+                };
                 edits.push((
                     *at,
                     format!(
-                        "@triton.autotune(\n{indent}    configs={},\n{indent}    key=[{key}],\n{restore}{indent})\n{indent}",
-                        list(configs, indent, ctas)
+                        "{hook}@triton.autotune(\n{indent}    configs={configs},\n{indent}    key=[{key}],\n{restore}{indent})\n{indent}"
                     ),
                 ));
             }
@@ -651,6 +713,30 @@ impl Plan {
 }
 
 impl Plan {
+    /// The `pre_hook` that sets the host descriptors' blocks from a config's tiles (see
+    /// [`Plan::descriptors`]): its name and its definition, to stand above the decorator.
+    fn descriptor_hook(&self, indent: &str) -> Option<(String, String)> {
+        if self.descriptors.is_empty() {
+            return None;
+        }
+        let name = format!("_{}_descriptor_blocks", self.kernel.trim_start_matches('_'));
+        let mut def =
+            format!("def {name}(nargs):\n{indent}    # The host tensor descriptors' blocks follow the tiles of the config about to run.\n");
+        for (param, sizes) in &self.descriptors {
+            let block: Vec<String> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, t)| match t {
+                    Some(t) => format!("nargs[\"{t}\"]"),
+                    None => format!("nargs[\"{param}\"].block_shape[{i}]"),
+                })
+                .collect();
+            def.push_str(&format!("{indent}    nargs[\"{param}\"].block_shape = [{}]\n", block.join(", ")));
+        }
+        def.push_str(&format!("\n\n{indent}"));
+        Some((name, def))
+    }
+
     /// The most plausible grid reading (empty where no grid factor is tuned).
     pub fn first_reading(&self) -> &[String] {
         self.readings.first().map(Vec::as_slice).unwrap_or(&[])
@@ -748,6 +834,11 @@ fn positional(text: &str, l: &LaunchSite) -> usize {
 }
 
 /// The configs as an autotune list; `ctas`: the `num_ctas` each passes where not 1.
+/// [`list`] with `pre_hook=hook` in every config.
+fn list_with_hook(configs: &[TuneConfig], indent: &str, ctas: Option<u32>, hook: &str) -> String {
+    list(configs, indent, ctas).replace("),\n", &format!(", pre_hook={hook}),\n"))
+}
+
 fn list(configs: &[TuneConfig], indent: &str, ctas: Option<u32>) -> String {
     let mut s = String::from("[\n");
     for c in configs {
@@ -818,6 +909,28 @@ mod tests {
 
     /// The kernel's own list lacks `restore_value` on an in-place update: the stage's lists add it, and
     /// the start (the list itself, on the interpreter) gets it alone; one that restores is left as is.
+    /// A descriptor block a `pre_hook` cannot follow (two tiles of the same size: which is which?)
+    /// leaves the tiles at the launch, and the note says why; one built inline in the launch is the
+    /// object the kernel receives, so the hook sets it like a named one.
+    #[test]
+    fn descriptor_tiles_a_hook_cannot_follow_stay_at_the_launch() {
+        let kernel = "import triton\nimport triton.language as tl\nfrom triton.tools.tensor_descriptor import TensorDescriptor\n\n@triton.jit\ndef k(d, o, BM: tl.constexpr, BN: tl.constexpr):\n    t = d.load([tl.program_id(0) * BM, tl.program_id(1) * BN])\n    o.store([tl.program_id(0) * BM, tl.program_id(1) * BN], t)\n\n";
+        let square = "def run(x, y, M, N):\n    d = TensorDescriptor.from_tensor(x, [64, 64])\n    o = TensorDescriptor.from_tensor(y, [64, 64])\n    k[(triton.cdiv(M, 64), triton.cdiv(N, 64))](d, o, BM=64, BN=64)\n";
+        let src = format!("{kernel}{square}");
+        let o = Outline::build(&src);
+        let p = plan(&src, &o, o.kernel("k").unwrap(), TuneBackend::Cuda).unwrap();
+        assert!(p.descriptors.is_empty() && p.input.start.kwargs.is_empty(), "{:?} {:?}", p.descriptors, p.input.start);
+        assert!(p.kept_note().is_some_and(|n| n.contains("host tensor descriptors are built with the same block")), "{:?}", p.kept_note());
+
+        let inline = "def run(x, y, M, N):\n    k[(triton.cdiv(M, 64), triton.cdiv(N, 32))](TensorDescriptor.from_tensor(x, [64, 32]), TensorDescriptor.from_tensor(y, [64, 32]), BM=64, BN=32)\n";
+        let src = format!("{kernel}{inline}");
+        let o = Outline::build(&src);
+        let p = plan(&src, &o, o.kernel("k").unwrap(), TuneBackend::Cuda).unwrap();
+        let both = vec![Some("BM".to_string()), Some("BN".to_string())];
+        assert_eq!(p.descriptors, [("d".to_string(), both.clone()), ("o".to_string(), both)]);
+        assert!(p.kept_note().is_none());
+    }
+
     #[test]
     fn an_own_list_without_restore_value_on_an_in_place_kernel_gets_it() {
         let src = "import triton\nimport triton.language as tl\n\n@triton.autotune(configs=[triton.Config({'B': 64}), triton.Config({'B': 128})], key=['n'])\n@triton.jit\ndef k(y_ptr, x_ptr, n, B: tl.constexpr):\n    o = tl.program_id(0) * B + tl.arange(0, B)\n    tl.atomic_add(y_ptr + o, tl.load(x_ptr + o, mask=o < n), mask=o < n)\n\ndef run(y, x, n):\n    k[lambda m: (triton.cdiv(n, m['B']),)](y, x, n)\n";
