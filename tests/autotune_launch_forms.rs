@@ -13,6 +13,38 @@ use xeforge::cover::{OutcomeStatus, StageRequest, StageRunner};
 use xeforge::harness::{DeviceKind, EvaluateArgs, Harness, HarnessSettings, Verdict};
 use xeforge::knowledge::Knowledge;
 
+/// Each candidate of `original` (named `fixture`) judged by the real harness on the CPU interpreter
+/// against `spec`; `None` (the test skipped) without a Python that has torch, triton and PyYAML.
+async fn judge_on_the_interpreter(
+    fixture: &str,
+    original: &str,
+    spec: &str,
+    candidates: &[&str],
+) -> Option<Vec<xeforge::harness::Evaluation>> {
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
+        eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
+    let path = dir.path().join(fixture);
+    std::fs::write(&path, original).unwrap();
+    let spec_path = dir.path().join("spec.yaml");
+    std::fs::write(&spec_path, spec).unwrap();
+    let mut verdicts = Vec::new();
+    for (i, cand) in candidates.iter().enumerate() {
+        let cand_path = dir.path().join(format!("candidate_{i}.py"));
+        std::fs::write(&cand_path, cand).unwrap();
+        let mut args = EvaluateArgs::new(path.clone(), cand_path);
+        args.spec = Some(spec_path.clone());
+        args.family = Some("ci".into());
+        args.device = DeviceKind::Cpu;
+        args.timeout = 300;
+        verdicts.push(h.evaluate(&args).await.unwrap());
+    }
+    Some(verdicts)
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/launch_forms").join(name)
 }
@@ -446,31 +478,9 @@ async fn a_list_restores_what_the_kernel_updates_in_place() {
     let bare = list.replace("    restore_value=['p_ptr', 'buf_ptr'],\n", "");
     assert_ne!(list, bare);
 
-    let Some(py) = pyenv::with("torch, triton, yaml") else {
-        eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
+    let Some(verdicts) = judge_on_the_interpreter("inplace_sgd.py", &text, "entry: sgd_momentum_\ninputs:\n  param: {shape: [N], dtype: float32}\n  grad: {shape: [N], dtype: float32}\n  buf: {shape: [N], dtype: float32}\ninits: []\nci:\n  - params: [param, grad, buf]\n    dtype: float32\n    dims: {N: 3001}\n", &[&list, &bare]).await else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
-    let original = dir.path().join("inplace_sgd.py");
-    std::fs::write(&original, &text).unwrap();
-    let spec = dir.path().join("inplace_sgd.yaml");
-    std::fs::write(
-        &spec,
-        "entry: sgd_momentum_\ninputs:\n  param: {shape: [N], dtype: float32}\n  grad: {shape: [N], dtype: float32}\n  buf: {shape: [N], dtype: float32}\ninits: []\nci:\n  - params: [param, grad, buf]\n    dtype: float32\n    dims: {N: 3001}\n",
-    )
-    .unwrap();
-    let mut verdicts = Vec::new();
-    for (name, cand) in [("restored.py", &list), ("bare.py", &bare)] {
-        let path = dir.path().join(name);
-        std::fs::write(&path, cand).unwrap();
-        let mut args = EvaluateArgs::new(original.clone(), path);
-        args.spec = Some(spec.clone());
-        args.family = Some("ci".into());
-        args.device = DeviceKind::Cpu;
-        args.timeout = 300;
-        verdicts.push(h.evaluate(&args).await.unwrap());
-    }
     assert!(verdicts[0].verdict.is_correct(), "{}", verdicts[0].failure_text(600));
     assert_eq!(verdicts[1].verdict, Verdict::Incorrect, "{}", verdicts[1].failure_text(600));
     assert!(verdicts[1].failure_text(600).contains("restore_value=['p_ptr', 'buf_ptr']"), "{}", verdicts[1].failure_text(600));
@@ -491,31 +501,9 @@ async fn a_list_restores_a_tensor_the_launch_passes_as_input_and_output() {
     let bare = list.replace("    restore_value=['out_ptr'],\n", "");
     assert_ne!(list, bare);
 
-    let Some(py) = pyenv::with("torch, triton, yaml") else {
-        eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
+    let Some(verdicts) = judge_on_the_interpreter("inplace_alias.py", &text, "entry: leaky_relu\ninputs:\n  x: {shape: [N], dtype: float32}\n  slope: {value: 0.01}\n  inplace: {value: true}\ninits: []\nci:\n  - params: [x, slope, inplace]\n    dtype: float32\n    dims: {N: 3001}\n", &[&list, &bare]).await else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
-    let original = dir.path().join("inplace_alias.py");
-    std::fs::write(&original, &text).unwrap();
-    let spec = dir.path().join("inplace_alias.yaml");
-    std::fs::write(
-        &spec,
-        "entry: leaky_relu\ninputs:\n  x: {shape: [N], dtype: float32}\n  slope: {value: 0.01}\n  inplace: {value: true}\ninits: []\nci:\n  - params: [x, slope, inplace]\n    dtype: float32\n    dims: {N: 3001}\n",
-    )
-    .unwrap();
-    let mut verdicts = Vec::new();
-    for (name, cand) in [("restored.py", &list), ("bare.py", &bare)] {
-        let path = dir.path().join(name);
-        std::fs::write(&path, cand).unwrap();
-        let mut args = EvaluateArgs::new(original.clone(), path);
-        args.spec = Some(spec.clone());
-        args.family = Some("ci".into());
-        args.device = DeviceKind::Cpu;
-        args.timeout = 300;
-        verdicts.push(h.evaluate(&args).await.unwrap());
-    }
     assert!(verdicts[0].verdict.is_correct(), "{}", verdicts[0].failure_text(600));
     assert_eq!(verdicts[1].verdict, Verdict::Incorrect, "{}", verdicts[1].failure_text(600));
     // The harness names the tensor by its first parameter, and says it is also the other.
@@ -544,31 +532,9 @@ async fn a_list_keeps_host_descriptor_blocks_in_step_with_its_tiles() {
     let bare = list.replace(", pre_hook=_scale2d_kernel_descriptor_blocks", "");
     assert_ne!(list, bare);
 
-    let Some(py) = pyenv::with("torch, triton, yaml") else {
-        eprintln!("skipped: no Python with torch, triton and PyYAML ($XEFORGE_PYTHON or .venv/bin/python)");
+    let Some(verdicts) = judge_on_the_interpreter("host_descriptors.py", &text, "entry: scale2d\ninputs:\n  x: {shape: [M, N], dtype: float32}\n  alpha: {value: 0.5}\ninits: []\nci:\n  - params: [x, alpha]\n    dtype: float32\n    dims: {M: 300, N: 200}\n", &[&list, &bare]).await else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let h = Harness::new(&HarnessSettings { python: Some(py), ..Default::default() }, dir.path()).unwrap();
-    let original = dir.path().join("host_descriptors.py");
-    std::fs::write(&original, &text).unwrap();
-    let spec = dir.path().join("host_descriptors.yaml");
-    std::fs::write(
-        &spec,
-        "entry: scale2d\ninputs:\n  x: {shape: [M, N], dtype: float32}\n  alpha: {value: 0.5}\ninits: []\nci:\n  - params: [x, alpha]\n    dtype: float32\n    dims: {M: 300, N: 200}\n",
-    )
-    .unwrap();
-    let mut verdicts = Vec::new();
-    for (name, cand) in [("hooked.py", &list), ("bare.py", &bare)] {
-        let path = dir.path().join(name);
-        std::fs::write(&path, cand).unwrap();
-        let mut args = EvaluateArgs::new(original.clone(), path);
-        args.spec = Some(spec.clone());
-        args.family = Some("ci".into());
-        args.device = DeviceKind::Cpu;
-        args.timeout = 300;
-        verdicts.push(h.evaluate(&args).await.unwrap());
-    }
     assert!(verdicts[0].verdict.is_correct(), "{}", verdicts[0].failure_text(600));
     assert_eq!(verdicts[1].verdict, Verdict::Incorrect, "{}", verdicts[1].failure_text(600));
 }
