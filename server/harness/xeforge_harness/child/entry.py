@@ -53,7 +53,7 @@ class Bound:
 class Backward(Bound):
     """`fn`, then backward from seeded output gradients: returns `(*outputs, *input gradients)`.
 
-    The output gradients are drawn from a generator seeded by position and shape, so both sides get
+    The output gradients are drawn from a generator seeded by the output's position, so both sides get
     the same ones; an input that does not reach any output has a zero gradient. They are drawn once
     per shape and kept: a timed call then costs the forward and the backward, not the drawing."""
 
@@ -75,7 +75,7 @@ class Backward(Bound):
         with torch.enable_grad():
             leaves = [a.detach().requires_grad_() if _differentiable(a) else a for a in args]
             out = self.inner(*leaves)
-            outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))]
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
             live = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
             wrt = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
             if not live:
