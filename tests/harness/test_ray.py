@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from conftest import HARNESS, HERE, ON_GPU, ServeSession, evaluate_args, gate_held, overlap, pool_job, timing_alone
@@ -249,6 +250,15 @@ def test_serve_with_a_ray_client_address_and_no_extra_answers_why(ray_tmp):
         shutil.rmtree(hide, ignore_errors=True)
 
 
+def _client_server_logs(ray_tmp: str) -> str:
+    """The head's per-client server logs: why one did not start ("Starting Ray client server failed")
+    is only written there, and the session directory goes with the test."""
+    out = []
+    for path in sorted(Path(ray_tmp).glob("**/logs/ray_client_server_*.err")):
+        out.append(f"--- {path.name}\n{path.read_text(errors='replace')[-2000:]}")
+    return "\n".join(out)
+
+
 def _has_client_extra() -> bool:
     return importlib.util.find_spec("grpc") is not None
 
@@ -280,7 +290,9 @@ def test_a_ray_client_address_runs_jobs_on_the_heads_cluster(ray_tmp):
         _wait_for_port(client_port, 120)
         session = ServeSession("--ray", f"ray://127.0.0.1:{client_port}", env={"RAY_TMPDIR": ray_tmp, **auth})
         reply = session.request("evaluate", _args("legit_sm_online.py", "softmax"), timeout=400)
-        assert reply.get("verdict") == "correct", f"{reply.get('verdict')}: {reply.get('message')}\n{''.join(session.stderr)[-3000:]}"
+        assert reply.get("verdict") == "correct", (
+            f"{reply.get('verdict')}: {reply.get('message')}\n{''.join(session.stderr)[-3000:]}\n{_client_server_logs(ray_tmp)}"
+        )
         pool = reply.get("pool") or {}
         assert pool.get("backend") == "ray" and pool.get("retried") == 0, pool
         assert session.request("ping")["pool"]["backend"] == "ray"
