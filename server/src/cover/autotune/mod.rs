@@ -467,8 +467,9 @@ impl Plan {
         let names = self.restore.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         Some(format!(
             "{RESTORE_NOTE}: restore_value=[{}]. The kernel updates {names} in place (reads and writes \
-             it, adds to it atomically, or writes a tensor the launch also passes as an input), and Triton's search times every config on the caller's own tensors: without it, \
-             the first call of each new shape would return `{first}` updated once per timed run",
+             it, adds to it atomically, or writes a tensor the launch also passes as an input), and \
+             Triton's search times every config on the caller's own tensors: without it, the first call \
+             of each new shape would return `{first}` updated once per timed run",
             self.restore_list(),
         ))
     }
@@ -672,14 +673,14 @@ impl Plan {
         match &self.how {
             How::ReplaceConfigs { configs: r, indent } => {
                 let tail = if restore.is_empty() { String::new() } else { format!(", restore_value=[{restore}]") };
-                edits.push((*r, format!("{}{tail}", list(configs, indent, ctas))));
+                edits.push((*r, format!("{}{tail}", list(configs, indent, ctas, None))));
             }
             How::AddDecorator { at, indent } => {
                 let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
                 let restore = if restore.is_empty() { String::new() } else { format!("{indent}    restore_value=[{restore}],\n") };
                 let (hook, configs) = match self.descriptor_hook(indent) {
-                    Some((name, def)) => (def, list_with_hook(configs, indent, ctas, &name)),
-                    None => (String::new(), list(configs, indent, ctas)),
+                    Some((name, def)) => (def, list(configs, indent, ctas, Some(&name))),
+                    None => (String::new(), list(configs, indent, ctas, None)),
                 };
                 edits.push((
                     *at,
@@ -833,20 +834,20 @@ fn positional(text: &str, l: &LaunchSite) -> usize {
     l.args.iter().take_while(|a| a.name.is_none() && !slice(text, a.range).trim_start().starts_with('*')).count()
 }
 
-/// The configs as an autotune list; `ctas`: the `num_ctas` each passes where not 1.
-/// [`list`] with `pre_hook=hook` in every config.
-fn list_with_hook(configs: &[TuneConfig], indent: &str, ctas: Option<u32>, hook: &str) -> String {
-    list(configs, indent, ctas).replace("),\n", &format!(", pre_hook={hook}),\n"))
-}
-
-fn list(configs: &[TuneConfig], indent: &str, ctas: Option<u32>) -> String {
+/// The configs as an autotune list; `ctas`: the `num_ctas` each passes where not 1; `hook`: the
+/// `pre_hook` each names (see [`Plan::descriptor_hook`]).
+fn list(configs: &[TuneConfig], indent: &str, ctas: Option<u32>, hook: Option<&str>) -> String {
+    let mut tail = String::new();
+    if let Some(n) = ctas {
+        tail.push_str(&format!(", num_ctas={n}"));
+    }
+    if let Some(h) = hook {
+        tail.push_str(&format!(", pre_hook={h}"));
+    }
     let mut s = String::from("[\n");
     for c in configs {
         let config = c.render();
-        match ctas {
-            Some(n) => s.push_str(&format!("{indent}        {}, num_ctas={n}),\n", config.trim_end_matches(')'))),
-            None => s.push_str(&format!("{indent}        {config},\n")),
-        }
+        s.push_str(&format!("{indent}        {}{tail}),\n", config.trim_end_matches(')')));
     }
     s.push_str(&format!("{indent}    ]"));
     s
@@ -907,8 +908,6 @@ mod tests {
         p.candidate(&src, &[c], &p.readings[0]).unwrap()
     }
 
-    /// The kernel's own list lacks `restore_value` on an in-place update: the stage's lists add it, and
-    /// the start (the list itself, on the interpreter) gets it alone; one that restores is left as is.
     /// A descriptor block a `pre_hook` cannot follow (two tiles of the same size: which is which?)
     /// leaves the tiles at the launch, and the note says why; one built inline in the launch is the
     /// object the kernel receives, so the hook sets it like a named one.
@@ -931,6 +930,8 @@ mod tests {
         assert!(p.kept_note().is_none());
     }
 
+    /// The kernel's own list lacks `restore_value` on an in-place update: the stage's lists add it, and
+    /// the start (the list itself, on the interpreter) gets it alone; one that restores is left as is.
     #[test]
     fn an_own_list_without_restore_value_on_an_in_place_kernel_gets_it() {
         let src = "import triton\nimport triton.language as tl\n\n@triton.autotune(configs=[triton.Config({'B': 64}), triton.Config({'B': 128})], key=['n'])\n@triton.jit\ndef k(y_ptr, x_ptr, n, B: tl.constexpr):\n    o = tl.program_id(0) * B + tl.arange(0, B)\n    tl.atomic_add(y_ptr + o, tl.load(x_ptr + o, mask=o < n), mask=o < n)\n\ndef run(y, x, n):\n    k[lambda m: (triton.cdiv(n, m['B']),)](y, x, n)\n";
