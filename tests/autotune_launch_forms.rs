@@ -528,13 +528,18 @@ async fn a_list_keeps_host_descriptor_blocks_in_step_with_its_tiles() {
     );
     let mut wide = p.input.start.clone();
     wide.kwargs = vec![("BLOCK_M".into(), ConfigValue::Int(128)), ("BLOCK_N".into(), ConfigValue::Int(64))];
-    let list = p.candidate(&text, &[wide, p.input.start.clone()], &p.readings[0]).unwrap();
+    let list = p.candidate(&text, &[wide.clone(), p.input.start.clone()], &p.readings[0]).unwrap();
     let bare = list.replace(", pre_hook=_scale2d_kernel_descriptor_blocks", "");
     assert_ne!(list, bare);
+    // One config alone is not written into the launch (the descriptors would keep the host's blocks):
+    // it is a list of one, with the hook.
+    let one = p.candidate(&text, &[wide], &p.readings[0]).unwrap();
+    assert!(one.contains("pre_hook=_scale2d_kernel_descriptor_blocks"), "{one}");
 
-    let Some(verdicts) = judge_on_the_interpreter("host_descriptors.py", &text, "entry: scale2d\ninputs:\n  x: {shape: [M, N], dtype: float32}\n  alpha: {value: 0.5}\ninits: []\nci:\n  - params: [x, alpha]\n    dtype: float32\n    dims: {M: 300, N: 200}\n", &[&list, &bare]).await else {
+    let Some(verdicts) = judge_on_the_interpreter("host_descriptors.py", &text, "entry: scale2d\ninputs:\n  x: {shape: [M, N], dtype: float32}\n  alpha: {value: 0.5}\ninits: []\nci:\n  - params: [x, alpha]\n    dtype: float32\n    dims: {M: 300, N: 200}\n", &[&list, &bare, &one]).await else {
         return;
     };
     assert!(verdicts[0].verdict.is_correct(), "{}", verdicts[0].failure_text(600));
     assert_eq!(verdicts[1].verdict, Verdict::Incorrect, "{}", verdicts[1].failure_text(600));
+    assert!(verdicts[2].verdict.is_correct(), "{}", verdicts[2].failure_text(600));
 }

@@ -310,6 +310,18 @@ fn flags_and_numbers_a_call_site_passes_instead_of_the_defaults() {
     assert_verdict(&v);
 }
 
+/// `torch.library.triton_op` over `wrap_triton(kernel)[grid]`, with postponed annotations: the
+/// interpreter reads the string `tl.constexpr` as Triton's compiler does (it failed on `tl.arange`).
+#[test]
+fn a_custom_op_over_wrap_triton_with_string_annotations() {
+    let Some((v, _d)) = stage("triton_op_wrap.py", |t| t) else {
+        return;
+    };
+    assert_eq!(v["problem"]["entry"]["name"], "mul_add");
+    assert_eq!(inputs(&v), ["x: [x_0]", "y: [y_0]", "alpha: float scalar"]);
+    assert_verdict(&v);
+}
+
 #[test]
 fn public_op_over_a_private_launcher() {
     let Some((v, _d)) = stage("relu_private_launcher.py", |t| t) else {

@@ -6,6 +6,9 @@
 # Needs: a prebuilt binary ($XEFORGE_BIN, default ./target/release/xeforge), python3 with torch and triton.
 # Writes into "$OUT" (default ./tests/bench/.work): examples_h200.md (the table; copy it to
 # tests/bench/results/) and examples.log (each stage's stderr and JSON).
+# FILES: other files to stage the same way (paths from the repository root), e.g. launch-form fixtures
+# whose problem is also inferred from the code; `path#kernel` names the kernel of a file that has
+# several; default the README's examples.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 OUT=${OUT:-$ROOT/tests/bench/.work}
@@ -26,11 +29,15 @@ device=$("$XEFORGE_PYTHON" -c 'import torch, triton; print(f"{torch.cuda.get_dev
   echo "| file | outcome | stage s | configs measured | speedup (95% interval) | summary |"
   echo "|---|---|---|---|---|---|"
 } > "$OUT/examples_h200.md"
-for f in "$ROOT"/examples/kernels/*.py; do
+files=()
+if [ -n "${FILES:-}" ]; then for f in $FILES; do files+=("$ROOT/$f"); done; else files=("$ROOT"/examples/kernels/*.py); fi
+for f in "${files[@]}"; do
+  kernel=()
+  case "$f" in *'#'*) kernel=(--kernel "${f##*#}"); f=${f%#*} ;; esac
   name=$(basename "$f")
   cp "$f" "$WORK/$name"
   t0=$(date +%s%N)
-  (cd "$WORK" && timeout 240 "$XEFORGE_BIN" stage autotune "$name" --device cuda --format json) > "$WORK/$name.json" 2> "$WORK/$name.err"
+  (cd "$WORK" && timeout 240 "$XEFORGE_BIN" stage autotune "$name" "${kernel[@]}" --device cuda --format json) > "$WORK/$name.json" 2> "$WORK/$name.err"
   rc=$?
   ms=$(( ($(date +%s%N) - t0) / 1000000 )); secs="$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
   { echo "==== $name (exit $rc, $secs s)"; cat "$WORK/$name.err"; cat "$WORK/$name.json"; echo; } >> "$OUT/examples.log"

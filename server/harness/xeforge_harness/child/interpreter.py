@@ -93,6 +93,7 @@ def install() -> None:
     _cuda_queries()
     _cpu_tensors_stand_for_the_gpu()
     _libdevice()
+    _string_constexprs()
 
 
 def _fixed_autotune() -> None:
@@ -115,6 +116,41 @@ def _fixed_autotune() -> None:
         return [rank] * 3
 
     autotuner.Autotuner._bench = no_bench
+
+
+def _string_constexprs() -> None:
+    """`BLOCK_SIZE: "tl.constexpr"`, a string annotation (as PyTorch's `triton_op` examples and files
+    with `from __future__ import annotations` write it): Triton's compiler reads it as a constexpr,
+    its interpreter (3.9) only an annotation that normalizes to "constexpr" exactly, so the original
+    failed there with "arange's arguments must be of type tl.constexpr". A string whose last dotted
+    part is `constexpr` (quoted or not) is one here too."""
+    import inspect
+
+    from triton.runtime import interpreter
+
+    init = interpreter.GridExecutor.__init__
+    if getattr(init, "_xeforge_strings", False):
+        return
+
+    def init_reading_strings(self, fn, arg_names, grid, *args, **kwargs):
+        init(self, fn, arg_names, grid, *args, **kwargs)
+        written = inspect.get_annotations(fn)
+        self.constexprs += [
+            name
+            for name in arg_names
+            if name not in self.constexprs
+            and isinstance(written.get(name), str)
+            and _constexpr_spelled(written[name])
+        ]
+
+    init_reading_strings._xeforge_strings = True  # type: ignore[attr-defined]
+    interpreter.GridExecutor.__init__ = init_reading_strings  # type: ignore[method-assign]
+
+
+def _constexpr_spelled(annotation: str) -> bool:
+    # The interpreter recompiles the kernel's source with postponed annotations: the string annotation
+    # comes back quoted once more ("'tl.constexpr'").
+    return annotation.strip().strip("'\"").rsplit(".", 1)[-1] == "constexpr"
 
 
 def _driver() -> None:

@@ -775,8 +775,11 @@ impl Plan {
     /// tests/bench/results/autotune_launch_cost_h100.md): on a kernel whose launches take about as
     /// long as its device time, that alone turned configs 1.07-1.12x faster into 0.80-0.87x in the
     /// stage's timed comparison. A kernel that already has an autotune list keeps it, with this config.
+    /// So does one whose host tensor descriptors follow the tiles: their blocks are set by the config's
+    /// `pre_hook`, and a tile written into the launch alone would leave them as the host built them
+    /// (on an H100, every such config read the wrong part of the matrix).
     pub fn render_one(&self, text: &str, config: &TuneConfig, reading: &[String]) -> Result<String, AutotuneError> {
-        if self.keeps_autotune() {
+        if self.keeps_autotune() || !self.descriptors.is_empty() {
             return self.render_as(text, std::slice::from_ref(config), reading);
         }
         let mut values: Vec<(String, String)> = config.kwargs.iter().map(|(k, v)| (k.clone(), v.render())).collect();
