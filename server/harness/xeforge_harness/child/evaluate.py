@@ -35,6 +35,12 @@ from .worker import give_to_sandbox, sandbox_uid
 JUDGE_GRACE_S = 5.0  # the judge's own bookkeeping after the candidate's deadline
 
 
+def _at(link, sep: str = " ") -> str:
+    """Where a worker that hung was when it was stopped (`Link.stuck_at`), for the message."""
+    where = link.stuck_at()
+    return f"{sep}it was at {where}" if where else ""
+
+
 class Stop(Exception):
     def __init__(self, verdict: str, message: str, detail: str = ""):
         super().__init__(message)
@@ -203,7 +209,7 @@ class Judge:
             self.out_of_memory |= e.kind == "oom"
             raise Stop(P.ERROR, f"{what} failed: {e.error}", e.trace) from None
         except Hung:
-            raise Stop(P.ERROR, f"{what} did not finish within {self.args.timeout:g} s") from None
+            raise Stop(P.ERROR, f"{what} did not finish within {self.args.timeout:g} s{_at(self.trusted)}", self.trusted.log_tail()) from None
         except Died as e:
             raise Stop(P.ERROR, f"{what}: the trusted process {e.how}", self.trusted.log_tail()) from None
         finally:
@@ -217,7 +223,7 @@ class Judge:
             self.out_of_memory |= e.kind == "oom"
             raise _candidate_failure(e, what) from None
         except Hung:
-            raise Stop(P.TIMEOUT, f"the candidate did not finish within {self.args.timeout:g} s (while in {self.current})") from None
+            raise Stop(P.TIMEOUT, f"the candidate did not finish within {self.args.timeout:g} s (while in {self.current}{_at(self.candidate, '; ')})") from None
         except Died as e:
             if self.candidate.status is not None and os.WIFEXITED(self.candidate.status) and self.current == "candidate:import":
                 raise Stop(P.COMPILE_ERROR, f"the candidate does not import: its process {e.how} while importing") from None

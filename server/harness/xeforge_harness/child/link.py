@@ -99,6 +99,7 @@ class Link:
             wire.send(self.sock, msg, list(tensors))
             reply, out = wire.recv(self.sock)
         except TimeoutError:
+            self.dump_stacks()
             self.kill()
             raise Hung() from None
         except (wire.Closed, BrokenPipeError, ConnectionResetError, OSError):
@@ -198,6 +199,32 @@ class Link:
             except (ProcessLookupError, PermissionError):
                 continue
 
+    def dump_stacks(self, within_s: float = 1.0) -> None:
+        """Ask the worker for its threads' stacks (faulthandler on SIGUSR1, see `worker._isolate`) and give
+        it `within_s` to write them into its log. A worker that ignores the signal only costs the wait."""
+        if self.status is not None:
+            return
+        path = os.path.join(self.workdir, "output.log")
+        try:
+            before = os.path.getsize(path)
+            os.kill(self.pid, signal.SIGUSR1)
+        except OSError:
+            return
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            try:
+                if os.path.getsize(path) > before and "(most recent call first)" in self.log_tail():
+                    time.sleep(0.05)  # the other threads' stacks follow the first
+                    return
+            except OSError:
+                return
+
+    def stuck_at(self) -> str | None:
+        """The innermost frame of user code in the stacks `dump_stacks` left in the log (`file.py:LINE in
+        fn`), else the innermost frame; None without a dump."""
+        return stuck_at(self.log_tail())
+
     def kill(self) -> None:
         if self.status is not None:
             return
@@ -230,6 +257,25 @@ class Link:
         except OSError:
             return ""
         return "".join(line for line in text.splitlines(keepends=True) if not _PROFILER_NOISE.match(line))
+
+
+_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<fn>\S+)')
+
+
+def stuck_at(log: str) -> str | None:
+    """See `Link.stuck_at`: faulthandler writes the thread that took the signal (the main one) under
+    "Current thread", innermost frame first."""
+    at = log.rfind("Current thread")
+    if at < 0:
+        at = log.rfind("(most recent call first)")
+    if at < 0:
+        return None
+    frames = [m for m in map(_FRAME.match, log[at:].splitlines()[1:40]) if m]
+    if not frames:
+        return None
+    library = ("site-packages", "dist-packages", "/lib/python", "xeforge_harness")
+    own = next((m for m in frames if not any(s in m["file"] for s in library)), frames[0])
+    return f"{os.path.basename(own['file'])}:{own['line']} in {own['fn']}"
 
 
 def stray_processes(root: int) -> list[int]:

@@ -16,6 +16,7 @@ failure is a reply (`ok: false`), never a dead loop.
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import importlib
 import importlib.util
 import os
@@ -79,6 +80,9 @@ def _isolate(role: str, keep_fd: int, workdir: str, preload: Sequence[str] = ())
     sys.stdout = os.fdopen(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     sys.stderr = os.fdopen(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
     sys.stdin = open(os.devnull, encoding="utf-8")
+    # Where it was when the judge gave up on it: on SIGUSR1 every thread's Python stack goes into the
+    # log (`Link.dump_stacks`), text for people beside a timeout, never read as a result.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     shared = os.environ.pop("XEFORGE_HARNESS_TRUSTED_CACHE", None)  # never visible to the candidate
     os.environ["TRITON_CACHE_DIR"] = shared if role == "trusted" and shared else os.path.join(workdir, "triton-cache")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
