@@ -297,3 +297,23 @@ def test_a_wrapper_that_asserts_is_cuda_or_synchronizes_runs_on_the_interpreter(
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+# --- where a hung worker was (link.stuck_at) ---------------------------------------------------
+
+
+def test_a_hung_worker_is_placed_at_its_innermost_own_frame_else_its_innermost():
+    from xeforge_harness.child.link import stuck_at
+
+    own = """noise before
+Timeout (0:00:12)!
+Current thread 0x00007f2572311140 (most recent call first):
+  File "/venv/lib/python3.12/site-packages/torch/autograd/profiler.py", line 729 in _parse_kineto_results
+  File "/tmp/xeforge-candidate-1/files/my_kernel.py", line 31 in forward
+  File "/repo/server/harness/xeforge_harness/child/worker.py", line 332 in op_run
+  File "<frozen runpy>", line 88 in _run_code
+"""
+    assert stuck_at(own) == "my_kernel.py:31 in forward"
+    library_only = own.replace("/tmp/xeforge-candidate-1/files/my_kernel.py", "/venv/lib/python3.12/site-packages/x.py")
+    assert stuck_at(library_only) == "profiler.py:729 in _parse_kineto_results"
+    assert stuck_at("a log without a dump\n") is None

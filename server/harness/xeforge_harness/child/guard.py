@@ -19,6 +19,7 @@ trusting anything here.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -192,6 +193,35 @@ def _wrap(cls, attr: str) -> None:
     setattr(cls, attr, counted)
 
 
+# The call being recorded in this process, if any (`unprofiled` pauses its profiler).
+_recording: Recording | None = None
+
+
+@contextlib.contextmanager
+def unprofiled():
+    """Within: the device profiler of the call being recorded collects nothing; the dispatch-mode
+    recorder and the launch counter still see everything.
+
+    For the autotuner's search alone (`search_effects`): it benchmarks every config thousands of times
+    on a small kernel, and parsing that profile took minutes (a 16-config list of an 8192-element
+    kernel under `torch.library.triton_op` timed out after 120 s on an H100, all of it in
+    `_parse_kineto_results`). What the search runs is the candidate's own kernel; the call made right
+    after it, with the pick cached, is profiled, and so is every later call."""
+    rec = _recording
+    if rec is None or rec._prof is None:
+        yield
+        return
+    try:
+        rec._prof.toggle_collection_dynamic(False, rec.activities)
+    except Exception:  # noqa: BLE001  (a profiler that cannot pause records the search: slower, not wrong)
+        yield
+        return
+    try:
+        yield
+    finally:
+        rec._prof.toggle_collection_dynamic(True, rec.activities)
+
+
 class Recording:
     """Everything one call runs: ATen operators (two layers), Triton launches, device kernels.
 
@@ -217,13 +247,18 @@ class Recording:
         elif self.device_kind == "xpu" and hasattr(ProfilerActivity, "XPU"):
             activities.append(ProfilerActivity.XPU)
         config = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
+        self.activities = activities
         self._prof = profile(activities=activities, experimental_config=config)
         self._prof.__enter__()
+        global _recording
+        _recording = self
         self._launches0 = LAUNCHES.count
         self._mode.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
+        global _recording
+        _recording = None
         if _get_current_dispatch_mode() is not self._mode:
             self.tampered.append("the operator recorder was removed from the dispatch stack")
         else:

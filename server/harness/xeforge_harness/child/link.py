@@ -274,7 +274,7 @@ def stuck_at(log: str) -> str | None:
     if not frames:
         return None
     library = ("site-packages", "dist-packages", "/lib/python", "xeforge_harness")
-    own = next((m for m in frames if not any(s in m["file"] for s in library)), frames[0])
+    own = next((m for m in frames if not m["file"].startswith("<") and not any(s in m["file"] for s in library)), frames[0])
     return f"{os.path.basename(own['file'])}:{own['line']} in {own['fn']}"
 
 
