@@ -42,3 +42,19 @@ def test_the_allow_list_is_explicit_about_what_is_not_compute():
     assert is_compute("aten.mm")
     assert is_compute("custom.my_op")
     assert {"mm", "addmm", "convolution", "add", "softmax", "_softmax"}.isdisjoint(NON_COMPUTE)
+
+
+def test_a_call_split_by_the_search_pause_keeps_both_profiles_and_every_operator():
+    import torch
+    from xeforge_harness.child import guard
+
+    x = torch.ones(8)
+    with guard.Recording("cpu") as rec:
+        torch.add(x, 1)
+        with guard.unprofiled():
+            torch.mul(x, 2)  # the search: the dispatch recorder still sees it
+        torch.sub(x, 3)
+    report = rec.report()
+    assert {"aten.add", "aten.mul", "aten.sub"} <= set(report["ops"]), report
+    assert report["tampered"] == [], report
+    assert len(rec._stopped) == 2  # one profile before the pause, one after

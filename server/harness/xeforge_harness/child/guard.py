@@ -211,15 +211,13 @@ def unprofiled():
     if rec is None or rec._prof is None:
         yield
         return
-    try:
-        rec._prof.toggle_collection_dynamic(False, rec.activities)
-    except Exception:  # noqa: BLE001  (a profiler that cannot pause records the search: slower, not wrong)
-        yield
-        return
+    # Stopped and started again, not paused: `toggle_collection_dynamic` failed an internal assertion of
+    # torch 2.11's profiler ("Expected profiler state set") under `profile_all_threads`.
+    rec._stop()
     try:
         yield
     finally:
-        rec._prof.toggle_collection_dynamic(True, rec.activities)
+        rec._start()
 
 
 class Recording:
@@ -237,19 +235,18 @@ class Recording:
         self.tampered: list[str] = []
         self._mode = OpRecorder()
         self._prof: Any = None  # torch.profiler.profile once entered
+        self._stopped: list = []  # profiles ended: the search's pause (`unprofiled`) splits a call in two
 
     def __enter__(self) -> Recording:
-        from torch.profiler import ProfilerActivity, profile
+        from torch.profiler import ProfilerActivity
 
         activities = [ProfilerActivity.CPU]
         if self.device_kind == "cuda":
             activities.append(ProfilerActivity.CUDA)
         elif self.device_kind == "xpu" and hasattr(ProfilerActivity, "XPU"):
             activities.append(ProfilerActivity.XPU)
-        config = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
         self.activities = activities
-        self._prof = profile(activities=activities, experimental_config=config)
-        self._prof.__enter__()
+        self._start()
         global _recording
         _recording = self
         self._launches0 = LAUNCHES.count
@@ -265,9 +262,11 @@ class Recording:
             self._mode.__exit__(*exc)
         self.launches = LAUNCHES.count - self._launches0
         self.ops |= self._mode.ops
+        events = []
         try:
-            self._prof.__exit__(*exc)
-            events = list(self._prof.events())
+            self._stop(*exc)
+            for prof in self._stopped:
+                events += list(prof.events())
         except Exception as e:  # a profiler disabled under our feet cannot be read
             self.tampered.append(f"the profiler was stopped during the call ({type(e).__name__})")
             events = []
@@ -281,6 +280,20 @@ class Recording:
                 self.kernels.add(_kernel_name(event.name))
         if self._mode.ops and not seen_ops and not self.tampered:
             self.tampered.append("the profiler recorded no operator although the dispatcher ran some")
+
+    def _start(self) -> None:
+        from torch.profiler import profile
+
+        config = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
+        self._prof = profile(activities=self.activities, experimental_config=config)
+        self._prof.__enter__()
+
+    def _stop(self, *exc) -> None:
+        """The current profile ends (its events are read at `__exit__`); none runs until `_start`."""
+        prof, self._prof = self._prof, None
+        if prof is not None:
+            self._stopped.append(prof)
+            prof.__exit__(*(exc or (None, None, None)))
 
     def report(self) -> dict:
         return {"ops": sorted(self.ops), "kernels": sorted(self.kernels), "launches": self.launches, "tampered": self.tampered}
