@@ -209,7 +209,9 @@ class Judge:
             self.out_of_memory |= e.kind == "oom"
             raise Stop(P.ERROR, f"{what} failed: {e.error}", e.trace) from None
         except Hung:
-            raise Stop(P.ERROR, f"{what} did not finish within {self.args.timeout:g} s{_at(self.trusted)}", self.trusted.log_tail()) from None
+            raise Stop(
+                P.ERROR, f"{what} did not finish within {self.args.timeout:g} s{_at(self.trusted)}", self.trusted.log_tail()
+            ) from None
         except Died as e:
             raise Stop(P.ERROR, f"{what}: the trusted process {e.how}", self.trusted.log_tail()) from None
         finally:
@@ -223,7 +225,10 @@ class Judge:
             self.out_of_memory |= e.kind == "oom"
             raise _candidate_failure(e, what) from None
         except Hung:
-            raise Stop(P.TIMEOUT, f"the candidate did not finish within {self.args.timeout:g} s (while in {self.current}{_at(self.candidate, '; ')})") from None
+            raise Stop(
+                P.TIMEOUT,
+                f"the candidate did not finish within {self.args.timeout:g} s (while in {self.current}{_at(self.candidate, '; ')})",
+            ) from None
         except Died as e:
             if self.candidate.status is not None and os.WIFEXITED(self.candidate.status) and self.current == "candidate:import":
                 raise Stop(P.COMPILE_ERROR, f"the candidate does not import: its process {e.how} while importing") from None

@@ -138,13 +138,11 @@ def _string_constexprs() -> None:
         self.constexprs += [
             name
             for name in arg_names
-            if name not in self.constexprs
-            and isinstance(written.get(name), str)
-            and _constexpr_spelled(written[name])
+            if name not in self.constexprs and isinstance(written.get(name), str) and _constexpr_spelled(written[name])
         ]
 
     init_reading_strings._xeforge_strings = True  # type: ignore[attr-defined]
-    interpreter.GridExecutor.__init__ = init_reading_strings  # type: ignore[method-assign]
+    interpreter.GridExecutor.__init__ = init_reading_strings
 
 
 def _constexpr_spelled(annotation: str) -> bool:
