@@ -168,9 +168,14 @@ fn resolve_self(text: &str, root: Node, at: usize, attr: &str) -> Option<ConfigV
 /// Whether the function around `launch` reads `name` anywhere but in a launch of the kernel and in
 /// the definition of the launch's grid (`grid = ...`, `def grid(meta)`).
 fn read_elsewhere(text: &str, root: Node, launch: &LaunchSite, sites: &[TextRange], name: &str) -> bool {
-    let Some(scope) = around(root, launch.range.start, "function_definition").pop() else {
-        return false; // a module-level launch: nothing around it sizes host buffers by the tile
-    };
+    first_read_elsewhere(text, root, launch, sites, name).is_some()
+}
+
+/// Where the function around `launch` first reads `name` outside its launches and the grid's own
+/// definition (a byte offset): what ties the tile to host code, for the stage's note.
+pub fn first_read_elsewhere(text: &str, root: Node, launch: &LaunchSite, sites: &[TextRange], name: &str) -> Option<usize> {
+    // A module-level launch: nothing around it sizes host buffers by the tile.
+    let scope = around(root, launch.range.start, "function_definition").pop()?;
     let grid = slice(text, launch.grid).trim();
     let mut allowed: Vec<TextRange> = sites.to_vec();
     allowed.push(launch.range);
@@ -200,7 +205,7 @@ fn read_elsewhere(text: &str, root: Node, launch: &LaunchSite, sites: &[TextRang
         }
         stack.extend(named_children(n));
     }
-    reads.iter().any(|&at| !allowed.iter().any(|r| r.start <= at && at < r.end))
+    reads.into_iter().filter(|&at| !allowed.iter().any(|r| r.start <= at && at < r.end)).min()
 }
 
 /// A name that is not read as a value: an attribute's field, a keyword, a parameter's or a

@@ -60,6 +60,9 @@ pub struct Plan {
     /// Tiles the launch computes (`BLOCK=triton.next_power_of_2(n)`, `BLOCK_M=cfg.block_m`), with the
     /// expression: they stay at the launch, untuned, and the stage says so.
     pub kept: Vec<(String, String)>,
+    /// Of those, tiles bound to a host name the wrapper also reads elsewhere: (name, where, as
+    /// `line N: `code``), so the note can point at what ties them.
+    pub kept_reads: Vec<(String, String)>,
     /// Of those, tiles a host tensor descriptor is built with too: (name, the descriptor's call).
     pub tied: Vec<(String, String)>,
     /// Host tensor descriptors whose block follows the config's tiles: (the kernel parameter, each
@@ -146,6 +149,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         return Err(AutotuneError::KeywordSplat { kernel: kernel.name.clone(), splat: splat.to_string() });
     }
     let (mut kept, mut replaced, mut tied, mut descriptors) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut kept_reads = Vec::new();
     let (start, key, how, start_is_original) = if let Some(i) = kernel.autotune {
         let deco = kernel.decorators[i];
         let (configs_range, listed, key) =
@@ -236,6 +240,13 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             .map(|p| p.name.clone())
             .collect();
         kept = computed_tiles(text, kernel, launch, &cfg, &constexprs);
+        kept_reads = kept
+            .iter()
+            .filter_map(|(name, e)| {
+                let at = bind::first_read_elsewhere(text, tree.root_node(), launch, &sites, e)?;
+                Some((name.clone(), line_at(text, at)))
+            })
+            .collect();
         let at = autotune_slot(text, kernel);
         (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent }, !computed && same_everywhere)
     };
@@ -334,6 +345,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         readings,
         start_is_original,
         kept,
+        kept_reads,
         tied,
         descriptors,
         replaced,
@@ -440,8 +452,18 @@ impl Plan {
             }
         };
         let tied = |n: &str| self.tied.iter().find(|(t, _)| t == n).map(|(_, call)| call);
-        let mut list: Vec<String> =
-            self.kept.iter().filter(|(n, _)| tied(n).is_none()).map(|(n, e)| format!("{n}=`{e}` ({})", why(e))).collect();
+        let read = |n: &str| self.kept_reads.iter().find(|(t, _)| t == n).map(|(_, at)| at);
+        let mut list: Vec<String> = self
+            .kept
+            .iter()
+            .filter(|(n, _)| tied(n).is_none())
+            .map(|(n, e)| match read(n) {
+                Some(at) => {
+                    format!("{n}=`{e}` (the wrapper also reads `{e}` at {at}: a config would change the kernel's tile and leave that line on the old one)")
+                }
+                None => format!("{n}=`{e}` ({})", why(e)),
+            })
+            .collect();
         let by_descriptor: Vec<String> = self.kept.iter().filter(|(n, _)| tied(n).is_some()).map(|(n, e)| format!("{n}=`{e}`")).collect();
         if let Some(call) = self.kept.iter().find_map(|(n, _)| tied(n)) {
             list.push(format!(
@@ -620,6 +642,15 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
         }
     }
     Some(cfg)
+}
+
+/// `line N: `code`` for the line holding byte `at` (its code trimmed, at most 80 characters).
+fn line_at(text: &str, at: usize) -> String {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let code: String = text[start..end].trim().chars().take(80).collect();
+    format!("line {}: `{code}`", text[..start].matches('\n').count() + 1)
 }
 
 fn line_indent(text: &str, at: usize) -> String {
@@ -909,6 +940,21 @@ mod tests {
         c.kwargs[0].1 = ConfigValue::Int(block);
         c.num_warps = warps;
         p.candidate(&src, &[c], &p.readings[0]).unwrap()
+    }
+
+    /// A tile bound to a local the wrapper also reads (`assert M % BLOCK_M == 0`) stays at the launch,
+    /// and the note points at the line that ties it.
+    #[test]
+    fn a_tile_the_wrapper_reads_elsewhere_is_kept_with_the_line_that_reads_it() {
+        let src = HARDCODED.replace(
+            "        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)",
+            "        BLOCK = 1024\n        assert n % BLOCK == 0\n        add_kernel[(n // BLOCK,)](x, y, out, n, BLOCK_SIZE=BLOCK, num_warps=4)",
+        );
+        let o = Outline::build(&src);
+        let p = plan(&src, &o, o.kernel("add_kernel").unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.kept, [("BLOCK_SIZE".to_string(), "BLOCK".to_string())]);
+        let note = p.kept_note().unwrap();
+        assert!(note.contains("the wrapper also reads `BLOCK` at line 16: `assert n % BLOCK == 0`"), "{note}");
     }
 
     /// A descriptor block a `pre_hook` cannot follow (two tiles of the same size: which is which?)
