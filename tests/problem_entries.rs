@@ -310,6 +310,43 @@ fn flags_and_numbers_a_call_site_passes_instead_of_the_defaults() {
     assert_verdict(&v);
 }
 
+/// A wrapper that picks a kernel by dtype (`if x.dtype == torch.float16: _relu_half[...]`): the stage
+/// working on `_relu_half` draws float16 inputs, read off the branch around its launch. Told float32
+/// instead, the harness says the original never reached the kernel rather than check the other one.
+#[test]
+fn a_kernel_the_wrapper_picks_by_dtype_is_checked_on_inputs_that_reach_it() {
+    let Some(py) = pyenv::harness() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/entries/relu_by_dtype.py")).unwrap();
+    let file = dir.path().join("relu_by_dtype.py");
+    let run = |text: &str, kernel: &str| {
+        std::fs::write(&file, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_xeforge"))
+            .args(["stage", "autotune"])
+            .arg(&file)
+            .args(["--kernel", kernel, "--device", "cpu", "--format", "json"])
+            .env("XEFORGE_PYTHON", &py)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        serde_json::from_str::<Value>(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    };
+    let v = run(&text, "_relu_half");
+    assert!(provenance(&v, "dtype").starts_with("float16"), "{}", provenance(&v, "dtype"));
+    assert_verdict(&v);
+    // The float32 kernel sits in the `else` branch: the default dtype reaches it.
+    let v = run(&text, "_relu_fp32");
+    assert!(provenance(&v, "dtype").starts_with("float32"), "{}", provenance(&v, "dtype"));
+    assert_verdict(&v);
+    let v = run(&text.replace("def relu(", "# xeforge: dims dtype=float32\ndef relu("), "_relu_half");
+    assert_eq!(v["status"], "error", "{v}");
+    let said = v["summary"].as_str().unwrap();
+    assert!(said.contains("the original never launched `_relu_half`") && said.contains("ran `_relu_fp32` instead"), "{said}");
+}
+
 /// `torch.library.triton_op` over `wrap_triton(kernel)[grid]`, with postponed annotations: the
 /// interpreter reads the string `tl.constexpr` as Triton's compiler does (it failed on `tl.arange`).
 #[test]

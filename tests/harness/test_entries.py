@@ -34,10 +34,10 @@ class Double(torch.autograd.Function):
 """
 
 
-def _eval(serve, kernel: Path, spec: str, tmp_path: Path, candidate: Path | None = None) -> dict:
+def _eval(serve, kernel: Path, spec: str, tmp_path: Path, candidate: Path | None = None, **extra) -> dict:
     spec_path = tmp_path / "spec.yaml"
     spec_path.write_text(spec)
-    args = {"kernel": str(kernel), "candidate": str(candidate or kernel), "spec": str(spec_path), "device": DEVICE}
+    args = {"kernel": str(kernel), "candidate": str(candidate or kernel), "spec": str(spec_path), "device": DEVICE, **extra}
     if ON_GPU:
         args["no_timing"] = True
     return serve.request("evaluate", args)
@@ -216,3 +216,46 @@ def test_an_original_that_never_reaches_its_kernel_is_an_error_not_correct(serve
         assert "the original launched no Triton kernel on ci[0]" in r["message"], r
     else:
         assert r["verdict"] == "correct", r
+
+
+BY_DTYPE = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _relu_fp32(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=m), 0.0), mask=m)
+
+
+@triton.jit
+def _relu_half(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m).to(tl.float32)
+    tl.store(y_ptr + offs, tl.maximum(x, 0.0).to(tl.float16), mask=m)
+
+
+def relu(x):
+    y = torch.empty_like(x)
+    if x.dtype == torch.float16:
+        _relu_half[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+    else:
+        _relu_fp32[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+    return y
+"""
+
+
+@pytest.mark.parametrize(("dtype", "verdict"), [("float32", "error"), ("float16", "correct")])
+def test_a_target_kernel_the_wrapper_does_not_pick_for_these_inputs_is_an_error(serve, tmp_path, dtype, verdict):
+    # A stage working on `_relu_half` checked on float32 inputs would check `_relu_fp32` alone.
+    kernel = tmp_path / "relu_by_dtype.py"
+    kernel.write_text(BY_DTYPE)
+    spec = f"entry: relu\ninputs:\n  x: {{shape: [n], dtype: {dtype}}}\nci:\n  - dims: {{n: 1000}}\n"
+    r = _eval(serve, kernel, spec, tmp_path, target_kernel="_relu_half")
+    assert r["verdict"] == verdict, r
+    if verdict == "error":
+        assert "the original never launched `_relu_half` on ci[0]: its entry ran `_relu_fp32` instead" in r["message"], r

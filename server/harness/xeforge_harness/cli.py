@@ -47,11 +47,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --no-timing: one untimed call on each timing-family variant (its compiles and autotune searches)",
     )
+    ev.add_argument("--target-kernel", help="the Triton kernel a stage works on: the original must launch it on the checked inputs")
 
     sw = sub.add_parser("sweep", help="judge several candidates of one problem, one after another (one trusted side)")
     sw.add_argument("--kernel", required=True, help="the original kernel file")
     sw.add_argument("--candidate", required=True, action="append", dest="candidates", help="a rewrite to verify (repeat)")
-    for flag in ("--spec", "--reference", "--family", "--timing-family"):
+    for flag in ("--spec", "--reference", "--family", "--timing-family", "--target-kernel"):
         sw.add_argument(flag)
     sw.add_argument("--device", default="auto", choices=P.DEVICES)
     sw.add_argument("--seeds", type=int, default=P.DEFAULT_SEEDS)
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                     "stop_below",
                     "budget_s",
                     "min_candidates",
+                    "target_kernel",
                 )
             }
             result = service.sweep(raw, workers)
@@ -137,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                     "timing_family",
                     "stop_below",
                     "search_timed",
+                    "target_kernel",
                 )
             }
             result = service.evaluate(raw, workers)

@@ -57,6 +57,9 @@ class EvaluateArgs:
     # made on the device, untimed, unchecked), so that what its first call of that shape does (compiles,
     # an autotuner's search) shows in the compile report. The verdict is the checked family's.
     search_timed: bool = False
+    # The kernel a stage works on: the original must launch it on the checked inputs, or nothing checked
+    # says anything about it (a wrapper that picks another kernel of the file by dtype or size).
+    target_kernel: str | None = None
 
     @staticmethod
     def from_mapping(raw: Any) -> EvaluateArgs:
@@ -71,7 +74,7 @@ class EvaluateArgs:
         for required in ("kernel", "candidate"):
             if not isinstance(args.get(required), str) or not args[required]:
                 raise ArgsError(required, "a file path is required")
-        for opt in ("spec", "reference", "family", "timing_family"):
+        for opt in ("spec", "reference", "family", "timing_family", "target_kernel"):
             if args.get(opt) is not None and not isinstance(args[opt], str):
                 raise ArgsError(opt, "expected a string")
         device = args.get("device", "auto")
@@ -115,6 +118,7 @@ class EvaluateArgs:
             timing_family=args.get("timing_family"),
             stop_below=float(stop_below) if stop_below is not None else None,
             search_timed=search_timed,
+            target_kernel=args.get("target_kernel"),
         )
 
 

@@ -260,6 +260,9 @@ pub(super) struct Ctx<'a> {
     policy: GuardPolicy,
     started: u64,
     kernel: String,
+    /// The file launches `kernel` itself (not a helper other kernels call): the harness then checks
+    /// that the original reaches it (`EvaluateArgs::target_kernel`).
+    launched: bool,
     /// Knowledge-base (device, toolchain) ids.
     target: (String, String),
     /// The checker's findings on the original under that target, computed once: the fix round's
@@ -352,6 +355,7 @@ impl StageRunner {
             policy,
             started,
             kernel: kernel_name.clone(),
+            launched: outline.launches.iter().any(|l| l.targets(&kernel_name)),
             target: (target.device.id.clone(), target.toolchain.id.clone()),
             findings,
             problem: problem.clone(),
@@ -474,6 +478,7 @@ impl StageRunner {
         args.family = ctx.req.family.clone();
         args.seeds = ctx.req.seeds.max(3);
         args.timeout = ctx.req.timeout;
+        args.target_kernel = ctx.launched.then(|| ctx.kernel.clone());
         if let Some(o) = opts {
             args.spec = o.spec.clone().or(args.spec);
             args.family = o.family.clone().or(args.family);

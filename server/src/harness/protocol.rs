@@ -114,6 +114,11 @@ pub struct EvaluateArgs {
     /// addition; sent only when set, so a harness without it is never asked).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub search_timed: bool,
+    /// The kernel a stage works on: the original must launch it on the checked inputs, or the
+    /// verdict is `error` (harness addition; a wrapper that picks another kernel of the file by dtype
+    /// or size would otherwise be "correct" whatever the candidate did to this one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_kernel: Option<String>,
 }
 
 impl EvaluateArgs {
@@ -132,6 +137,7 @@ impl EvaluateArgs {
             runs: None,
             stop_below: None,
             search_timed: false,
+            target_kernel: None,
         }
     }
 }

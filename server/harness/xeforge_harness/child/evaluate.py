@@ -72,6 +72,7 @@ class Problem:
     original_ops: set[str] = field(default_factory=set)
     original_kernels: set[str] = field(default_factory=set)
     original_launches: int = 0
+    original_launched: set[str] = field(default_factory=set)  # the original's Triton kernels, by name
     notes: list[str] = field(default_factory=list)
     # Variants only timed (`timing_family`): built and run once on both sides, checked by the timed protocol.
     timed_only: list[Variant] = field(default_factory=list)
@@ -278,6 +279,16 @@ class Judge:
                 "`if x.device.type != 'cuda'`, or below a size), so no check here would say anything about its kernels; "
                 "run on the device the kernel is for (--device cuda or xpu), or give sizes that reach it",
             )
+        target = args.target_kernel
+        if target and problem.original_launches and target not in problem.original_launched:
+            # Another kernel of the file ran: a check would pass whatever the candidate did to this one.
+            raise Stop(
+                P.ERROR,
+                f"the original never launched `{target}` on {', '.join(_name(v) for v in problem.variants)}: its entry "
+                f"ran {', '.join(f'`{k}`' for k in sorted(problem.original_launched))} instead (a wrapper that picks a "
+                "kernel by dtype or size), so no check here would say anything about it; give inputs that reach it "
+                "(the dtype or sizes its branch needs)",
+            )
         reply, _ = self.trusted_call({"op": "searches"}, what="reading the original's autotune searches")
         for f in reply.get("changed") or []:
             problem.notes.append(
@@ -444,6 +455,7 @@ class Judge:
                     problem.original_ops |= set(rec["ops"])
                     problem.original_kernels |= set(rec["kernels"])
                     problem.original_launches = max(problem.original_launches, rec["launches"])
+                    problem.original_launched |= set(rec.get("launched") or [])
                 refs.append(_summary_reference(reply) if summary else _reference(reply, tensors))
             problem.refs[name] = refs
 

@@ -153,15 +153,18 @@ def profiler_op(name: str) -> str | None:
 
 
 class _LaunchCounter:
-    """Counts Triton kernel launches (compiled and interpreted), from any thread."""
+    """Counts Triton kernel launches (compiled and interpreted), from any thread, and by kernel name."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.by_name: dict[str, int] = {}
         self.lock = threading.Lock()
 
-    def bump(self) -> None:
+    def bump(self, name: str | None = None) -> None:
         with self.lock:
             self.count += 1
+            if name:
+                self.by_name[name] = self.by_name.get(name, 0) + 1
 
 
 LAUNCHES = _LaunchCounter()
@@ -186,7 +189,7 @@ def _wrap(cls, attr: str) -> None:
 
     def counted(self, *args, **kwargs):
         if not kwargs.get("warmup"):  # `JITFunction.warmup` compiles and launches nothing
-            LAUNCHES.bump()
+            LAUNCHES.bump(getattr(getattr(self, "fn", None), "__name__", None))
         return inner(self, *args, **kwargs)
 
     counted._xeforge_counted = True  # type: ignore[attr-defined]
@@ -232,6 +235,7 @@ class Recording:
         self.ops: set[str] = set()
         self.kernels: set[str] = set()
         self.launches = 0
+        self.launched: list[str] = []  # the Triton kernels launched, by name
         self.tampered: list[str] = []
         self._mode = OpRecorder()
         self._prof: Any = None  # torch.profiler.profile once entered
@@ -250,6 +254,7 @@ class Recording:
         global _recording
         _recording = self
         self._launches0 = LAUNCHES.count
+        self._by_name0 = dict(LAUNCHES.by_name)
         self._mode.__enter__()
         return self
 
@@ -261,6 +266,7 @@ class Recording:
         else:
             self._mode.__exit__(*exc)
         self.launches = LAUNCHES.count - self._launches0
+        self.launched = sorted(n for n, c in LAUNCHES.by_name.items() if c > self._by_name0.get(n, 0))
         self.ops |= self._mode.ops
         events = []
         try:
@@ -296,7 +302,13 @@ class Recording:
             prof.__exit__(*(exc or (None, None, None)))
 
     def report(self) -> dict:
-        return {"ops": sorted(self.ops), "kernels": sorted(self.kernels), "launches": self.launches, "tampered": self.tampered}
+        return {
+            "ops": sorted(self.ops),
+            "kernels": sorted(self.kernels),
+            "launches": self.launches,
+            "launched": self.launched,
+            "tampered": self.tampered,
+        }
 
 
 def _is_device_kernel(event) -> bool:

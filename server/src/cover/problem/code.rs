@@ -172,6 +172,7 @@ pub fn read(src: &Src, tree: &tree_sitter::Tree, entry: &Entry, kernel_def: Opti
                 let at = launch.start_byte();
                 let is_param = |name: &str| is_param(name) && rebound.get(name).is_none_or(|&end| at < end);
                 launch_facts(src, launch, kdef, kernel_params, &mut f, &is_param);
+                branch_dtypes(src, body, launch, &mut f, &is_param);
             }
         }
     }
@@ -400,6 +401,58 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
                     }
                 }
                 _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `if x.dtype == torch.float16:` (or `elif`, or `x.dtype in (...)`) around a launch of the kernel: a
+/// wrapper that picks a kernel by dtype reaches this one only with that dtype, so the inputs take it.
+/// An `else` branch says nothing (any other dtype will do, float32 among them).
+fn branch_dtypes(src: &Src, body: Node, launch: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
+    let mut n = launch;
+    while let Some(up) = n.parent() {
+        if up == body {
+            break;
+        }
+        if matches!(up.kind(), "if_statement" | "elif_clause")
+            && field(up, "consequence") == Some(n)
+            && let Some(cond) = field(up, "condition")
+        {
+            dtype_condition(src, cond, f, is_param);
+        }
+        n = up;
+    }
+}
+
+/// The dtype facts of a condition alone (`and` of them too): a branch's size tests are not asserts.
+fn dtype_condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
+    let cond = unparen(cond);
+    let o = src.origin(cond);
+    match cond.kind() {
+        "boolean_operator" if field(cond, "operator").is_some_and(|op| src.text(op) == "and") => {
+            for side in ["left", "right"] {
+                if let Some(s) = field(cond, side) {
+                    dtype_condition(src, s, f, is_param);
+                }
+            }
+        }
+        "comparison_operator" => {
+            let parts: Vec<Node> = named_children(cond).collect();
+            let ops: Vec<&str> = {
+                let mut c = cond.walk();
+                cond.children(&mut c).filter(|x| !x.is_named()).map(|x| src.text(x)).collect()
+            };
+            let [a, b] = parts.as_slice() else { return };
+            let d = match ops.as_slice() {
+                ["=="] => torch_dtype(src, *b),
+                ["in"] => named_children(unparen(*b)).find_map(|x| torch_dtype(src, x)),
+                _ => None,
+            };
+            if let (Some(p), Some(d)) = (dtype_of_param(src, *a, is_param), d) {
+                f.tensor(&p, &o);
+                f.dtypes.entry(p).or_insert((d, o));
             }
         }
         _ => {}

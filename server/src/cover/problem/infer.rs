@@ -686,10 +686,9 @@ impl Builder<'_> {
         Ok((dims, dtype, o.origin.to_string()))
     }
 
-    /// The dtype when the call sites say none: an assert on an input, else the output's allocation,
-    /// else float32.
-    /// The dtype when the call sites say none: an assert on an input, else the output's allocation,
-    /// else float32. Also its provenance line, recorded only where it is used.
+    /// The dtype when the call sites say none: an assert on an input (or the `if x.dtype == ...` branch
+    /// the kernel's launch is in), else the output's allocation, else float32. Also its provenance
+    /// line, recorded only where it is used.
     fn default_dtype(&self) -> (String, String, String) {
         let floats = |d: &str| d.starts_with("float") || d == "bfloat16";
         if let Some((p, (d, o))) = self.facts.dtypes.iter().find(|(_, (d, _))| floats(d)) {
