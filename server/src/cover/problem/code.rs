@@ -151,7 +151,7 @@ pub fn read(src: &Src, tree: &tree_sitter::Tree, entry: &Entry, kernel_def: Opti
                 "assignment" => assignment(src, n, &mut f, &is_param),
                 "assert_statement" => {
                     for cond in named_children(n).take(1) {
-                        condition(src, cond, &mut f, &is_param);
+                        condition(src, cond, &mut f, &is_param, false);
                     }
                 }
                 "call" => uses(src, n, &mut f, &is_param),
@@ -365,18 +365,20 @@ fn torch_dtype(src: &Src, n: Node) -> Option<String> {
     dtype_name(attr).map(str::to_string)
 }
 
-fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
+/// What a condition says of the inputs (an assert's; `and` of several too). `dtypes_only`: only their
+/// dtypes, for an `if` around the kernel's launch, where a size test is a branch and not an assert.
+fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool, dtypes_only: bool) {
     let cond = unparen(cond);
     let o = src.origin(cond);
     match cond.kind() {
         "boolean_operator" if field(cond, "operator").is_some_and(|op| src.text(op) == "and") => {
             for side in ["left", "right"] {
                 if let Some(s) = field(cond, side) {
-                    condition(src, s, f, is_param);
+                    condition(src, s, f, is_param, dtypes_only);
                 }
             }
         }
-        "call" => {
+        "call" if !dtypes_only => {
             if let Some(p) = callee(src, cond).strip_suffix(".is_contiguous").filter(|p| is_param(p)) {
                 f.tensor(p, &o);
                 f.contiguous.push((p.to_string(), o));
@@ -390,6 +392,12 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
             };
             let [a, b] = parts.as_slice() else { return };
             match ops.as_slice() {
+                ["=="] if dtypes_only => {
+                    if let (Some(p), Some(d)) = (dtype_of_param(src, *a, is_param), torch_dtype(src, *b)) {
+                        f.tensor(&p, &o);
+                        f.dtypes.entry(p).or_insert((d, o));
+                    }
+                }
                 ["=="] => equality(src, *a, *b, f, is_param, &o),
                 ["in"] => {
                     // x.dtype in (torch.float16, torch.bfloat16): the first is what the generated inputs use
@@ -420,42 +428,9 @@ fn branch_dtypes(src: &Src, body: Node, launch: Node, f: &mut CodeFacts, is_para
             && field(up, "consequence") == Some(n)
             && let Some(cond) = field(up, "condition")
         {
-            dtype_condition(src, cond, f, is_param);
+            condition(src, cond, f, is_param, true);
         }
         n = up;
-    }
-}
-
-/// The dtype facts of a condition alone (`and` of them too): a branch's size tests are not asserts.
-fn dtype_condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
-    let cond = unparen(cond);
-    let o = src.origin(cond);
-    match cond.kind() {
-        "boolean_operator" if field(cond, "operator").is_some_and(|op| src.text(op) == "and") => {
-            for side in ["left", "right"] {
-                if let Some(s) = field(cond, side) {
-                    dtype_condition(src, s, f, is_param);
-                }
-            }
-        }
-        "comparison_operator" => {
-            let parts: Vec<Node> = named_children(cond).collect();
-            let ops: Vec<&str> = {
-                let mut c = cond.walk();
-                cond.children(&mut c).filter(|x| !x.is_named()).map(|x| src.text(x)).collect()
-            };
-            let [a, b] = parts.as_slice() else { return };
-            let d = match ops.as_slice() {
-                ["=="] => torch_dtype(src, *b),
-                ["in"] => named_children(unparen(*b)).find_map(|x| torch_dtype(src, x)),
-                _ => None,
-            };
-            if let (Some(p), Some(d)) = (dtype_of_param(src, *a, is_param), d) {
-                f.tensor(&p, &o);
-                f.dtypes.entry(p).or_insert((d, o));
-            }
-        }
-        _ => {}
     }
 }
 
