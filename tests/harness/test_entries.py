@@ -218,42 +218,10 @@ def test_an_original_that_never_reaches_its_kernel_is_an_error_not_correct(serve
         assert r["verdict"] == "correct", r
 
 
-BY_DTYPE = """
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _relu_fp32(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=m), 0.0), mask=m)
-
-
-@triton.jit
-def _relu_half(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    x = tl.load(x_ptr + offs, mask=m).to(tl.float32)
-    tl.store(y_ptr + offs, tl.maximum(x, 0.0).to(tl.float16), mask=m)
-
-
-def relu(x):
-    y = torch.empty_like(x)
-    if x.dtype == torch.float16:
-        _relu_half[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
-    else:
-        _relu_fp32[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
-    return y
-"""
-
-
 @pytest.mark.parametrize(("dtype", "verdict"), [("float32", "error"), ("float16", "correct")])
 def test_a_target_kernel_the_wrapper_does_not_pick_for_these_inputs_is_an_error(serve, tmp_path, dtype, verdict):
     # A stage working on `_relu_half` checked on float32 inputs would check `_relu_fp32` alone.
-    kernel = tmp_path / "relu_by_dtype.py"
-    kernel.write_text(BY_DTYPE)
+    kernel = ENTRIES / "relu_by_dtype.py"
     spec = f"entry: relu\ninputs:\n  x: {{shape: [n], dtype: {dtype}}}\nci:\n  - dims: {{n: 1000}}\n"
     r = _eval(serve, kernel, spec, tmp_path, target_kernel="_relu_half")
     assert r["verdict"] == verdict, r
