@@ -15,6 +15,17 @@ fn stage(fixture: &str, edit: impl Fn(String) -> String) -> Option<(Value, tempf
 }
 
 fn stage_with(fixture: &str, edit: impl Fn(String) -> String, extra: &[&str]) -> Option<(Value, tempfile::TempDir)> {
+    let (out, v, dir) = stage_output(fixture, edit, extra)?;
+    assert!(out.status.success(), "exit {:?}\nstdout:\n{v}\nstderr:\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    Some((v, dir))
+}
+
+/// [`stage_with`] whatever the exit status: the process's output and its JSON.
+fn stage_output(
+    fixture: &str,
+    edit: impl Fn(String) -> String,
+    extra: &[&str],
+) -> Option<(std::process::Output, Value, tempfile::TempDir)> {
     let Some(py) = pyenv::harness() else {
         eprintln!("skipped: no Python with torch and triton ($XEFORGE_PYTHON or .venv/bin/python); run tests/harness/install_deps.sh");
         return None;
@@ -33,9 +44,9 @@ fn stage_with(fixture: &str, edit: impl Fn(String) -> String, extra: &[&str]) ->
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "exit {:?}\nstdout:\n{stdout}\nstderr:\n{}", out.status, String::from_utf8_lossy(&out.stderr));
-    let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    Some((v, dir))
+    let v: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: exit {:?}\nstdout:\n{stdout}\nstderr:\n{}", out.status, String::from_utf8_lossy(&out.stderr)));
+    Some((out, v, dir))
 }
 
 /// The inputs as `name: [dims] dtype` or `name: scalar`.
@@ -315,33 +326,21 @@ fn flags_and_numbers_a_call_site_passes_instead_of_the_defaults() {
 /// instead, the harness says the original never reached the kernel rather than check the other one.
 #[test]
 fn a_kernel_the_wrapper_picks_by_dtype_is_checked_on_inputs_that_reach_it() {
-    let Some(py) = pyenv::harness() else {
+    let Some((v, _d)) = stage_with("relu_by_dtype.py", |t| t, &["--kernel", "_relu_half"]) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/entries/relu_by_dtype.py")).unwrap();
-    let file = dir.path().join("relu_by_dtype.py");
-    let run = |text: &str, kernel: &str| {
-        std::fs::write(&file, text).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_xeforge"))
-            .args(["stage", "autotune"])
-            .arg(&file)
-            .args(["--kernel", kernel, "--device", "cpu", "--format", "json"])
-            .env("XEFORGE_PYTHON", &py)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-        serde_json::from_str::<Value>(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
-    };
-    let v = run(&text, "_relu_half");
     assert!(provenance(&v, "dtype").starts_with("float16"), "{}", provenance(&v, "dtype"));
     assert_verdict(&v);
     // The float32 kernel sits in the `else` branch: the default dtype reaches it.
-    let v = run(&text, "_relu_fp32");
+    let Some((v, _d)) = stage_with("relu_by_dtype.py", |t| t, &["--kernel", "_relu_fp32"]) else {
+        return;
+    };
     assert!(provenance(&v, "dtype").starts_with("float32"), "{}", provenance(&v, "dtype"));
     assert_verdict(&v);
-    let v = run(&text.replace("def relu(", "# xeforge: dims dtype=float32\ndef relu("), "_relu_half");
+    let forced = |t: String| t.replace("def relu(", "# xeforge: dims dtype=float32\ndef relu(");
+    let Some((_, v, _d)) = stage_output("relu_by_dtype.py", forced, &["--kernel", "_relu_half"]) else {
+        return;
+    };
     assert_eq!(v["status"], "error", "{v}");
     let said = v["summary"].as_str().unwrap();
     assert!(said.contains("the original never launched `_relu_half`") && said.contains("ran `_relu_fp32` instead"), "{said}");

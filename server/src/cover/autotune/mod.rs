@@ -646,11 +646,11 @@ fn read_config(src: &str, call: tree_sitter::Node) -> Option<TuneConfig> {
 
 /// `line N: `code`` for the line holding byte `at` (its code trimmed, at most 80 characters).
 fn line_at(text: &str, at: usize) -> String {
-    let at = at.min(text.len());
-    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-    let code: String = text[start..end].trim().chars().take(80).collect();
-    format!("line {}: `{code}`", text[..start].matches('\n').count() + 1)
+    let lines = crate::text::LineIndex::new(text);
+    let line = lines.line_of(at);
+    let r = lines.line_range(text, line);
+    let code: String = text[r.start..r.end].trim().chars().take(80).collect();
+    format!("line {}: `{code}`", line + 1)
 }
 
 fn line_indent(text: &str, at: usize) -> String {
