@@ -44,17 +44,37 @@ def test_the_allow_list_is_explicit_about_what_is_not_compute():
     assert {"mm", "addmm", "convolution", "add", "softmax", "_softmax"}.isdisjoint(NON_COMPUTE)
 
 
-def test_a_call_split_by_the_search_pause_keeps_both_profiles_and_every_operator():
+def test_a_search_inside_a_recorded_call_benchmarks_briefly_and_stays_recorded(monkeypatch):
     import torch
+    from triton import testing
+    from triton.runtime.autotuner import Autotuner
     from xeforge_harness.child import guard
 
+    asked = []
+
+    def do_bench(fn, warmup, rep, quantiles):  # the device benchmarker, which the CPU has not
+        asked.append((warmup, rep))
+        fn()
+        return [1.0] * len(quantiles)
+
+    monkeypatch.setattr(testing, "do_bench", do_bench)
+
+    tuner = Autotuner.__new__(Autotuner)  # the attributes a search reads, no kernel behind them
+    own = object()
+    tuner.__dict__.update(_do_bench=own, num_warmups=None, num_reps=None)
+    with guard.light_search(tuner):
+        assert tuner._do_bench is own, "outside a recorded call the search is the candidate's own"
     x = torch.ones(8)
-    with guard.Recording("cpu") as rec:
+    with guard.Recording("cpu"), guard.light_search(tuner):
+        assert tuner._do_bench is own, "the interpreter's search times nothing: left as it is"
+    with guard.Recording("cuda") as rec:  # no GPU here: the recorders run all the same
         torch.add(x, 1)
-        with guard.unprofiled():
-            torch.mul(x, 2)  # the search: the dispatch recorder still sees it
+        with guard.light_search(tuner):
+            assert tuner._do_bench is not own
+            timed = tuner._do_bench(lambda: torch.mul(x, 2), quantiles=(0.5, 0.2, 0.8))
         torch.sub(x, 3)
+    assert tuner._do_bench is own and tuner.num_reps is None
+    assert len(timed) == 3 and asked == [guard.LIGHT_BENCH_MS]
     report = rec.report()
     assert {"aten.add", "aten.mul", "aten.sub"} <= set(report["ops"]), report
     assert report["tampered"] == [], report
-    assert len(rec._stopped) == 2  # one profile before the pause, one after

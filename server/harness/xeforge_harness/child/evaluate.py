@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import time
@@ -485,6 +486,28 @@ class Judge:
             what=f"the first call on {name}",
         )
 
+    @property
+    def _tunes(self) -> bool:
+        """Whether the candidate's source names Triton's autotuner (read here, not asked of its process)."""
+        return "autotune" in source.read(self.args.candidate).lower()
+
+    def _warm(self, variant) -> None:
+        """On a GPU, for a candidate with an autotuner: one untimed, unchecked call on fresh inputs of
+        the variant's shapes (a seed no checked call uses) before its checked calls. The autotuner's
+        search of each new key runs here, with all its benchmark launches, not inside a profiled call.
+        What the checked calls then run, the pick included, is recorded in full, and the search's effect
+        on its arguments is still compared (`search_effects`). Only then: for any other candidate the
+        first checked call stays its first call. Not on the interpreter, where each call is seconds of
+        CPU and a search times nothing (`interpreter._fixed_autotune`)."""
+        name = _name(variant)
+        self.set_phase("candidate:warm-up")
+        checked = set(_seeds(self.args.seeds))
+        seed = next(s for s in iter(lambda: secrets.randbelow(1 << 30) + 1, None) if s not in checked)
+        self.candidate_call(
+            {"op": "once", "variant": name, "seed": seed, "inputs_file": self._give(self.args.reference or self.args.kernel)},
+            what=f"the warm-up call on {name}",
+        )
+
     def _build_candidate(self, problem: Problem, variant) -> None:
         name = _name(variant)
         self.set_phase("candidate:init")
@@ -508,6 +531,8 @@ class Judge:
         name = _name(variant)
         report: dict = {"name": name, "seeds": 0, "max_abs": 0.0, "rel_err": 0.0}
         self._build_candidate(problem, variant)
+        if self.kind != "cpu" and not self.args.search_timed and self._tunes:
+            self._warm(variant)
         ref_prints, cand_prints = [], []
         for n, (seed, ref) in enumerate(zip(_seeds(self.args.seeds), problem.refs[name])):
             self.set_phase("candidate:forward")

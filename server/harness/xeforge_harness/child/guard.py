@@ -196,31 +196,46 @@ def _wrap(cls, attr: str) -> None:
     setattr(cls, attr, counted)
 
 
-# The call being recorded in this process, if any (`unprofiled` pauses its profiler).
+# The call being recorded in this process, if any (`light_search` asks).
 _recording: Recording | None = None
+
+# What a search inside a recorded call times each config for: enough to rank them, few launches.
+LIGHT_BENCH_MS = (1, 3)  # warm-up, repetitions (Triton's own default is 25 and 100)
 
 
 @contextlib.contextmanager
-def unprofiled():
-    """Within: the device profiler of the call being recorded collects nothing; the dispatch-mode
-    recorder and the launch counter still see everything.
+def light_search(tuner):
+    """Within, while a call is recorded: the autotuner `tuner` benchmarks each config for a few
+    milliseconds instead of about 125.
 
-    For the autotuner's search alone (`search_effects`): it benchmarks every config thousands of times
-    on a small kernel, and parsing that profile took minutes (a 16-config list of an 8192-element
-    kernel under `torch.library.triton_op` timed out after 120 s on an H100, all of it in
-    `_parse_kineto_results`). What the search runs is the candidate's own kernel; the call made right
-    after it, with the pick cached, is profiled, and so is every later call."""
-    rec = _recording
-    if rec is None or rec._prof is None:
+    The harness searches each new key in an unrecorded warm-up call (`evaluate`'s `_warm`), so this is
+    for a key first met inside a checked call. There every benchmark launch is a profiled device
+    kernel: a 16-config list of an 8192-element kernel made hundreds of thousands of events, and
+    parsing them took longer than the 120 s a call may take (H100). Nothing is left unprofiled: an
+    earlier version stopped the profiler for the search and started another after it, and that killed
+    the worker with SIGSEGV inside a `torch.library.triton_op` (a profile stopped while the op's
+    record range was open, H100, torch 2.11)."""
+    if _recording is None or _recording.device_kind == "cpu":  # the interpreter's search times nothing
         yield
         return
-    # Stopped and started again, not paused: `toggle_collection_dynamic` failed an internal assertion of
-    # torch 2.11's profiler ("Expected profiler state set") under `profile_all_threads`.
-    rec._stop()
+    from triton import testing
+
+    warmup, rep = LIGHT_BENCH_MS
+
+    def bench(kernel_call, quantiles=None, **_):
+        return testing.do_bench(kernel_call, warmup=warmup, rep=rep, quantiles=quantiles)
+
+    # Triton >= 3.2 benchmarks through `_do_bench` (the `do_bench` property); older ones read
+    # `num_warmups`/`num_reps` at each search.
+    saved = {k: tuner.__dict__[k] for k in ("_do_bench", "num_warmups", "num_reps") if k in tuner.__dict__}
+    if "_do_bench" in saved:
+        tuner._do_bench = bench
+    else:
+        tuner.num_warmups, tuner.num_reps = warmup, rep
     try:
         yield
     finally:
-        rec._start()
+        tuner.__dict__.update(saved)
 
 
 class Recording:
@@ -239,18 +254,18 @@ class Recording:
         self.tampered: list[str] = []
         self._mode = OpRecorder()
         self._prof: Any = None  # torch.profiler.profile once entered
-        self._stopped: list = []  # profiles ended: the search's pause (`unprofiled`) splits a call in two
 
     def __enter__(self) -> Recording:
-        from torch.profiler import ProfilerActivity
+        from torch.profiler import ProfilerActivity, profile
 
         activities = [ProfilerActivity.CPU]
         if self.device_kind == "cuda":
             activities.append(ProfilerActivity.CUDA)
         elif self.device_kind == "xpu" and hasattr(ProfilerActivity, "XPU"):
             activities.append(ProfilerActivity.XPU)
-        self.activities = activities
-        self._start()
+        config = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
+        self._prof = profile(activities=activities, experimental_config=config)
+        self._prof.__enter__()
         global _recording
         _recording = self
         self._launches0 = LAUNCHES.count
@@ -268,11 +283,9 @@ class Recording:
         self.launches = LAUNCHES.count - self._launches0
         self.launched = sorted(n for n, c in LAUNCHES.by_name.items() if c > self._by_name0.get(n, 0))
         self.ops |= self._mode.ops
-        events = []
         try:
-            self._stop(*exc)
-            for prof in self._stopped:
-                events += list(prof.events())
+            self._prof.__exit__(*exc)
+            events = list(self._prof.events())
         except Exception as e:  # a profiler disabled under our feet cannot be read
             self.tampered.append(f"the profiler was stopped during the call ({type(e).__name__})")
             events = []
@@ -286,20 +299,6 @@ class Recording:
                 self.kernels.add(_kernel_name(event.name))
         if self._mode.ops and not seen_ops and not self.tampered:
             self.tampered.append("the profiler recorded no operator although the dispatcher ran some")
-
-    def _start(self) -> None:
-        from torch.profiler import profile
-
-        config = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
-        self._prof = profile(activities=self.activities, experimental_config=config)
-        self._prof.__enter__()
-
-    def _stop(self, *exc) -> None:
-        """The current profile ends (its events are read at `__exit__`); none runs until `_start`."""
-        prof, self._prof = self._prof, None
-        if prof is not None:
-            self._stopped.append(prof)
-            prof.__exit__(*(exc or (None, None, None)))
 
     def report(self) -> dict:
         return {
