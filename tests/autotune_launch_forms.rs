@@ -544,3 +544,19 @@ async fn a_list_keeps_host_descriptor_blocks_in_step_with_its_tiles() {
     assert_eq!(verdicts[1].verdict, Verdict::Incorrect, "{}", verdicts[1].failure_text(600));
     assert!(verdicts[2].verdict.is_correct(), "{}", verdicts[2].failure_text(600));
 }
+
+/// A launch written one argument a line with a trailing comma (as black and ruff format it) gets the
+/// config's warps and stages one a line too, at the arguments' indentation.
+#[test]
+fn a_launch_one_argument_a_line_gets_the_configs_options_one_a_line() {
+    let text = "import triton\nimport triton.language as tl\n\nBLOCK_SIZE = 1024\n\n@triton.jit\ndef k(x, n, BLOCK_SIZE: tl.constexpr):\n    pass\n\n\
+                def f(x):\n    n = x.numel()\n    k[lambda meta: (triton.cdiv(n, meta[\"BLOCK_SIZE\"]),)](\n        x,\n        n,\n        \
+                BLOCK_SIZE=BLOCK_SIZE,\n    )\n";
+    let o = Outline::build(text);
+    let p = autotune::plan(text, &o, autotune::pick_kernel(&o, None).unwrap(), TuneBackend::Cuda).unwrap();
+    let mut cfg = p.input.start.clone();
+    cfg.num_warps = 8;
+    let out = p.render_one(text, &cfg, &p.readings[0]).unwrap();
+    assert!(out.contains("        n,\n        BLOCK_SIZE=1024,\n        num_warps=8,\n        num_stages="), "{out}");
+    assert!(out.contains(",\n    )\n"), "the closing parenthesis keeps its line: {out}");
+}

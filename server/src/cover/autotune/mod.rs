@@ -838,18 +838,23 @@ impl Plan {
                 continue;
             }
             let missing = missing.trim_end_matches([',', ' ']);
-            // Before the closing parenthesis, after a trailing comma if the list has one.
+            // Before the closing parenthesis, after a trailing comma if the list has one; a list
+            // written one argument a line with a trailing comma gets one line per argument too.
             let close = l.args_range.end.saturating_sub(1);
             let inner = text.get(l.args_range.start + 1..close).unwrap_or("").trim_end();
-            let sep = if inner.is_empty() {
-                ""
-            } else if inner.ends_with(',') {
-                " "
-            } else {
-                ", "
-            };
             let at = l.args_range.start + 1 + inner.len();
-            edits.push((TextRange::empty(at), format!("{sep}{missing}")));
+            let last_line = inner.rsplit('\n').next().unwrap_or("");
+            let added = if inner.contains('\n') && inner.ends_with(',') {
+                let indent = &last_line[..last_line.len() - last_line.trim_start().len()];
+                missing.split(", ").map(|kw| format!("\n{indent}{kw},")).collect::<String>()
+            } else if inner.is_empty() {
+                missing.to_string()
+            } else if inner.ends_with(',') {
+                format!(" {missing}")
+            } else {
+                format!(", {missing}")
+            };
+            edits.push((TextRange::empty(at), added));
         }
         apply(text, edits).map(|t| tidy::drop_unread(&t, &self.through))
     }

@@ -74,6 +74,9 @@ pub struct CodeFacts {
     pub numel: Vec<(String, String, Origin)>,
     /// `x.shape[-1]` before x's rank is known.
     neg: Vec<(String, i64, String, Origin)>,
+    /// Inputs the kernel reads or writes at the same element offsets (`tl.load(e + offs)` and
+    /// `tl.load(g + offs)`): one of unknown shape is taken to have the other's (`alike_shapes`).
+    alike: Vec<(String, String, Origin)>,
 }
 
 impl CodeFacts {
@@ -530,11 +533,33 @@ fn equality(src: &Src, a: Node, b: Node, f: &mut CodeFacts, is_param: &dyn Fn(&s
     }
 }
 
+/// An input the code says nothing else about takes the shape of one the kernel addresses at the same
+/// element offsets (element-wise kernels: the gate and the up projection of a SwiGLU, `x` and `y` of an
+/// add). Only its rank is set here, before shapes are read; `equal_shapes` then ties the dimensions.
+pub fn alike_shapes(f: &mut CodeFacts) {
+    for (p, q, o) in std::mem::take(&mut f.alike) {
+        let unknown =
+            |f: &CodeFacts, x: &str| !f.rank.contains_key(x) && !f.numel.iter().any(|(y, _, _)| y == x) && !f.min_rank.contains_key(x);
+        let (rank, other) = match (f.rank.get(&p), f.rank.get(&q)) {
+            (Some(r), None) if unknown(f, &q) => (r.0, q.clone()),
+            (None, Some(r)) if unknown(f, &p) => (r.0, p.clone()),
+            _ => continue,
+        };
+        f.rank.insert(other, (rank, o.clone()));
+        f.neg.push((p, i64::MIN, q, o));
+    }
+}
+
 /// Expands `x.shape == y.shape` facts once ranks are known.
 pub fn equal_shapes(f: &mut CodeFacts, rank_of: &dyn Fn(&str) -> Option<usize>) {
     let pending: Vec<_> = f.neg.iter().filter(|(_, a, _, _)| *a == i64::MIN).cloned().collect();
     f.neg.retain(|(_, a, _, _)| *a != i64::MIN);
     for (p, _, q, o) in pending {
+        if let (Some(a), Some(b)) = (rank_of(&p), rank_of(&q))
+            && a != b
+        {
+            continue; // both known and different: no dimension is tied by position
+        }
         if let Some(r) = rank_of(&p).or_else(|| rank_of(&q)) {
             for i in 0..r {
                 f.uf.union(&slot(&p, i), &slot(&q, i));
@@ -609,6 +634,21 @@ fn launch_facts(src: &Src, launch: Node, kdef: Node, kparams: &[String], f: &mut
             f.scalars.insert(p.to_string(), ("float".into(), o.clone()));
         }
     }
+    // Inputs passed to pointers the kernel addresses at the same offsets.
+    let mut by_offsets: HashMap<String, Vec<(&str, Origin)>> = HashMap::new();
+    for (k, offsets, at) in pointer_offsets(src, kdef, kparams) {
+        let Some(v) = passed.get(k.as_str()).map(|v| unparen(*v)) else { continue };
+        if v.kind() == "identifier" && is_param(src.text(v)) {
+            by_offsets.entry(offsets).or_default().push((src.text(v), at));
+        }
+    }
+    for group in by_offsets.values() {
+        for (q, at) in group.iter().skip(1) {
+            if *q != group[0].0 {
+                f.alike.push((group[0].0.to_string(), q.to_string(), at.clone()));
+            }
+        }
+    }
     for c in descendants(kdef).into_iter().filter(|c| c.kind() == "call") {
         let name = callee(src, c);
         if !(name.ends_with("make_block_ptr") || name.ends_with("make_tensor_descriptor")) {
@@ -640,6 +680,51 @@ fn launch_facts(src: &Src, launch: Node, kdef: Node, kparams: &[String], f: &mut
             }
         }
     }
+}
+
+/// (pointer parameter, the offsets added to it, where) for each `tl.load`/`tl.store` whose address is a
+/// pointer parameter plus something (`e + offsets`, through a local such as `x_ptrs = X + offs`).
+/// The offsets are compared as written: `X + row * stride_x` and `Y + row * stride_y` differ.
+fn pointer_offsets(src: &Src, kdef: Node, kparams: &[String]) -> Vec<(String, String, Origin)> {
+    let nodes = descendants(kdef);
+    let assigned: HashMap<&str, Node> = nodes
+        .iter()
+        .filter(|n| n.kind() == "assignment")
+        .filter_map(|a| Some((src.text(field(*a, "left")?), field(*a, "right")?)))
+        .collect();
+    let mut out = Vec::new();
+    for n in nodes.iter().filter(|n| n.kind() == "call") {
+        let method = callee(src, *n).rsplit('.').next().unwrap_or("").to_string();
+        if !matches!(method.as_str(), "load" | "store") {
+            continue;
+        }
+        let args = call_args(src, *n);
+        let Some(mut e) = args.keyword("pointer").or_else(|| args.positional.first().copied()).map(unparen) else {
+            continue;
+        };
+        if e.kind() == "identifier"
+            && let Some(r) = assigned.get(src.text(e))
+        {
+            e = unparen(*r);
+        }
+        if e.kind() != "binary_operator" || field(e, "operator").map(|o| src.text(o)) != Some("+") {
+            continue;
+        }
+        let mut leaf = e;
+        while leaf.kind() == "binary_operator" {
+            match field(leaf, "left") {
+                Some(l) => leaf = unparen(l),
+                None => break,
+            }
+        }
+        let base = src.text(leaf);
+        if leaf.kind() != "identifier" || leaf.start_byte() != e.start_byte() || !kparams.iter().any(|k| k == base) {
+            continue;
+        }
+        let offsets: String = src.text[leaf.end_byte()..e.end_byte()].split_whitespace().collect();
+        out.push((base.to_string(), offsets, src.origin(*n)));
+    }
+    out
 }
 
 /// Kernel parameters used as pointers: the base of what `tl.load`/`tl.store`/`tl.atomic_*`, a block
@@ -720,5 +805,46 @@ mod tests {
         // After `x = x.view(...)`, `M, N = x.shape` is the view's shape, not the input's.
         let viewed = shape_of_x(&format!("def f(x):\n    x = x.view(-1, 64)\n    M, N = x.shape\n{launch}"));
         assert_ne!(viewed, ["M", "N"]);
+    }
+
+    /// Each tensor input's shape, by name, as inferred from a file.
+    fn shapes(src: &str) -> Vec<(String, Vec<String>)> {
+        let p = infer(std::path::Path::new("k.py"), src, None).unwrap();
+        p.inputs
+            .iter()
+            .filter_map(|i| match &i.kind {
+                InputKind::Tensor { shape, .. } => Some((i.name.clone(), shape.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const GATED: &str = "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\n\
+        def k(e, g, h, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    \
+        m = offs < n\n    g_ptrs = g + offs\n    a = tl.load(e + offs, mask=m)\n    b = tl.load(g_ptrs, mask=m)\n    \
+        tl.store(h + offs, a * b, mask=m)\n\n";
+
+    #[test]
+    fn an_input_read_at_the_same_offsets_as_one_of_known_shape_takes_its_shape() {
+        // `g` is never unpacked: it is read where `e` is (through a local pointer), so it is `e`'s shape.
+        let src = format!(
+            "{GATED}def gated(e, g):\n    batch, seq, hd = e.shape\n    h = torch.empty_like(e)\n    \
+             k[(triton.cdiv(e.numel(), 1024),)](e, g, h, e.numel(), BLOCK=1024)\n    return h\n"
+        );
+        let seen = shapes(&src);
+        assert_eq!(
+            seen,
+            [("e".into(), vec!["batch".into(), "seq".into(), "hd".into()]), ("g".into(), vec!["batch".into(), "seq".into(), "hd".into()])]
+        );
+    }
+
+    #[test]
+    fn inputs_of_known_and_different_ranks_keep_their_own_shapes() {
+        // Same offsets, but the code says `g` is flat: nothing is tied by position.
+        let src = format!(
+            "{GATED}def gated(e, g):\n    batch, hd = e.shape\n    (n,) = g.shape\n    h = torch.empty_like(e)\n    \
+             k[(triton.cdiv(n, 1024),)](e, g, h, n, BLOCK=1024)\n    return h\n"
+        );
+        assert_eq!(shapes(&src), [("e".into(), vec!["batch".into(), "hd".into()]), ("g".into(), vec!["n".into()])]);
     }
 }

@@ -258,6 +258,7 @@ impl Builder<'_> {
             .filter(|(i, p)| p.default.is_none() || defaults.contains(i))
             .map(|(i, p)| (i, p.name.clone()))
             .collect();
+        code::alike_shapes(self.facts);
         let mut shapes: Vec<(String, Option<Shape>)> = Vec::new();
         for (i, p) in &params {
             shapes.push((p.clone(), self.shape_of(*i, p)));
