@@ -346,6 +346,30 @@ fn a_kernel_the_wrapper_picks_by_dtype_is_checked_on_inputs_that_reach_it() {
     assert!(said.contains("the original never launched `_relu_half`") && said.contains("ran `_relu_fp32` instead"), "{said}");
 }
 
+/// A library's rotary embedding with no caller (flash-attention's layout): one input's shape is
+/// unpacked two ways (dense or packed, by an optional argument), `sin` is only asserted equal to
+/// `cos`, and the asserts bound the sizes (`rotary_dim *= 2; assert rotary_dim <= headdim`). The
+/// sizes drawn meet every assert, the notes say which moved, and the launch inside
+/// `torch.cuda.device(x.device.index)` runs on the interpreter.
+#[test]
+fn a_library_rotary_with_no_caller_gets_sizes_its_asserts_allow() {
+    let Some((v, _d)) = stage("rotary_varlen.py", |t| t) else {
+        return;
+    };
+    assert_eq!(
+        inputs(&v),
+        ["x: [batch, seqlen, nheads, headdim]", "cos: [seqlen_ro, rotary_dim]", "sin: [seqlen_ro, rotary_dim]"],
+        "the dense unpack is read, the packed one is another case"
+    );
+    for variant in v["problem"]["variants"].as_array().unwrap() {
+        let d = |k: &str| variant["dims"][k].as_f64().unwrap();
+        assert!(2.0 * d("rotary_dim") <= d("headdim") && d("headdim") <= 256.0 && d("seqlen_ro") >= d("seqlen"), "{variant}");
+    }
+    let notes = v["problem"]["notes"].to_string();
+    assert!(notes.contains("to meet the code's asserts") && notes.contains("`rotary_dim <= headdim`"), "{notes}");
+    assert_verdict(&v);
+}
+
 /// `torch.library.triton_op` over `wrap_triton(kernel)[grid]`, with postponed annotations: the
 /// interpreter reads the string `tl.constexpr` as Triton's compiler does (it failed on `tl.arange`).
 #[test]

@@ -161,11 +161,13 @@ def _driver() -> None:
 
 def _cuda_device_context() -> None:
     """`with torch.cuda.device(x.device):` around a launch: for a CPU device a no-op (torch's own for a
-    negative index); a CUDA device is selected as before."""
+    negative index); a CUDA device is selected as before. `torch.cuda.device(x.device.index)` passes
+    None for a CPU tensor, which torch documents as a no-op too; here it would ask `current_device`,
+    which `_cuda_queries` answers with 0, and selecting device 0 fails without a driver."""
 
     class device(torch.cuda.device):  # noqa: N801  (torch's own name, as wrappers spell it)
         def __init__(self, dev):
-            if isinstance(dev, (torch.device, str)) and torch.device(dev).type == "cpu":
+            if dev is None or (isinstance(dev, (torch.device, str)) and torch.device(dev).type == "cpu"):
                 dev = -1
             super().__init__(dev)
 

@@ -74,9 +74,29 @@ pub struct CodeFacts {
     pub numel: Vec<(String, String, Origin)>,
     /// `x.shape[-1]` before x's rank is known.
     neg: Vec<(String, i64, String, Origin)>,
+    /// `assert rotary_dim <= headdim`, `assert K <= 256`: sizes one side at most the other.
+    pub bounds: Vec<Bound>,
+    /// `rotary_dim *= 2`: a name's multiple of the size it was bound to, from there on.
+    scale: HashMap<String, i64>,
     /// Inputs the kernel reads or writes at the same element offsets (`tl.load(e + offs)` and
     /// `tl.load(g + offs)`): one of unknown shape is taken to have the other's (`alike_shapes`).
     alike: Vec<(String, String, Origin)>,
+}
+
+/// One side of a bound: `factor` times a size (a key of `uf`), or a number.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Term {
+    Size(String, i64),
+    Int(i64),
+}
+
+/// `small <= large` (`small < large` when `strict`), read from an assert.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    pub small: Term,
+    pub large: Term,
+    pub strict: bool,
+    pub origin: Origin,
 }
 
 impl CodeFacts {
@@ -152,6 +172,7 @@ pub fn read(src: &Src, tree: &tree_sitter::Tree, entry: &Entry, kernel_def: Opti
             let is_param: &dyn Fn(&str) -> bool = &is_param;
             match n.kind() {
                 "assignment" => assignment(src, n, &mut f, &is_param),
+                "augmented_assignment" => scaled(src, n, &mut f),
                 "assert_statement" => {
                     for cond in named_children(n).take(1) {
                         condition(src, cond, &mut f, &is_param, false);
@@ -325,7 +346,11 @@ fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> 
             if names.iter().any(|x| x.kind() != "identifier") {
                 return; // `*rest`: the rank is not fixed
             }
-            f.rank.entry(p.clone()).or_insert((names.len(), o.clone()));
+            // A second unpack of another rank is another case of the input (`if not varlen: b, s, h, d =
+            // x.shape else: t, h, d = x.shape`): the first one read describes the input checked.
+            if f.rank.entry(p.clone()).or_insert((names.len(), o.clone())).0 != names.len() {
+                return;
+            }
             for (i, name) in names.iter().enumerate() {
                 let t = src.text(*name);
                 if t != "_" {
@@ -402,6 +427,14 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
                     }
                 }
                 ["=="] => equality(src, *a, *b, f, is_param, &o),
+                [op @ ("<=" | "<" | ">=" | ">")] if !dtypes_only => {
+                    let (small, large) = if op.starts_with('<') { (*a, *b) } else { (*b, *a) };
+                    if let (Some(small), Some(large)) = (term(src, small, f, is_param, &o), term(src, large, f, is_param, &o))
+                        && (matches!(small, Term::Size(..)) || matches!(large, Term::Size(..)))
+                    {
+                        f.bounds.push(Bound { small, large, strict: op.len() == 1, origin: o });
+                    }
+                }
                 ["in"] => {
                     // x.dtype in (torch.float16, torch.bfloat16): the first is what the generated inputs use
                     if let Some(p) = dtype_of_param(src, *a, is_param)
@@ -415,6 +448,51 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
             }
         }
         _ => {}
+    }
+}
+
+/// A size or a number on one side of a comparison: `headdim`, `x.shape[1]`, `2 * n`, `256`.
+fn term(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool, o: &Origin) -> Option<Term> {
+    let n = unparen(n);
+    if n.kind() == "binary_operator" && field(n, "operator").is_some_and(|op| src.text(op) == "*") {
+        let (l, r) = (field(n, "left")?, field(n, "right")?);
+        let (c, other) = match (int_lit(src, l), int_lit(src, r)) {
+            (Some(c), None) => (c, r),
+            (None, Some(c)) => (c, l),
+            _ => return None,
+        };
+        return match term(src, other, f, is_param, o)? {
+            Term::Size(k, m) => Some(Term::Size(k, m * c)),
+            Term::Int(v) => Some(Term::Int(v * c)),
+        };
+    }
+    match side(src, n, is_param, f, o)? {
+        Side::Int(v) => Some(Term::Int(v)),
+        Side::Key(k) => {
+            let m = f.scale.get(&k).copied().unwrap_or(1);
+            f.uf.add(&k);
+            (m > 0).then_some(Term::Size(k, m))
+        }
+        _ => None,
+    }
+}
+
+/// `name *= 2` after `name` was bound to a size: from here on the name is that multiple of it.
+fn scaled(src: &Src, n: Node, f: &mut CodeFacts) {
+    let (Some(left), Some(right), Some(op)) = (field(n, "left"), field(n, "right"), field(n, "operator")) else {
+        return;
+    };
+    if left.kind() != "identifier" {
+        return;
+    }
+    let name = src.text(left).to_string();
+    match (src.text(op), int_lit(src, right)) {
+        ("*=", Some(c)) if c > 0 => *f.scale.entry(name).or_insert(1) *= c,
+        _ => {
+            f.scale.remove(&name);
+            // any other update: the name no longer says a size the bounds could use
+            f.scale.insert(name, 0);
+        }
     }
 }
 
@@ -533,10 +611,20 @@ fn equality(src: &Src, a: Node, b: Node, f: &mut CodeFacts, is_param: &dyn Fn(&s
     }
 }
 
-/// An input the code says nothing else about takes the shape of one the kernel addresses at the same
-/// element offsets (element-wise kernels: the gate and the up projection of a SwiGLU, `x` and `y` of an
-/// add). Only its rank is set here, before shapes are read; `equal_shapes` then ties the dimensions.
+/// Ranks that follow from another input's, set before shapes are read (`equal_shapes` then ties the
+/// dimensions): `assert sin.shape == cos.shape` gives `sin` the rank of `cos`; and an input the code
+/// says nothing else about takes the shape of one the kernel addresses at the same element offsets
+/// (element-wise kernels: the gate and the up projection of a SwiGLU, `x` and `y` of an add).
 pub fn alike_shapes(f: &mut CodeFacts) {
+    let asserted: Vec<(String, String, Origin)> =
+        f.neg.iter().filter(|(_, a, _, _)| *a == i64::MIN).map(|(p, _, q, o)| (p.clone(), q.clone(), o.clone())).collect();
+    for (p, q, o) in asserted {
+        match (f.rank.get(&p).map(|r| r.0), f.rank.get(&q).map(|r| r.0)) {
+            (Some(r), None) => f.rank.insert(q, (r, o)),
+            (None, Some(r)) => f.rank.insert(p, (r, o)),
+            _ => continue,
+        };
+    }
     for (p, q, o) in std::mem::take(&mut f.alike) {
         let unknown =
             |f: &CodeFacts, x: &str| !f.rank.contains_key(x) && !f.numel.iter().any(|(y, _, _)| y == x) && !f.min_rank.contains_key(x);
@@ -836,6 +924,34 @@ mod tests {
             seen,
             [("e".into(), vec!["batch".into(), "seq".into(), "hd".into()]), ("g".into(), vec!["batch".into(), "seq".into(), "hd".into()])]
         );
+    }
+
+    #[test]
+    fn a_second_unpack_of_another_rank_is_another_case_not_more_names() {
+        let launch = "    k[(M,)](x, M, N, B=64)";
+        let two = format!(
+            "def f(x, packed=None):\n    if packed is None:\n        B, M, H, N = x.shape\n    else:\n        T, H, N = x.shape\n{launch}"
+        );
+        assert_eq!(shape_of_x(&two), ["B", "M", "H", "N"]);
+    }
+
+    /// The sizes of the first variant of each family, by name.
+    fn sized(src: &str) -> Vec<(String, std::collections::BTreeMap<String, f64>)> {
+        let p = infer(std::path::Path::new("k.py"), src, None).unwrap();
+        p.variants.iter().map(|v| (v.family.clone(), v.dims.clone())).collect()
+    }
+
+    #[test]
+    fn sizes_meet_the_bounds_the_asserts_state_scaled_names_included() {
+        let src = format!(
+            "{GATED}def f(e, g):\n    s, d = e.shape\n    ro, half = g.shape\n    half *= 2\n    \
+             assert half <= d\n    assert d <= 96\n    assert ro >= s\n    assert 2 * s < d\n    \
+             k[(triton.cdiv(e.numel(), 1024),)](e, g, e, e.numel(), BLOCK=1024)\n"
+        );
+        for (family, d) in sized(&src) {
+            let (s, dd, ro, half) = (d["s"], d["d"], d["ro"], d["half"]);
+            assert!(2.0 * half <= dd && dd <= 96.0 && ro >= s && 2.0 * s < dd, "{family}: {d:?}");
+        }
     }
 
     #[test]

@@ -610,7 +610,74 @@ impl Builder<'_> {
         for (p, o) in &self.facts.contiguous {
             self.provenance.insert(format!("contiguous {p}"), o.to_string());
         }
-        (families(full, inputs, &divisors, &mut self.notes), inits)
+        let mut out = families(full, inputs, &divisors, &mut self.notes);
+        for v in &mut out {
+            let changed = self.fit_bounds(&mut v.dims, &divisors);
+            if !changed.is_empty() {
+                self.notes.push(format!("{}: {} to meet the code's asserts", v.family, changed.join(", ")));
+            }
+        }
+        (out, inits)
+    }
+
+    /// Sizes moved until every bound the asserts state holds (`assert rotary_dim <= headdim`, `assert
+    /// headdim <= 256`): the larger side raised, unless a number caps it, then the smaller one lowered.
+    /// Returns what changed, with the line of the assert, e.g. "headdim 20 → 48 (line 146: `...`)".
+    fn fit_bounds(&self, dims: &mut BTreeMap<String, f64>, divisors: &BTreeMap<String, i64>) -> Vec<String> {
+        use code::Term;
+        let size = |t: &Term| match t {
+            Term::Size(k, m) => Some((self.name_of_key(k, &[]), *m)),
+            Term::Int(_) => None,
+        };
+        let value = |dims: &BTreeMap<String, f64>, t: &Term| match t {
+            Term::Size(k, m) => dims.get(&self.name_of_key(k, &[])).map(|v| *v as i64 * m),
+            Term::Int(v) => Some(*v),
+        };
+        // The numbers each size must stay within, from bounds against a number.
+        let cap = |name: &str| {
+            self.facts
+                .bounds
+                .iter()
+                .filter_map(|b| match (size(&b.small), &b.large) {
+                    (Some((n, m)), Term::Int(c)) if n == name => Some((c - i64::from(b.strict)) / m),
+                    _ => None,
+                })
+                .min()
+        };
+        let before = dims.clone();
+        let mut why: BTreeMap<String, String> = BTreeMap::new();
+        for _ in 0..16 {
+            let mut moved = false;
+            for b in &self.facts.bounds {
+                let (Some(lo), Some(hi)) = (value(dims, &b.small), value(dims, &b.large)) else { continue };
+                let need = lo + i64::from(b.strict); // the larger side's least value
+                if hi >= need {
+                    continue;
+                }
+                let m_of = |name: &str| divisors.get(name).copied().unwrap_or(1);
+                let raised = size(&b.large).and_then(|(n, m)| {
+                    let v = round_up((need + m - 1) / m, m_of(&n));
+                    cap(&n).is_none_or(|c| v <= c).then_some((n, v))
+                });
+                let change = raised.or_else(|| {
+                    let (n, m) = size(&b.small)?;
+                    let most = (hi - i64::from(b.strict)) / m;
+                    let v = most - most % m_of(&n);
+                    (v >= 1).then_some((n, v))
+                });
+                if let Some((n, v)) = change
+                    && dims.get(&n).is_some_and(|x| *x as i64 != v)
+                {
+                    dims.insert(n.clone(), v as f64);
+                    why.entry(n).or_insert_with(|| b.origin.to_string());
+                    moved = true;
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        why.iter().filter(|(n, _)| before.get(*n) != dims.get(*n)).map(|(n, o)| format!("{n} {} → {} ({o})", before[n], dims[n])).collect()
     }
 
     fn missing_scalar(&mut self, name: &str) {
