@@ -370,6 +370,19 @@ fn a_library_rotary_with_no_caller_gets_sizes_its_asserts_allow() {
     assert_verdict(&v);
 }
 
+/// A kernel and its wrapper under a module-level `if`/`else` (the module imports without Triton), the
+/// wrapper defined in both branches: the stage finds the launching one, and `libdevice.llrint` rounds
+/// on the interpreter.
+#[test]
+fn a_kernel_under_a_module_level_guard() {
+    let Some((v, _d)) = stage("guarded_quantize.py", |t| t) else {
+        return;
+    };
+    assert_eq!(v["problem"]["entry"]["name"], "quantize_rows");
+    assert_eq!(inputs(&v), ["x: [rows, cols]"]);
+    assert_verdict(&v);
+}
+
 /// `torch.library.triton_op` over `wrap_triton(kernel)[grid]`, with postponed annotations: the
 /// interpreter reads the string `tl.constexpr` as Triton's compiler does (it failed on `tl.arange`).
 #[test]

@@ -186,9 +186,12 @@ pub fn check(original: &str, candidate: &str, policy: GuardPolicy) -> Result<(),
 
     if policy.scope == Scope::Kernels {
         // Everything that is not a kernel stays as it was: helpers, launch wrappers, module constants.
-        for f in before.functions.iter().filter(|f| !f.is_kernel) {
-            let same = after
-                .function(&f.name)
+        // By name and occurrence: a module may define a name twice under a guard (`if triton: def f
+        // ... else: def f`), and an edit to the second must not hide behind the first.
+        let nth = |o: &'_ Outline, name: &str, k: usize| o.functions.iter().filter(|g| g.name == name).nth(k).cloned();
+        for (i, f) in before.functions.iter().enumerate().filter(|(_, f)| !f.is_kernel) {
+            let k = before.functions[..i].iter().filter(|g| g.name == f.name).count();
+            let same = nth(&after, &f.name, k)
                 .is_some_and(|g| !g.is_kernel && squash(slice(original, f.range)) == squash(slice(candidate, g.range)));
             if !same {
                 return Err(Rejection {
@@ -198,7 +201,8 @@ pub fn check(original: &str, candidate: &str, policy: GuardPolicy) -> Result<(),
                 });
             }
         }
-        if let Some(g) = after.functions.iter().find(|g| !g.is_kernel && before.function(&g.name).is_none()) {
+        let count = |o: &Outline, name: &str| o.functions.iter().filter(|g| g.name == name).count();
+        if let Some(g) = after.functions.iter().find(|g| !g.is_kernel && count(&after, &g.name) > count(&before, &g.name)) {
             return Err(Rejection {
                 rule: "scope".into(),
                 message: format!("new function `{}`: this stage edits kernels and their configs only", g.name),
@@ -274,6 +278,23 @@ mod tests {
     fn a_kernel_body_edit_passes() {
         let cand = ORIGINAL.replace("    pass\n", "    pid = tl.program_id(0)\n");
         assert_eq!(check(ORIGINAL, &cand, KERNELS), Ok(()));
+    }
+
+    /// Kernels and wrappers under a module-level guard, one wrapper defined in both branches.
+    const GUARDED: &str = "import torch\n\ndef available():\n    return True\n\nif not available():\n    def run(x):\n        \
+        return None\nelse:\n    import triton\n    import triton.language as tl\n\n    @triton.jit\n    def k(x_ptr, BLOCK: tl.constexpr):\n        \
+        pass\n\n    def run(x):\n        k[(1,)](x, BLOCK=64)\n        return x\n";
+
+    #[test]
+    fn a_guarded_kernel_is_edited_as_a_kernel_and_a_guarded_wrapper_is_fixed() {
+        let cand = GUARDED.replace("        pass\n", "        pid = tl.program_id(0)\n");
+        assert_eq!(check(GUARDED, &cand, KERNELS), Ok(()));
+        // The second `run`, the one that launches, is compared with the second, not hidden by the first.
+        let cand = GUARDED.replace("        return x\n", "        return x * 1\n");
+        let r = check(GUARDED, &cand, KERNELS).unwrap_err();
+        assert!(r.rule == "scope" && r.message.contains("`run` changed"), "{r}");
+        let cand = GUARDED.replace("if not available():", "if available():");
+        assert!(check(GUARDED, &cand, KERNELS).unwrap_err().message.contains("module-level statements changed"));
     }
 
     #[test]

@@ -222,6 +222,29 @@ impl Outline {
                     self.classes.push(class(text, stmt, def, kernel_defs));
                 }
             }
+            // Definitions under a module-level guard (`if triton_available(): ... else: ...`, `try:
+            // import triton`) are the module's too. The statement itself is kept with each of them
+            // reduced to its header, so that an edit inside one is the definition's, not the guard's.
+            "if_statement" | "try_statement" | "with_statement" => {
+                let mut defs = Vec::new();
+                guarded_defs(stmt, &mut defs);
+                if defs.is_empty() {
+                    self.others.push((squash(node_text(text, stmt)), range(stmt)));
+                    return;
+                }
+                let mut masked = String::new();
+                let mut at = stmt.start_byte();
+                for d in &defs {
+                    masked.push_str(&text[at..d.start_byte()]);
+                    let (_, def) = split_decorated(*d);
+                    let name = def.and_then(|f| f.child_by_field_name("name")).map_or("", |n| node_text(text, n));
+                    masked.push_str(&format!("def {name}: ..."));
+                    at = d.end_byte();
+                    self.top_level(text, *d, kernel_defs);
+                }
+                masked.push_str(&text[at..stmt.end_byte()]);
+                self.others.push((squash(&masked), range(stmt)));
+            }
             _ => self.others.push((squash(node_text(text, stmt)), range(stmt))),
         }
     }
@@ -1312,6 +1335,19 @@ fn split_decorated(stmt: Node) -> (Vec<Node>, Option<Node>) {
     }
     let decorators = named_children(stmt).filter(|n| n.kind() == "decorator").collect();
     (decorators, stmt.child_by_field_name("definition"))
+}
+
+/// The definitions in the blocks of a module-level `if`/`try`/`with`, in order (not those nested in
+/// a definition).
+fn guarded_defs<'t>(n: Node<'t>, out: &mut Vec<Node<'t>>) {
+    for c in named_children(n) {
+        match c.kind() {
+            "function_definition" | "decorated_definition" | "class_definition" => out.push(c),
+            "block" | "else_clause" | "elif_clause" | "except_clause" | "finally_clause" | "if_statement" | "try_statement"
+            | "with_statement" => guarded_defs(c, out),
+            _ => {}
+        }
+    }
 }
 
 fn function(text: &str, outer: Node, def: Node, decorators: &[Node], kernel_defs: &HashSet<usize>) -> Function {

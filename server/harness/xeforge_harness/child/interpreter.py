@@ -271,7 +271,11 @@ LIBDEVICE = {
     "trunc": np.trunc,
     "rint": np.rint,
     "nearbyint": np.rint,
+    "llrint": np.rint,  # to an integer type: the builder casts to the return type
+    "lrint": np.rint,
     "round": _np_round,
+    "llround": _np_round,
+    "lround": _np_round,
     "pow": np.power,
     "powi": np.power,
     "fmod": np.fmod,
