@@ -186,6 +186,17 @@ impl Outline {
         let mut launched: Vec<&str> = self.launches.iter().map(|l| l.kernel.as_str()).filter(|k| self.function(k).is_none()).collect();
         launched.sort_unstable();
         launched.dedup();
+        // `k = triton.jit(k)`: a kernel made by a call, not a decorator (Unsloth writes them so).
+        let functional = self.others.iter().find_map(|(t, _)| {
+            let (name, rhs) = t.split_once('=')?;
+            let inner = rhs.trim().strip_prefix("triton.jit(").or_else(|| rhs.trim().strip_prefix("jit("))?.strip_suffix(')')?.trim();
+            self.function(inner).map(|_| (name.trim().to_string(), inner.to_string(), t.clone()))
+        });
+        if let Some((name, def, stmt)) = functional {
+            return format!(
+                "`{name}` is made a Triton kernel by a call, `{stmt}`, which the stages cannot rewrite yet: write `@triton.jit` (and any `triton.heuristics(...)`/`triton.autotune(...)` applied the same way) as decorators above `def {def}`"
+            );
+        }
         match launched.as_slice() {
             [] => "the file has no Triton kernel".into(),
             names => format!(
@@ -1472,6 +1483,14 @@ fn bracketed(sub: Node) -> Option<TextRange> {
 mod tests {
     /// The outline's kernels are the model's: Triton's jit under any import spelling, never another
     /// DSL's `jit`.
+    #[test]
+    fn a_kernel_made_by_a_jit_call_is_named_with_the_decorator_to_write() {
+        let text = "import triton\nimport triton.language as tl\n\ndef _k(x, BLOCK: tl.constexpr):\n    pass\n\n\
+                    _k = triton.jit(_k)\n\ndef run(x):\n    _k[(1,)](x, BLOCK=64)\n";
+        let m = Outline::build(text).no_kernel_message();
+        assert!(m.contains("`_k = triton.jit(_k)`") && m.contains("above `def _k`"), "{m}");
+    }
+
     #[test]
     fn kernels_are_the_models_kernels() {
         let text = "import triton\nfrom triton import jit as tjit\nimport cutlass.cute as cute\nfrom triton.experimental import gluon\nimport torch\n\n\

@@ -1039,11 +1039,13 @@ mod tests {
     }
 
     #[test]
-    fn one_config_goes_after_a_trailing_comma_of_a_launch_written_over_several_lines() {
+    fn one_config_goes_one_option_a_line_after_a_trailing_comma_of_a_launch_written_over_several_lines() {
         let launch = "add_kernel[(triton.cdiv(n, 1024),)](\n            x, y, out, n,\n            BLOCK_SIZE=1024,\n        )";
         let out = one_config("add_kernel", launch, 256, 2);
         assert!(
-            out.contains("add_kernel[(triton.cdiv(n, 256),)](\n            x, y, out, n,\n            BLOCK_SIZE=256, num_warps=2, num_stages=3\n        )"),
+            out.contains(
+                "add_kernel[(triton.cdiv(n, 256),)](\n            x, y, out, n,\n            BLOCK_SIZE=256,\n            num_warps=2,\n            num_stages=3,\n        )"
+            ),
             "{out}"
         );
         assert!(!out.contains("autotune"), "{out}");
