@@ -232,10 +232,16 @@ pub fn summary_line(stage: &str, e: Option<&Evaluation>, outcome: &str, rounds: 
 /// its launch issue (a call's measured time is then its issue time, in a loop of that call).
 pub fn launch_bound(rounds: &[RoundRecord]) -> Option<String> {
     let (issue, call) = rounds.iter().rev().find_map(|r| r.launch_bound_us.zip(r.baseline_us))?;
+    // The issue is the original process's own clock and the call the judge's, net of the request's
+    // cost: for a call of a few µs the second can come out below the first (an H100, 28 against 9).
+    let share = if issue <= call {
+        format!("{issue:.0} of its {call:.0} µs a call is launch issue")
+    } else {
+        format!("issuing a call takes {issue:.0} µs on the host; a call measures {call:.0} µs")
+    };
     Some(format!(
-        "the original's calls are launch-bound here ({issue:.0} of its {call:.0} µs a call is launch issue): \
-         a device-time gain below that floor does not show in a loop of this call (it would with CUDA graphs, \
-         or other work queued ahead of it)"
+        "the original's calls are launch-bound here ({share}): a device-time gain below that floor does not \
+         show in a loop of this call (it would with CUDA graphs, or other work queued ahead of it)"
     ))
 }
 
@@ -371,6 +377,14 @@ pub fn apply_diff(text: &str, diff: &str) -> Option<Vec<crate::lint::Edit>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launch_floor_above_the_measured_call_is_said_as_two_numbers() {
+        let round = |issue: f64, call: f64| RoundRecord { launch_bound_us: Some(issue), baseline_us: Some(call), ..RoundRecord::new(1, "autotune", "") };
+        assert!(launch_bound(&[round(45.0, 48.0)]).unwrap().contains("(45 of its 48 µs a call is launch issue)"));
+        let said = launch_bound(&[round(28.0, 9.0)]).unwrap();
+        assert!(said.contains("(issuing a call takes 28 µs on the host; a call measures 9 µs)"), "{said}");
+    }
 
     fn apply(text: &str, edits: &[crate::lint::Edit]) -> String {
         let mut out = text.to_string();
