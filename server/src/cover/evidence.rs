@@ -380,7 +380,11 @@ mod tests {
 
     #[test]
     fn a_launch_floor_above_the_measured_call_is_said_as_two_numbers() {
-        let round = |issue: f64, call: f64| RoundRecord { launch_bound_us: Some(issue), baseline_us: Some(call), ..RoundRecord::new(1, "autotune", "") };
+        let round = |issue: f64, call: f64| RoundRecord {
+            launch_bound_us: Some(issue),
+            baseline_us: Some(call),
+            ..RoundRecord::new(1, "autotune", "")
+        };
         assert!(launch_bound(&[round(45.0, 48.0)]).unwrap().contains("(45 of its 48 µs a call is launch issue)"));
         let said = launch_bound(&[round(28.0, 9.0)]).unwrap();
         assert!(said.contains("(issuing a call takes 28 µs on the host; a call measures 9 µs)"), "{said}");
