@@ -78,6 +78,10 @@ pub struct CodeFacts {
     pub bounds: Vec<Bound>,
     /// `rotary_dim *= 2`: a name's multiple of the size it was bound to, from there on.
     scale: HashMap<String, i64>,
+    /// `shape = x.shape`: names that stand for an input's whole shape.
+    shape_alias: HashMap<String, String>,
+    /// Inputs the wrapper flattens to rows (`x = x.view(-1, n)`): any rank of at least two.
+    pub flattened: std::collections::HashSet<String>,
     /// Inputs the kernel reads or writes at the same element offsets (`tl.load(e + offs)` and
     /// `tl.load(g + offs)`): one of unknown shape is taken to have the other's (`alike_shapes`).
     alike: Vec<(String, String, Origin)>,
@@ -114,6 +118,7 @@ impl CodeFacts {
     fn bind(&mut self, p: &str, axis: i64, key: &str, o: &Origin) {
         self.tensor(p, o);
         if axis < 0 {
+            self.at_least(p, axis.unsigned_abs() as usize);
             self.neg.push((p.to_string(), axis, key.to_string(), o.clone()));
             return;
         }
@@ -340,7 +345,16 @@ fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> 
         return;
     };
     let o = src.origin(n);
-    if let Some(p) = whole_shape(src, right, is_param) {
+    let alias = |r: Node| {
+        let r = unparen(r);
+        (r.kind() == "identifier").then(|| f.shape_alias.get(src.text(r)).cloned()).flatten()
+    };
+    if let Some(p) = whole_shape(src, right, is_param).or_else(|| alias(right)) {
+        if left.kind() == "identifier" {
+            f.tensor(&p, &o);
+            f.shape_alias.insert(src.text(left).to_string(), p);
+            return;
+        }
         if matches!(left.kind(), "pattern_list" | "tuple_pattern" | "list_pattern") {
             let names: Vec<Node> = named_children(left).collect();
             if names.iter().any(|x| x.kind() != "identifier") {
@@ -369,6 +383,32 @@ fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> 
             return;
         }
         let r = unparen(right);
+        // `n = shape[-1]` through `shape = x.shape`
+        if r.kind() == "subscript"
+            && let Some(p) = field(r, "value").and_then(alias)
+            && let Some(i) = field(r, "subscript").and_then(|i| int_lit(src, i))
+        {
+            f.bind(&p, i, name, &o);
+            return;
+        }
+        // `x = x.view(-1, n)`: rows of the last dimension `n`, whatever the rank before
+        if r.kind() == "call"
+            && is_param(name)
+            && let Some(method) = callee(src, r).strip_prefix(&format!("{name}."))
+            && matches!(method, "view" | "reshape")
+        {
+            let args = call_args(src, r).positional;
+            if let [lead, last] = args.as_slice()
+                && src.text(unparen(*lead)).replace(' ', "") == "-1"
+            {
+                f.flattened.insert(name.to_string());
+                let last = unparen(*last);
+                if last.kind() == "identifier" && !is_param(src.text(last)) {
+                    f.bind(name, -1, src.text(last), &o);
+                }
+            }
+            return;
+        }
         if r.kind() == "call" {
             let c = callee(src, r);
             if let Some(p) = c.strip_suffix(".numel").filter(|p| is_param(p)) {
@@ -628,12 +668,19 @@ pub fn alike_shapes(f: &mut CodeFacts) {
     for (p, q, o) in std::mem::take(&mut f.alike) {
         let unknown =
             |f: &CodeFacts, x: &str| !f.rank.contains_key(x) && !f.numel.iter().any(|(y, _, _)| y == x) && !f.min_rank.contains_key(x);
-        let (rank, other) = match (f.rank.get(&p), f.rank.get(&q)) {
-            (Some(r), None) if unknown(f, &q) => (r.0, q.clone()),
-            (None, Some(r)) if unknown(f, &p) => (r.0, p.clone()),
+        match (f.rank.get(&p), f.rank.get(&q)) {
+            (Some(r), None) if unknown(f, &q) => {
+                let rank = r.0;
+                f.rank.insert(q.clone(), (rank, o.clone()));
+            }
+            (None, Some(r)) if unknown(f, &p) => {
+                let rank = r.0;
+                f.rank.insert(p.clone(), (rank, o.clone()));
+            }
+            // Neither rank known yet: tied axis by axis if they come out equal (`equal_shapes`).
+            (None, None) => {}
             _ => continue,
-        };
-        f.rank.insert(other, (rank, o.clone()));
+        }
         f.neg.push((p, i64::MIN, q, o));
     }
 }
@@ -726,7 +773,8 @@ fn launch_facts(src: &Src, launch: Node, kdef: Node, kparams: &[String], f: &mut
     let mut by_offsets: HashMap<String, Vec<(&str, Origin)>> = HashMap::new();
     for (k, offsets, at) in pointer_offsets(src, kdef, kparams) {
         let Some(v) = passed.get(k.as_str()).map(|v| unparen(*v)) else { continue };
-        if v.kind() == "identifier" && is_param(src.text(v)) {
+        // A flattened input is still addressed as the input was, row by row.
+        if v.kind() == "identifier" && (is_param(src.text(v)) || f.flattened.contains(src.text(v))) {
             by_offsets.entry(offsets).or_default().push((src.text(v), at));
         }
     }
@@ -952,6 +1000,16 @@ mod tests {
             let (s, dd, ro, half) = (d["s"], d["d"], d["ro"], d["half"]);
             assert!(2.0 * half <= dd && dd <= 96.0 && ro >= s && 2.0 * s < dd, "{family}: {d:?}");
         }
+    }
+
+    #[test]
+    fn inputs_flattened_to_rows_through_a_shape_alias_are_rows_of_one_width_read_alike() {
+        // Liger's layout: `ori_shape = a.shape; n_cols = ori_shape[-1]; a = a.view(-1, n_cols)`.
+        let src = format!(
+            "{GATED}def gated(e, g):\n    ori_shape = e.shape\n    n = ori_shape[-1]\n    e = e.view(-1, n)\n    g = g.view(-1, n)\n    \
+             h = torch.empty_like(e)\n    k[(e.shape[0],)](e, g, h, n, BLOCK=1024)\n    return h.view(*ori_shape)\n"
+        );
+        assert_eq!(shapes(&src), [("e".into(), vec!["e_0".into(), "n".into()]), ("g".into(), vec!["e_0".into(), "n".into()])]);
     }
 
     #[test]

@@ -367,8 +367,9 @@ impl Builder<'_> {
             return Some(Shape::Tensor(1, no.clone()));
         }
         let min = self.facts.min_rank.get(p).copied()?;
-        self.notes
-            .push(format!("`{p}` is taken to have {min} dimension{} (the most its code indexes: {o})", if min == 1 { "" } else { "s" }));
+        let min = if self.facts.flattened.contains(p) { min.max(2) } else { min };
+        let why = if self.facts.flattened.contains(p) { "the wrapper flattens it to rows" } else { "the most its code indexes" };
+        self.notes.push(format!("`{p}` is taken to have {min} dimension{} ({why}: {o})", if min == 1 { "" } else { "s" }));
         Some(Shape::Tensor(min, o))
     }
 
