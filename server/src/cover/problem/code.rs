@@ -818,16 +818,28 @@ fn launch_facts(src: &Src, launch: Node, kdef: Node, kparams: &[String], f: &mut
     }
 }
 
+/// Each local a kernel body assigns, to the expression it assigns (the last one read wins).
+fn assignments<'t>(src: &Src<'t>, nodes: &[Node<'t>]) -> HashMap<&'t str, Node<'t>> {
+    nodes.iter().filter(|n| n.kind() == "assignment").filter_map(|a| Some((src.text(field(*a, "left")?), field(*a, "right")?))).collect()
+}
+
+/// The leftmost operand of `X + row * stride + cols`: `X`.
+fn leftmost(mut n: Node) -> Node {
+    while n.kind() == "binary_operator" {
+        match field(n, "left") {
+            Some(l) => n = unparen(l),
+            None => break,
+        }
+    }
+    n
+}
+
 /// (pointer parameter, the offsets added to it, where) for each `tl.load`/`tl.store` whose address is a
 /// pointer parameter plus something (`e + offsets`, through a local such as `x_ptrs = X + offs`).
 /// The offsets are compared as written: `X + row * stride_x` and `Y + row * stride_y` differ.
 fn pointer_offsets(src: &Src, kdef: Node, kparams: &[String]) -> Vec<(String, String, Origin)> {
     let nodes = descendants(kdef);
-    let assigned: HashMap<&str, Node> = nodes
-        .iter()
-        .filter(|n| n.kind() == "assignment")
-        .filter_map(|a| Some((src.text(field(*a, "left")?), field(*a, "right")?)))
-        .collect();
+    let assigned = assignments(src, &nodes);
     let mut out = Vec::new();
     for n in nodes.iter().filter(|n| n.kind() == "call") {
         let method = callee(src, *n).rsplit('.').next().unwrap_or("").to_string();
@@ -846,13 +858,7 @@ fn pointer_offsets(src: &Src, kdef: Node, kparams: &[String]) -> Vec<(String, St
         if e.kind() != "binary_operator" || field(e, "operator").map(|o| src.text(o)) != Some("+") {
             continue;
         }
-        let mut leaf = e;
-        while leaf.kind() == "binary_operator" {
-            match field(leaf, "left") {
-                Some(l) => leaf = unparen(l),
-                None => break,
-            }
-        }
+        let leaf = leftmost(e);
         let base = src.text(leaf);
         if leaf.kind() != "identifier" || leaf.start_byte() != e.start_byte() || !kparams.iter().any(|k| k == base) {
             continue;
@@ -868,11 +874,7 @@ fn pointer_offsets(src: &Src, kdef: Node, kparams: &[String]) -> Vec<(String, St
 /// local names such as `x_ptrs = X + offs`), or whose `.dtype.element_ty` is read.
 fn pointer_params(src: &Src, kdef: Node, kparams: &[String]) -> std::collections::HashSet<String> {
     let nodes = descendants(kdef);
-    let assigned: HashMap<&str, Node> = nodes
-        .iter()
-        .filter(|n| n.kind() == "assignment")
-        .filter_map(|a| Some((src.text(field(*a, "left")?), field(*a, "right")?)))
-        .collect();
+    let assigned = assignments(src, &nodes);
     let mut out = std::collections::HashSet::new();
     for n in &nodes {
         if n.kind() == "attribute" && src.text(*n).ends_with(".dtype.element_ty") {
@@ -894,13 +896,7 @@ fn pointer_params(src: &Src, kdef: Node, kparams: &[String]) -> std::collections
             continue;
         };
         for _ in 0..4 {
-            let mut leaf = unparen(e);
-            while leaf.kind() == "binary_operator" {
-                match field(leaf, "left") {
-                    Some(l) => leaf = unparen(l),
-                    None => break,
-                }
-            }
+            let leaf = leftmost(unparen(e));
             let name = src.text(leaf);
             if leaf.kind() != "identifier" {
                 break;
