@@ -1354,8 +1354,7 @@ fn guarded_defs<'t>(n: Node<'t>, out: &mut Vec<Node<'t>>) {
     for c in named_children(n) {
         match c.kind() {
             "function_definition" | "decorated_definition" | "class_definition" => out.push(c),
-            "block" | "else_clause" | "elif_clause" | "except_clause" | "finally_clause" | "if_statement" | "try_statement"
-            | "with_statement" => guarded_defs(c, out),
+            k if crate::syntax::is_guard(k) => guarded_defs(c, out),
             _ => {}
         }
     }

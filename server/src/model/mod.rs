@@ -406,8 +406,7 @@ fn module_level<'t>(cx: &mut Cx<'t>, root: Node<'t>) {
                         *counts.entry(node_text(cx.text, name)).or_default() += 1;
                     }
                 }
-                "if_statement" | "try_statement" | "with_statement" | "elif_clause" | "else_clause" | "except_clause"
-                | "finally_clause" | "block" => stack.push(s),
+                k if crate::syntax::is_guard(k) => stack.push(s),
                 "for_statement" | "while_statement" => {
                     if let Some(left) = s.field("left") {
                         *counts.entry(node_text(cx.text, left)).or_default() += 2;

@@ -128,6 +128,15 @@ pub fn is_trivia(node: Node) -> bool {
     !node.is_named() || is_comment(node)
 }
 
+/// An `if`/`try`/`with` statement, one of its clauses, or a block: what runs at the level it is
+/// written at, so a definition under `if triton_available():` at module level is the module's.
+pub fn is_guard(kind: &str) -> bool {
+    matches!(
+        kind,
+        "if_statement" | "elif_clause" | "else_clause" | "try_statement" | "except_clause" | "finally_clause" | "with_statement" | "block"
+    )
+}
+
 /// Named, non-comment children of a node.
 pub fn named_children(node: Node<'_>) -> NamedChildren<'_> {
     NamedChildren { cursor: node.walk(), state: Walk::Start }

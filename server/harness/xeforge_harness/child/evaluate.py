@@ -502,7 +502,9 @@ class Judge:
         name = _name(variant)
         self.set_phase("candidate:warm-up")
         checked = set(_seeds(self.args.seeds))
-        seed = next(s for s in iter(lambda: secrets.randbelow(1 << 30) + 1, None) if s not in checked)
+        seed = secrets.randbelow(1 << 30) + 1
+        while seed in checked:
+            seed = secrets.randbelow(1 << 30) + 1
         self.candidate_call(
             {"op": "once", "variant": name, "seed": seed, "inputs_file": self._give(self.args.reference or self.args.kernel)},
             what=f"the warm-up call on {name}",

@@ -528,9 +528,8 @@ fn scaled(src: &Src, n: Node, f: &mut CodeFacts) {
     let name = src.text(left).to_string();
     match (src.text(op), int_lit(src, right)) {
         ("*=", Some(c)) if c > 0 => *f.scale.entry(name).or_insert(1) *= c,
+        // any other update: the name no longer says a size the bounds could use
         _ => {
-            f.scale.remove(&name);
-            // any other update: the name no longer says a size the bounds could use
             f.scale.insert(name, 0);
         }
     }
@@ -665,17 +664,15 @@ pub fn alike_shapes(f: &mut CodeFacts) {
             _ => continue,
         };
     }
+    let unknown =
+        |f: &CodeFacts, x: &str| !f.rank.contains_key(x) && !f.numel.iter().any(|(y, _, _)| y == x) && !f.min_rank.contains_key(x);
     for (p, q, o) in std::mem::take(&mut f.alike) {
-        let unknown =
-            |f: &CodeFacts, x: &str| !f.rank.contains_key(x) && !f.numel.iter().any(|(y, _, _)| y == x) && !f.min_rank.contains_key(x);
-        match (f.rank.get(&p), f.rank.get(&q)) {
+        match (f.rank.get(&p).map(|r| r.0), f.rank.get(&q).map(|r| r.0)) {
             (Some(r), None) if unknown(f, &q) => {
-                let rank = r.0;
-                f.rank.insert(q.clone(), (rank, o.clone()));
+                f.rank.insert(q.clone(), (r, o.clone()));
             }
             (None, Some(r)) if unknown(f, &p) => {
-                let rank = r.0;
-                f.rank.insert(p.clone(), (rank, o.clone()));
+                f.rank.insert(p.clone(), (r, o.clone()));
             }
             // Neither rank known yet: tied axis by axis if they come out equal (`equal_shapes`).
             (None, None) => {}

@@ -141,19 +141,7 @@ pub fn at_module_level(def_node: Node) -> bool {
         p = p.and_then(|x| x.parent());
     }
     // Under a module-level guard (`if triton_available():`, `try:`) is module level too.
-    while let Some(x) = p.filter(|x| {
-        matches!(
-            x.kind(),
-            "block"
-                | "if_statement"
-                | "elif_clause"
-                | "else_clause"
-                | "try_statement"
-                | "except_clause"
-                | "finally_clause"
-                | "with_statement"
-        )
-    }) {
+    while let Some(x) = p.filter(|x| crate::syntax::is_guard(x.kind())) {
         p = x.parent();
     }
     p.is_some_and(|x| x.kind() == "module")
