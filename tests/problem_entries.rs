@@ -383,6 +383,36 @@ fn a_kernel_under_a_module_level_guard() {
     assert_verdict(&v);
 }
 
+/// A histogram no caller sizes: the wrapper flattens its input, so any shape does (one dimension is
+/// taken); `assert not values.is_floating_point()` makes it integers; `bins` sizes an allocation, so a
+/// variant chooses it as it chooses a dimension, instead of asking for it.
+#[test]
+fn a_flattened_integer_input_and_an_int_that_sizes_the_output() {
+    let Some((v, _d)) = stage("bincount_flat.py", |t| t) else {
+        return;
+    };
+    assert_eq!(v["problem"]["entry"]["name"], "count_values");
+    assert_eq!(inputs(&v), ["values: [values_0]", "bins: int scalar"]);
+    assert_eq!(v["problem"]["inputs"][0]["dtype"], "int64");
+    assert!(variants(&v)[0].contains("bins="), "{:?}", variants(&v));
+    assert_verdict(&v);
+}
+
+/// Inputs read only through `numel()` are one-dimensional, and one the kernel reads at the same
+/// offsets takes that shape (`up` beside `gate`). The backward kernel's entry is the public function
+/// over the `autograd.Function`, and it is still verified through the gradients.
+#[test]
+fn a_flat_autograd_op_entered_through_its_public_function() {
+    for (kernel, backward) in [("_gated_silu_fwd", false), ("_gated_silu_bwd", true)] {
+        let Some((v, _d)) = stage_with("gated_silu_autograd.py", |t| t, &["--kernel", kernel]) else {
+            return;
+        };
+        assert_eq!(inputs(&v), ["gate: [total]", "up: [total]"], "{kernel}");
+        assert_eq!(v["problem"]["entry"].get("backward").is_some_and(|b| b == true), backward, "{kernel}: {}", v["problem"]["entry"]);
+        assert_verdict(&v);
+    }
+}
+
 /// `torch.library.triton_op` over `wrap_triton(kernel)[grid]`, with postponed annotations: the
 /// interpreter reads the string `tl.constexpr` as Triton's compiler does (it failed on `tl.arange`).
 #[test]

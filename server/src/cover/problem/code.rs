@@ -82,6 +82,11 @@ pub struct CodeFacts {
     shape_alias: HashMap<String, String>,
     /// Inputs the wrapper flattens to rows (`x = x.view(-1, n)`): any rank of at least two.
     pub flattened: std::collections::HashSet<String>,
+    /// Inputs the wrapper flattens to one dimension (`x = x.reshape(-1)`): any shape will do.
+    pub flat: HashMap<String, Origin>,
+    /// Int scalars the wrapper allocates with (`torch.zeros(num_bins, ...)`): sizes, which a variant
+    /// may choose as it chooses a dimension.
+    pub sizes: HashMap<String, Origin>,
     /// Inputs the kernel reads or writes at the same element offsets (`tl.load(e + offs)` and
     /// `tl.load(g + offs)`): one of unknown shape is taken to have the other's (`alike_shapes`).
     alike: Vec<(String, String, Origin)>,
@@ -245,6 +250,45 @@ fn same_shape_of(src: &Src, value: Node, name: &str) -> bool {
     n.kind() == "identifier" && src.text(n) == name
 }
 
+/// `value` without the same-shape methods called on it last (`x.view(-1, n).contiguous()` → `x.view(-1, n)`).
+fn peel_same_shape<'t>(src: &Src, value: Node<'t>) -> Node<'t> {
+    let mut n = unparen(value);
+    while n.kind() == "call"
+        && let Some(f) = field(n, "function").filter(|f| f.kind() == "attribute")
+        && field(f, "attribute").is_some_and(|a| SAME_SHAPE.contains(&src.text(a)))
+        && let Some(o) = field(f, "object")
+    {
+        n = unparen(o);
+    }
+    n
+}
+
+/// Whether `value` is `name` made one-dimensional (`name.reshape(-1)`, `name.view(-1)`, `name.flatten()`,
+/// `name.ravel()`), through same-shape methods on either side (`x.contiguous().view(-1)`).
+fn flattened_to_1d(src: &Src, value: Node, name: &str) -> bool {
+    let mut n = unparen(value);
+    let mut flat = false;
+    while n.kind() == "call" {
+        let Some(f) = field(n, "function").filter(|f| f.kind() == "attribute") else {
+            return false;
+        };
+        let method = field(f, "attribute").map_or("", |a| src.text(a));
+        let args = call_args(src, n);
+        let minus_one = matches!(args.positional.as_slice(), [a] if src.text(unparen(*a)).replace(' ', "") == "-1");
+        match method {
+            "reshape" | "view" if minus_one && args.keywords.is_empty() => flat = true,
+            "flatten" | "ravel" if args.positional.is_empty() && args.keywords.is_empty() => flat = true,
+            m if SAME_SHAPE.contains(&m) => {}
+            _ => return false,
+        }
+        match field(f, "object") {
+            Some(o) => n = unparen(o),
+            None => return false,
+        }
+    }
+    flat && n.kind() == "identifier" && src.text(n) == name
+}
+
 /// Where each input is first assigned a value of another shape in `body` (the end of that
 /// statement): the input's own facts end there.
 fn rebindings(src: &Src, body: Node, is_param: &dyn Fn(&str) -> bool) -> std::collections::HashMap<String, usize> {
@@ -264,8 +308,18 @@ fn rebindings(src: &Src, body: Node, is_param: &dyn Fn(&str) -> bool) -> std::co
             continue;
         }
         let names: Vec<Node> = if left.kind() == "identifier" { vec![left] } else { named_children(left).collect() };
-        for name in names.into_iter().filter(|x| x.kind() == "identifier") {
+        // `a, b = a.contiguous(), b.contiguous()`: each name is its own value's shape
+        let values: Vec<Node> = match (n.kind(), field(n, "right").map(unparen)) {
+            ("assignment", Some(r)) if left.kind() != "identifier" && matches!(r.kind(), "expression_list" | "tuple") => {
+                named_children(r).collect()
+            }
+            _ => Vec::new(),
+        };
+        for (i, name) in names.into_iter().enumerate().filter(|(_, x)| x.kind() == "identifier") {
             let t = src.text(name);
+            if values.len() == named_children(left).count() && values.get(i).is_some_and(|v| same_shape_of(src, *v, t)) {
+                continue;
+            }
             if is_param(t) {
                 out.entry(t.to_string()).or_insert(n.end_byte());
             }
@@ -391,17 +445,26 @@ fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> 
             f.bind(&p, i, name, &o);
             return;
         }
+        // `x = x.reshape(-1)`, `x.view(-1).contiguous()`, `x.flatten()`: the input's shape is free
+        if is_param(name) && flattened_to_1d(src, right, name) {
+            f.tensor(name, &o);
+            f.flat.entry(name.to_string()).or_insert(o);
+            return;
+        }
         // `x = x.view(-1, n)`: rows of the last dimension `n`, whatever the rank before
-        if r.kind() == "call"
+        let rows = peel_same_shape(src, r);
+        if rows.kind() == "call"
             && is_param(name)
-            && let Some(method) = callee(src, r).strip_prefix(&format!("{name}."))
+            && let Some(method) = callee(src, rows).strip_prefix(&format!("{name}."))
             && matches!(method, "view" | "reshape")
         {
-            let args = call_args(src, r).positional;
+            let args = call_args(src, rows).positional;
             if let [lead, last] = args.as_slice()
                 && src.text(unparen(*lead)).replace(' ', "") == "-1"
             {
                 f.flattened.insert(name.to_string());
+                f.tensor(name, &o);
+                f.at_least(name, 2);
                 let last = unparen(*last);
                 if last.kind() == "identifier" && !is_param(src.text(last)) {
                     f.bind(name, -1, src.text(last), &o);
@@ -444,6 +507,15 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
                 if let Some(s) = field(cond, side) {
                     condition(src, s, f, is_param, dtypes_only);
                 }
+            }
+        }
+        // `assert not x.is_floating_point()`: integers (indices, counts); int64 is torch's index type
+        "not_operator" if !dtypes_only => {
+            if let Some(arg) = field(cond, "argument").map(unparen).filter(|a| a.kind() == "call")
+                && let Some(p) = callee(src, arg).strip_suffix(".is_floating_point").filter(|p| is_param(p))
+            {
+                f.tensor(p, &o);
+                f.dtypes.entry(p.to_string()).or_insert(("int64".into(), o));
             }
         }
         "call" if !dtypes_only => {
@@ -570,6 +642,8 @@ enum Side {
     Rank(String),
     Mod(Box<Side>, i64),
     Int(i64),
+    /// A tuple of sizes (`(H,)`, `[M, K]`, `torch.Size([M, K])`): each a key where it names one.
+    Sizes(Vec<Option<String>>),
 }
 
 fn side(src: &Src, n: Node, is_param: &dyn Fn(&str) -> bool, f: &mut CodeFacts, o: &Origin) -> Option<Side> {
@@ -595,8 +669,21 @@ fn side(src: &Src, n: Node, is_param: &dyn Fn(&str) -> bool, f: &mut CodeFacts, 
             let r = int_lit(src, field(n, "right")?)?;
             return Some(Side::Mod(Box::new(l), r));
         }
+        "tuple" | "list" => {
+            let items = named_children(n).map(|x| match side(src, x, is_param, f, o) {
+                Some(Side::Key(k)) => Some(k),
+                _ => None,
+            });
+            return Some(Side::Sizes(items.collect()));
+        }
         "call" => {
             let c = callee(src, n);
+            // `torch.Size([M, K])`, `tuple(x.shape)`: what they wrap
+            if matches!(c, "torch.Size" | "tuple" | "list")
+                && let [a] = call_args(src, n).positional.as_slice()
+            {
+                return side(src, *a, is_param, f, o);
+            }
             if let Some(p) = c.strip_suffix(".dim").filter(|p| is_param(p)) {
                 return Some(Side::Rank(p.to_string()));
             }
@@ -635,6 +722,18 @@ fn equality(src: &Src, a: Node, b: Node, f: &mut CodeFacts, is_param: &dyn Fn(&s
             // Equal shapes: axis by axis, once a rank is known (up to 6 dims is every real tensor).
             f.neg.push((p.clone(), i64::MIN, q.clone(), o.clone()));
         }
+        // `assert scale.shape == (H,)`: the rank, and each size a name gives
+        (Side::Shape(p), Side::Sizes(sizes)) | (Side::Sizes(sizes), Side::Shape(p)) if !sizes.is_empty() => {
+            f.tensor(&p, o);
+            if f.rank.entry(p.clone()).or_insert((sizes.len(), o.clone())).0 != sizes.len() {
+                return;
+            }
+            for (i, k) in sizes.iter().enumerate() {
+                if let Some(k) = k {
+                    f.bind(&p, i as i64, k, o);
+                }
+            }
+        }
         (Side::Rank(p), Side::Int(r)) | (Side::Int(r), Side::Rank(p)) if r > 0 => {
             f.tensor(&p, o);
             f.rank.entry(p).or_insert((r as usize, o.clone()));
@@ -655,19 +754,28 @@ fn equality(src: &Src, a: Node, b: Node, f: &mut CodeFacts, is_param: &dyn Fn(&s
 /// says nothing else about takes the shape of one the kernel addresses at the same element offsets
 /// (element-wise kernels: the gate and the up projection of a SwiGLU, `x` and `y` of an add).
 pub fn alike_shapes(f: &mut CodeFacts) {
+    // A rank the code fixes, or one dimension for an input read only through `numel()` or flattened
+    // (`x.reshape(-1)`): any shape does for those, and one dimension is what they are given.
+    let rank_of = |f: &CodeFacts, x: &str| {
+        f.rank.get(x).map(|r| r.0).or_else(|| {
+            let flat = f.numel.iter().any(|(y, _, _)| y == x) || f.flat.contains_key(x);
+            (flat && !f.min_rank.contains_key(x)).then_some(1)
+        })
+    };
     let asserted: Vec<(String, String, Origin)> =
         f.neg.iter().filter(|(_, a, _, _)| *a == i64::MIN).map(|(p, _, q, o)| (p.clone(), q.clone(), o.clone())).collect();
     for (p, q, o) in asserted {
-        match (f.rank.get(&p).map(|r| r.0), f.rank.get(&q).map(|r| r.0)) {
+        match (rank_of(f, &p), rank_of(f, &q)) {
             (Some(r), None) => f.rank.insert(q, (r, o)),
             (None, Some(r)) => f.rank.insert(p, (r, o)),
             _ => continue,
         };
     }
-    let unknown =
-        |f: &CodeFacts, x: &str| !f.rank.contains_key(x) && !f.numel.iter().any(|(y, _, _)| y == x) && !f.min_rank.contains_key(x);
+    let unknown = |f: &CodeFacts, x: &str| {
+        !f.rank.contains_key(x) && !f.numel.iter().any(|(y, _, _)| y == x) && !f.min_rank.contains_key(x) && !f.flat.contains_key(x)
+    };
     for (p, q, o) in std::mem::take(&mut f.alike) {
-        match (f.rank.get(&p).map(|r| r.0), f.rank.get(&q).map(|r| r.0)) {
+        match (rank_of(f, &p), rank_of(f, &q)) {
             (Some(r), None) if unknown(f, &q) => {
                 f.rank.insert(q.clone(), (r, o.clone()));
             }
@@ -706,6 +814,7 @@ pub fn equal_shapes(f: &mut CodeFacts, rank_of: &dyn Fn(&str) -> Option<usize>) 
 /// Method calls on inputs that say "tensor": `.stride(i)`, `.dtype`, `.is_contiguous()`, `.data_ptr()`.
 fn uses(src: &Src, call: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
     let c = callee(src, call);
+    allocation_sizes(src, call, c, f, is_param);
     let Some((obj, method)) = c.rsplit_once('.') else {
         return;
     };
@@ -724,6 +833,33 @@ fn uses(src: &Src, call: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> boo
         }
         "size" | "numel" | "is_contiguous" | "data_ptr" | "contiguous" | "element_size" | "view" | "reshape" => f.tensor(obj, &o),
         _ => {}
+    }
+}
+
+/// `torch.zeros(num_bins, ...)`, `torch.empty((n, k))`, `x.new_zeros(num_bins)`: an input named among an
+/// allocation's sizes is an int size.
+fn allocation_sizes(src: &Src, call: Node, callee: &str, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
+    let method = callee.rsplit('.').next().unwrap_or("");
+    let torch_maker = callee.strip_prefix("torch.").is_some_and(|m| matches!(m, "zeros" | "empty" | "ones" | "full" | "rand" | "randn"));
+    let new_maker = callee.contains('.') && matches!(method, "new_zeros" | "new_empty" | "new_ones" | "new_full");
+    if !torch_maker && !new_maker {
+        return;
+    }
+    let args = call_args(src, call).positional;
+    // `full(size, value)` and `new_full(size, value)` take one size; the others may take several.
+    let sizes: Vec<Node> = match args.first().map(|a| unparen(*a)) {
+        Some(a) if matches!(a.kind(), "tuple" | "list") => named_children(a).collect(),
+        Some(_) if matches!(method, "full" | "new_full") => args.iter().take(1).copied().collect(),
+        Some(_) => args.clone(),
+        None => Vec::new(),
+    };
+    for s in sizes.into_iter().map(unparen).filter(|s| s.kind() == "identifier") {
+        let name = src.text(s);
+        if is_param(name) && !f.tensors.contains_key(name) && f.scalars.get(name).is_none_or(|(t, _)| t == "int") {
+            let o = src.origin(call);
+            f.sizes.entry(name.to_string()).or_insert_with(|| o.clone());
+            f.scalars.entry(name.to_string()).or_insert(("int".into(), o));
+        }
     }
 }
 
@@ -770,8 +906,8 @@ fn launch_facts(src: &Src, launch: Node, kdef: Node, kparams: &[String], f: &mut
     let mut by_offsets: HashMap<String, Vec<(&str, Origin)>> = HashMap::new();
     for (k, offsets, at) in pointer_offsets(src, kdef, kparams) {
         let Some(v) = passed.get(k.as_str()).map(|v| unparen(*v)) else { continue };
-        // A flattened input is still addressed as the input was, row by row.
-        if v.kind() == "identifier" && (is_param(src.text(v)) || f.flattened.contains(src.text(v))) {
+        // A flattened input is still addressed as the input was, row by row or element by element.
+        if v.kind() == "identifier" && (is_param(src.text(v)) || f.flattened.contains(src.text(v)) || f.flat.contains_key(src.text(v))) {
             by_offsets.entry(offsets).or_default().push((src.text(v), at));
         }
     }
@@ -1013,5 +1149,43 @@ mod tests {
              k[(triton.cdiv(n, 1024),)](e, g, h, n, BLOCK=1024)\n    return h\n"
         );
         assert_eq!(shapes(&src), [("e".into(), vec!["batch".into(), "hd".into()]), ("g".into(), vec!["n".into()])]);
+    }
+    #[test]
+    fn an_input_flattened_to_one_dimension_is_any_shape_and_taken_as_one() {
+        for flat in ["x.reshape(-1)", "x.contiguous().view(-1)", "x.flatten().contiguous()", "x.ravel()"] {
+            let src = format!("{GATED}def f(x, y):\n    x = {flat}\n    k[(1,)](x, y, x, x.numel(), BLOCK=1024)\n");
+            assert_eq!(shapes(&src), [("x".into(), vec!["x_0".into()]), ("y".into(), vec!["x_0".into()])], "{flat}");
+        }
+    }
+
+    #[test]
+    fn a_tuple_assignment_of_same_shape_values_keeps_both_inputs_facts() {
+        let src = format!(
+            "{GATED}def f(a, b):\n    a, b = a.contiguous(), b.contiguous()\n    n = a.numel()\n    \
+             k[(triton.cdiv(n, 256),)](a, b, a, n, BLOCK=256)\n"
+        );
+        assert_eq!(shapes(&src), [("a".into(), vec!["n".into()]), ("b".into(), vec!["n".into()])]);
+    }
+
+    #[test]
+    fn a_shape_asserted_equal_to_a_tuple_of_names_has_that_rank_and_those_sizes() {
+        let src = format!(
+            "{GATED}def f(x, s):\n    B, H, N = x.shape\n    assert s.shape == (H,)\n    assert tuple(x.shape) == torch.Size([B, H, N])\n    \
+             k[(B, H)](x, s, x, N, BLOCK=64)\n"
+        );
+        assert_eq!(shapes(&src), [("x".into(), vec!["B".into(), "H".into(), "N".into()]), ("s".into(), vec!["H".into()])]);
+    }
+
+    #[test]
+    fn an_int_that_sizes_an_allocation_is_chosen_like_a_dimension_and_integers_are_asserted() {
+        let src = format!(
+            "{GATED}def f(x: torch.Tensor, bins: int):\n    assert not x.is_floating_point()\n    x = x.view(-1)\n    \
+             h = torch.zeros(bins, dtype=torch.int32, device=x.device)\n    k[(1,)](x, h, h, bins, BLOCK=64)\n    return h\n"
+        );
+        let p = infer(std::path::Path::new("k.py"), &src, None).unwrap();
+        assert!(p.missing.is_empty(), "{:?}", p.missing);
+        assert!(p.variants.iter().all(|v| v.dims.get("bins").is_some_and(|b| *b >= 1.0)), "{:?}", p.variants);
+        let x = p.inputs.iter().find(|i| i.name == "x").unwrap();
+        assert!(matches!(&x.kind, InputKind::Tensor { dtype: Some(d), .. } if d == "int64"), "{:?}", x.kind);
     }
 }

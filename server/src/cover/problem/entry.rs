@@ -330,6 +330,9 @@ fn calls(src: &Src, def: Node, entry: &Entry) -> bool {
 fn through(src: &Src, root: Node, caller: Node, inner: &Entry) -> Entry {
     let mut e = describe(src, root, caller);
     e.bodies = std::iter::once(caller.start_byte()).chain(inner.bodies.iter().copied()).collect();
+    // A function over an `autograd.Function` whose backward launches the kernel reaches it only
+    // through the gradients, as the inner entry does.
+    e.backward = inner.backward;
     e
 }
 

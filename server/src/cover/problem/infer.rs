@@ -55,7 +55,7 @@ pub fn infer(path: &Path, text: &str, kernel: Option<&str>) -> Result<Problem, S
                     && p.is_complete()
                 {
                     p.notes.push(format!(
-                        "entered through `{}`, which calls `{}`: no call site or hint gives `{}`'s sizes, and `{}`'s call sites do",
+                        "entered through `{}`, which calls `{}`: no call site or hint gives `{}`'s sizes, and `{}`'s code or call sites do",
                         c.name, e.name, first.entry.name, c.name
                     ));
                     return Ok(p);
@@ -366,6 +366,10 @@ impl Builder<'_> {
         if let Some((_, _, no)) = self.facts.numel.iter().find(|(q, _, _)| q == p) {
             return Some(Shape::Tensor(1, no.clone()));
         }
+        if let Some(fo) = self.facts.flat.get(p).filter(|_| !self.facts.min_rank.contains_key(p)) {
+            self.notes.push(format!("`{p}` is taken to have 1 dimension (the wrapper flattens it, any shape will do: {fo})"));
+            return Some(Shape::Tensor(1, fo.clone()));
+        }
         let min = self.facts.min_rank.get(p).copied()?;
         let min = if self.facts.flattened.contains(p) { min.max(2) } else { min };
         let why = if self.facts.flattened.contains(p) { "the wrapper flattens it to rows" } else { "the most its code indexes" };
@@ -551,7 +555,10 @@ impl Builder<'_> {
             let mut defaulted = Vec::new();
             for (n, name) in needed.iter().enumerate() {
                 if !d.contains_key(name) {
-                    if let Some(missing_scalar) = inputs.iter().find(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. })) {
+                    if let Some(missing_scalar) = inputs
+                        .iter()
+                        .find(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }) && !self.facts.sizes.contains_key(name))
+                    {
                         self.missing_scalar(&missing_scalar.name);
                         continue;
                     }
@@ -580,7 +587,9 @@ impl Builder<'_> {
         if full.is_empty() {
             let mut d = BTreeMap::new();
             for (n, name) in needed.iter().enumerate() {
-                if inputs.iter().any(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. })) {
+                if inputs.iter().any(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }))
+                    && !self.facts.sizes.contains_key(name)
+                {
                     self.missing_scalar(name);
                     continue;
                 }
@@ -892,11 +901,9 @@ fn families(
             .filter_map(|i| if let InputKind::Tensor { shape, .. } = &i.kind { Some(shape.len()) } else { None })
             .max()
             .unwrap_or(1);
-        let target = match rank {
-            0 | 1 => 1 << 24,
-            2 => 4096,
-            _ => 256,
-        };
+        // About 2^24 elements in the largest tensor, whatever its rank (4096² at rank 2, 256³ at
+        // rank 3, 64⁴ at rank 4): every dimension at 256 made a rank-4 input of 2^32 elements.
+        let target = 1i64 << (24 / rank.max(1));
         for k in &shape_dims {
             if let Some(v) = big.get_mut(k) {
                 *v = round_up(target, divisors.get(k).copied().unwrap_or(1)) as f64;
