@@ -269,6 +269,9 @@ pub(super) struct Ctx<'a> {
     /// edits, the model's prompt and the message when the original fails all read them.
     findings: Vec<crate::lint::Diagnostic>,
     problem: Option<super::problem::Problem>,
+    /// Where a GPU times a generated candidate when no family is named: the spec's bench family
+    /// (`super::tune::bench_family`); None on the interpreter or when a family is named.
+    bench: Option<String>,
 }
 
 /// A stage's work directory (staged candidates, specs), removed when the run ends however it ends.
@@ -359,7 +362,24 @@ impl StageRunner {
             target: (target.device.id.clone(), target.toolchain.id.clone()),
             findings,
             problem: problem.clone(),
+            bench: None,
         };
+        let mut ctx = ctx;
+        if stage.generator() != Some(Generator::Autotune)
+            && req.family.is_none()
+            && let Some(text) = ctx.spec.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
+        {
+            let device = match req.device {
+                DeviceKind::Cpu => None,
+                DeviceKind::Xpu => Some("xpu"),
+                DeviceKind::Auto => match self.harness.probe().await {
+                    Ok(p) if !p.device.is_cpu() => Some(if p.device.kind.eq_ignore_ascii_case("xpu") { "xpu" } else { "cuda" }),
+                    _ => None,
+                },
+                _ => Some("cuda"),
+            };
+            ctx.bench = device.and_then(|d| super::tune::bench_family(&super::autotune::derive::families(&text), d));
+        }
 
         let mut rounds = Vec::new();
         let best = match stage.generator() {
@@ -479,6 +499,9 @@ impl StageRunner {
         args.seeds = ctx.req.seeds.max(3);
         args.timeout = ctx.req.timeout;
         args.target_kernel = ctx.launched.then(|| ctx.kernel.clone());
+        if opts.is_none() {
+            args.timing_family = ctx.bench.clone();
+        }
         if let Some(o) = opts {
             args.spec = o.spec.clone().or(args.spec);
             args.family = o.family.clone().or(args.family);

@@ -84,12 +84,22 @@ pub struct CodeFacts {
     pub flattened: std::collections::HashSet<String>,
     /// Inputs the wrapper flattens to one dimension (`x = x.reshape(-1)`): any shape will do.
     pub flat: HashMap<String, Origin>,
+    /// Names the wrapper gives an input's rows (`x2 = x.reshape(-1, n)`) or its flat view
+    /// (`xf = x.view(-1)`): what the code says of those is said of the input's last dimension or
+    /// its elements, and the kernel addresses them as it would the input.
+    views: HashMap<String, (String, View)>,
     /// Int scalars the wrapper allocates with (`torch.zeros(num_bins, ...)`): sizes, which a variant
     /// may choose as it chooses a dimension.
     pub sizes: HashMap<String, Origin>,
     /// Inputs the kernel reads or writes at the same element offsets (`tl.load(e + offs)` and
     /// `tl.load(g + offs)`): one of unknown shape is taken to have the other's (`alike_shapes`).
     alike: Vec<(String, String, Origin)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum View {
+    Rows,
+    Flat,
 }
 
 /// One side of a bound: `factor` times a size (a key of `uf`), or a number.
@@ -394,11 +404,89 @@ fn whole_shape(src: &Src, n: Node, is_param: &dyn Fn(&str) -> bool) -> Option<St
     (ok && is_param(src.text(obj))).then(|| src.text(obj).to_string())
 }
 
+/// `x2 = x.reshape(-1, n)` or `xf = x.view(-1)` (a new name for a view of an input), and what the code
+/// then reads of that view: `rows, cols = x2.shape`, `cols = x2.shape[-1]`, `n = xf.numel()`.
+fn view_assignment(src: &Src, left: Node, right: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool, o: &Origin) -> bool {
+    if left.kind() == "identifier" && !is_param(src.text(left)) {
+        let name = src.text(left);
+        let rows = peel_same_shape(src, right);
+        if rows.kind() == "call"
+            && let Some((obj, method)) = callee(src, rows).split_once('.')
+            && is_param(obj)
+            && matches!(method, "view" | "reshape")
+            && let [lead, last] = call_args(src, rows).positional.as_slice()
+            && src.text(unparen(*lead)).replace(' ', "") == "-1"
+        {
+            f.flattened.insert(obj.to_string());
+            f.tensor(obj, o);
+            f.at_least(obj, 2);
+            f.views.insert(name.to_string(), (obj.to_string(), View::Rows));
+            let last = unparen(*last);
+            if last.kind() == "identifier" && !is_param(src.text(last)) {
+                f.bind(obj, -1, src.text(last), o);
+            }
+            return true;
+        }
+        let base = peel_same_shape(src, right);
+        let obj = descendants(base).into_iter().find(|x| x.kind() == "identifier").map(|x| src.text(x));
+        if let Some(obj) = obj.filter(|p| is_param(p))
+            && flattened_to_1d(src, right, obj)
+        {
+            f.tensor(obj, o);
+            f.flat.entry(obj.to_string()).or_insert_with(|| o.clone());
+            f.views.insert(name.to_string(), (obj.to_string(), View::Flat));
+            return true;
+        }
+    }
+    // What is read of a view: its last dimension is the input's; its element count, the input's.
+    let view_of = |n: Node| {
+        let n = unparen(n);
+        (n.kind() == "identifier").then(|| f.views.get(src.text(n)).cloned()).flatten()
+    };
+    let r = unparen(right);
+    let shape_of_view = match r.kind() {
+        "attribute" if field(r, "attribute").is_some_and(|a| src.text(a) == "shape") => field(r, "object").and_then(view_of),
+        _ => None,
+    };
+    if let Some((p, View::Rows)) = shape_of_view
+        && matches!(left.kind(), "pattern_list" | "tuple_pattern")
+        && let [_, last] = named_children(left).collect::<Vec<_>>().as_slice()
+    {
+        if last.kind() == "identifier" && src.text(*last) != "_" {
+            f.bind(&p, -1, src.text(*last), o);
+        }
+        return true;
+    }
+    if left.kind() == "identifier" && r.kind() == "call" {
+        let c = callee(src, r);
+        if let Some((v, "numel")) = c.split_once('.')
+            && let Some((p, View::Flat)) = f.views.get(v).cloned()
+        {
+            f.numel.push((p, src.text(left).to_string(), o.clone()));
+            return true;
+        }
+    }
+    if left.kind() == "identifier"
+        && r.kind() == "subscript"
+        && let Some(v) =
+            field(r, "value").filter(|v| v.kind() == "attribute" && field(*v, "attribute").is_some_and(|a| src.text(a) == "shape"))
+        && let Some((p, View::Rows)) = field(v, "object").and_then(view_of)
+        && field(r, "subscript").and_then(|i| int_lit(src, i)).is_some_and(|i| i == -1 || i == 1)
+    {
+        f.bind(&p, -1, src.text(left), o);
+        return true;
+    }
+    false
+}
+
 fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool) {
     let (Some(left), Some(right)) = (field(n, "left"), field(n, "right")) else {
         return;
     };
     let o = src.origin(n);
+    if view_assignment(src, left, right, f, is_param, &o) {
+        return;
+    }
     let alias = |r: Node| {
         let r = unparen(r);
         (r.kind() == "identifier").then(|| f.shape_alias.get(src.text(r)).cloned()).flatten()
@@ -538,7 +626,18 @@ fn condition(src: &Src, cond: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -
                         f.dtypes.entry(p).or_insert((d, o));
                     }
                 }
-                ["=="] => equality(src, *a, *b, f, is_param, &o),
+                ["=="] => {
+                    // `assert D == 64`: a size pinned to a number, both bounds (`fit_bounds` meets them)
+                    if let (Some(x), Some(y)) = (term(src, *a, f, is_param, &o), term(src, *b, f, is_param, &o))
+                        && let (Term::Size(..), Term::Int(v)) | (Term::Int(v), Term::Size(..)) = (&x, &y)
+                        && *v > 0
+                    {
+                        let size = if matches!(x, Term::Size(..)) { x.clone() } else { y.clone() };
+                        f.bounds.push(Bound { small: size.clone(), large: Term::Int(*v), strict: false, origin: o.clone() });
+                        f.bounds.push(Bound { small: Term::Int(*v), large: size, strict: false, origin: o.clone() });
+                    }
+                    equality(src, *a, *b, f, is_param, &o)
+                }
                 [op @ ("<=" | "<" | ">=" | ">")] if !dtypes_only => {
                     let (small, large) = if op.starts_with('<') { (*a, *b) } else { (*b, *a) };
                     if let (Some(small), Some(large)) = (term(src, small, f, is_param, &o), term(src, large, f, is_param, &o))
@@ -753,11 +852,11 @@ fn equality(src: &Src, a: Node, b: Node, f: &mut CodeFacts, is_param: &dyn Fn(&s
 /// dimensions): `assert sin.shape == cos.shape` gives `sin` the rank of `cos`; and an input the code
 /// says nothing else about takes the shape of one the kernel addresses at the same element offsets
 /// (element-wise kernels: the gate and the up projection of a SwiGLU, `x` and `y` of an add).
-pub fn alike_shapes(f: &mut CodeFacts) {
-    // A rank the code fixes, or one dimension for an input read only through `numel()` or flattened
-    // (`x.reshape(-1)`): any shape does for those, and one dimension is what they are given.
+pub fn alike_shapes(f: &mut CodeFacts, site_rank: &dyn Fn(&str) -> Option<usize>) {
+    // A rank the code fixes, else the one a call site passes, else one dimension for an input read
+    // only through `numel()` or flattened (`x.reshape(-1)`): any shape does for those.
     let rank_of = |f: &CodeFacts, x: &str| {
-        f.rank.get(x).map(|r| r.0).or_else(|| {
+        f.rank.get(x).map(|r| r.0).or_else(|| site_rank(x)).or_else(|| {
             let flat = f.numel.iter().any(|(y, _, _)| y == x) || f.flat.contains_key(x);
             (flat && !f.min_rank.contains_key(x)).then_some(1)
         })
@@ -772,7 +871,11 @@ pub fn alike_shapes(f: &mut CodeFacts) {
         };
     }
     let unknown = |f: &CodeFacts, x: &str| {
-        !f.rank.contains_key(x) && !f.numel.iter().any(|(y, _, _)| y == x) && !f.min_rank.contains_key(x) && !f.flat.contains_key(x)
+        !f.rank.contains_key(x)
+            && site_rank(x).is_none()
+            && !f.numel.iter().any(|(y, _, _)| y == x)
+            && !f.min_rank.contains_key(x)
+            && !f.flat.contains_key(x)
     };
     for (p, q, o) in std::mem::take(&mut f.alike) {
         match (rank_of(f, &p), rank_of(f, &q)) {
@@ -782,8 +885,10 @@ pub fn alike_shapes(f: &mut CodeFacts) {
             (None, Some(r)) if unknown(f, &p) => {
                 f.rank.insert(p.clone(), (r, o.clone()));
             }
-            // Neither rank known yet: tied axis by axis if they come out equal (`equal_shapes`).
-            (None, None) => {}
+            // Ranks the code states for both: each keeps its own shape.
+            (Some(_), Some(_)) if f.rank.contains_key(&p) && f.rank.contains_key(&q) => continue,
+            // Otherwise tied axis by axis if the ranks come out equal (`equal_shapes`).
+            (None, None) | (Some(_), Some(_)) => {}
             _ => continue,
         }
         f.neg.push((p, i64::MIN, q, o));
@@ -903,18 +1008,28 @@ fn launch_facts(src: &Src, launch: Node, kdef: Node, kparams: &[String], f: &mut
         }
     }
     // Inputs passed to pointers the kernel addresses at the same offsets.
-    let mut by_offsets: HashMap<String, Vec<(&str, Origin)>> = HashMap::new();
+    let mut by_offsets: HashMap<String, Vec<(String, Origin)>> = HashMap::new();
     for (k, offsets, at) in pointer_offsets(src, kdef, kparams) {
         let Some(v) = passed.get(k.as_str()).map(|v| unparen(*v)) else { continue };
         // A flattened input is still addressed as the input was, row by row or element by element.
-        if v.kind() == "identifier" && (is_param(src.text(v)) || f.flattened.contains(src.text(v)) || f.flat.contains_key(src.text(v))) {
-            by_offsets.entry(offsets).or_default().push((src.text(v), at));
+        if v.kind() != "identifier" {
+            continue;
+        }
+        let name = src.text(v);
+        if is_param(name) || f.flattened.contains(name) || f.flat.contains_key(name) {
+            by_offsets.entry(offsets).or_default().push((name.to_string(), at));
+        } else if let Some((p, _)) = f.views.get(name) {
+            by_offsets.entry(offsets).or_default().push((p.clone(), at));
         }
     }
+    // Every pair of a group: the first may be of another rank (rows of `x` beside a weight read at the
+    // same column offsets), and the others are still alike among themselves.
     for group in by_offsets.values() {
-        for (q, at) in group.iter().skip(1) {
-            if *q != group[0].0 {
-                f.alike.push((group[0].0.to_string(), q.to_string(), at.clone()));
+        for (i, (p, _)) in group.iter().enumerate() {
+            for (q, at) in &group[i + 1..] {
+                if p != q {
+                    f.alike.push((p.clone(), q.clone(), at.clone()));
+                }
             }
         }
     }
@@ -1187,5 +1302,45 @@ mod tests {
         assert!(p.variants.iter().all(|v| v.dims.get("bins").is_some_and(|b| *b >= 1.0)), "{:?}", p.variants);
         let x = p.inputs.iter().find(|i| i.name == "x").unwrap();
         assert!(matches!(&x.kind, InputKind::Tensor { dtype: Some(d), .. } if d == "int64"), "{:?}", x.kind);
+    }
+    #[test]
+    fn a_call_sites_rank_outranks_numel_for_an_input_and_the_one_asserted_equal_to_it() {
+        let src = format!(
+            "{GATED}def f(x, g):\n    assert x.shape == g.shape\n    n = x.numel()\n    k[(1,)](x, g, x, n, BLOCK=64)\n\n\
+             if __name__ == '__main__':\n    f(torch.randn(3, 150), torch.randn(3, 150))\n"
+        );
+        assert_eq!(shapes(&src), [("x".into(), vec!["x_0".into(), "x_1".into()]), ("g".into(), vec!["x_0".into(), "x_1".into()])]);
+    }
+    #[test]
+    fn a_size_asserted_equal_to_a_number_is_that_number_in_every_variant() {
+        let src = format!(
+            "{GATED}def f(x, g):\n    B, N, D = x.shape\n    assert D == 64 and g.shape == x.shape\n    k[(B,)](x, g, x, N, BLOCK=64)\n"
+        );
+        for (family, d) in sized(&src) {
+            assert_eq!(d["D"], 64.0, "{family}: {d:?}");
+        }
+    }
+
+    #[test]
+    fn a_float_nothing_gives_is_checked_with_a_value_usual_for_its_name() {
+        let src = format!(
+            "{GATED}def f(x: torch.Tensor, eps: float, sm_scale: float, alpha: float):\n    M, N = x.shape\n    \
+             k[(M,)](x, x, x, N, eps, sm_scale, alpha, BLOCK=64)\n"
+        );
+        let p = infer(std::path::Path::new("k.py"), &src, None).unwrap();
+        assert!(p.missing.is_empty(), "{:?}", p.missing);
+        for v in &p.variants {
+            assert_eq!((v.dims["eps"], v.dims["sm_scale"], v.dims["alpha"]), (1e-5, 0.125, 0.5), "{}", v.family);
+        }
+        assert!(p.notes.iter().any(|n| n.contains("checked with sm_scale=0.125")), "{:?}", p.notes);
+    }
+    #[test]
+    fn a_call_in_a_loop_over_tensors_made_before_it_gives_each_ones_sizes() {
+        let src = format!(
+            "{GATED}def f(x, s: float):\n    M, N = x.shape\n    k[(M,)](x, x, x, N, s, BLOCK=64)\n\n\
+             if __name__ == '__main__':\n    base = torch.randn(80, 50)\n    for x in (base, base.t()):\n        f(x, 1.5)\n"
+        );
+        let ci: Vec<(f64, f64, f64)> = sized(&src).into_iter().filter(|(f, _)| f == "ci").map(|(_, d)| (d["M"], d["N"], d["s"])).collect();
+        assert_eq!(ci, [(80.0, 50.0, 1.5), (50.0, 80.0, 1.5)]);
     }
 }

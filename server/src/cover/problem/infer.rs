@@ -258,7 +258,14 @@ impl Builder<'_> {
             .filter(|(i, p)| p.default.is_none() || defaults.contains(i))
             .map(|(i, p)| (i, p.name.clone()))
             .collect();
-        code::alike_shapes(self.facts);
+        let site_ranks: HashMap<String, usize> = params
+            .iter()
+            .filter_map(|(i, p)| match self.obs_arg(*i) {
+                Some((Val::Tensor(t), _)) => Some((p.clone(), t.dims.len())),
+                _ => None,
+            })
+            .collect();
+        code::alike_shapes(self.facts, &|p| site_ranks.get(p).copied());
         let mut shapes: Vec<(String, Option<Shape>)> = Vec::new();
         for (i, p) in &params {
             shapes.push((p.clone(), self.shape_of(*i, p)));
@@ -559,7 +566,12 @@ impl Builder<'_> {
                         .iter()
                         .find(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }) && !self.facts.sizes.contains_key(name))
                     {
-                        self.missing_scalar(&missing_scalar.name);
+                        match self.chosen_float(missing_scalar) {
+                            Some(v) => {
+                                d.insert(name.clone(), v);
+                            }
+                            None => self.missing_scalar(&missing_scalar.name),
+                        }
                         continue;
                     }
                     d.insert(name.clone(), round_up(CI_DEFAULTS[n % CI_DEFAULTS.len()], divisors.get(name).copied().unwrap_or(1)) as f64);
@@ -586,11 +598,18 @@ impl Builder<'_> {
         }
         if full.is_empty() {
             let mut d = BTreeMap::new();
+            let mut chosen = Vec::new();
             for (n, name) in needed.iter().enumerate() {
-                if inputs.iter().any(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }))
-                    && !self.facts.sizes.contains_key(name)
+                if let Some(scalar) = inputs
+                    .iter()
+                    .find(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }) && !self.facts.sizes.contains_key(name))
                 {
-                    self.missing_scalar(name);
+                    match self.chosen_float(scalar) {
+                        Some(v) => {
+                            chosen.push((name.clone(), v));
+                        }
+                        None => self.missing_scalar(name),
+                    }
                     continue;
                 }
                 d.insert(name.clone(), round_up(CI_DEFAULTS[n % CI_DEFAULTS.len()], divisors.get(name).copied().unwrap_or(1)) as f64);
@@ -605,6 +624,7 @@ impl Builder<'_> {
                     self.def_hint()
                 ));
             }
+            d.extend(chosen);
             full.push((d, dt, format!("{DEFAULT_ORIGIN}; dtype from {dt_origin}")));
         }
         let div_origins: Vec<(String, i64, String)> =
@@ -688,6 +708,36 @@ impl Builder<'_> {
             }
         }
         why.iter().filter(|(n, _)| before.get(*n) != dims.get(*n)).map(|(n, o)| format!("{n} {} → {} ({o})", before[n], dims[n])).collect()
+    }
+
+    /// A value for a float scalar that nothing gives (`eps`, `sm_scale`, `p`): it sizes nothing, so a
+    /// value usual for its name is checked with, and a note says so. None for other scalars.
+    fn chosen_float(&mut self, input: &Input) -> Option<f64> {
+        let InputKind::Scalar { py } = &input.kind else { return None };
+        if py != "float" {
+            return None;
+        }
+        let n = input.name.to_ascii_lowercase();
+        let (v, why) = if n.contains("eps") {
+            (1e-5, "an epsilon")
+        } else if n.contains("sm_scale") || n.contains("softmax_scale") || n == "qk_scale" {
+            (0.125, "a softmax scale, 1/√64")
+        } else if n == "p" || n.contains("drop") || n.contains("prob") || n.contains("momentum") {
+            (0.1, "a probability or rate")
+        } else {
+            (0.5, "a moderate value")
+        };
+        let note = format!(
+            "no call site passes `{}`; checked with {}={v} ({why}): add `# xeforge: dims {}=...` {} to choose",
+            input.name,
+            input.name,
+            input.name,
+            self.def_hint()
+        );
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+        Some(v)
     }
 
     fn missing_scalar(&mut self, name: &str) {

@@ -219,7 +219,29 @@ fn envs(src: &Src, root: Node, call: Node, module: &Env, follow_callers: bool) -
         }
         cur = p.parent();
     }
+    let body = scope.and_then(|d| field(d, "body")).unwrap_or(root);
+    let assigns: Vec<Node> =
+        scope_nodes(body).into_iter().filter(|n| n.kind() == "assignment" && n.end_byte() <= call.start_byte()).collect();
+    // Assignments before a loop are read by its iterable (`base = torch.randn(...)` then
+    // `for x in (base, base.t()):`), those inside it after the loop's target is bound.
+    let mut applied = 0;
+    let apply = |sets: &mut Vec<Env>, upto: usize, applied: &mut usize| {
+        while *applied < assigns.len() && assigns[*applied].end_byte() <= upto {
+            let a = assigns[*applied];
+            *applied += 1;
+            if scope.is_none() && a.parent().is_some_and(|s| s.parent() == Some(root)) {
+                continue; // module-level: already in the module env
+            }
+            if let (Some(l), Some(r)) = (field(a, "left"), field(a, "right")) {
+                for e in sets.iter_mut() {
+                    let v = eval(src, r, e);
+                    bind(src, l, v, e);
+                }
+            }
+        }
+    };
     for l in loops.into_iter().rev() {
+        apply(&mut sets, l.start_byte(), &mut applied);
         let (Some(left), Some(right)) = (field(l, "left"), field(l, "right")) else {
             continue;
         };
@@ -239,20 +261,7 @@ fn envs(src: &Src, root: Node, call: Node, module: &Env, follow_callers: bool) -
         next.truncate(MAX_ENVS);
         sets = next;
     }
-    let body = scope.and_then(|d| field(d, "body")).unwrap_or(root);
-    let assigns: Vec<Node> =
-        scope_nodes(body).into_iter().filter(|n| n.kind() == "assignment" && n.end_byte() <= call.start_byte()).collect();
-    for e in sets.iter_mut() {
-        for a in &assigns {
-            if scope.is_none() && a.parent().is_some_and(|s| s.parent() == Some(root)) {
-                continue; // module-level: already in the module env
-            }
-            if let (Some(l), Some(r)) = (field(*a, "left"), field(*a, "right")) {
-                let v = eval(src, r, e);
-                bind(src, l, v, e);
-            }
-        }
-    }
+    apply(&mut sets, call.start_byte(), &mut applied);
     sets
 }
 
