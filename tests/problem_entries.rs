@@ -103,8 +103,9 @@ fn tutorial_add_with_a_main_block() {
     };
     assert_eq!(v["problem"]["entry"]["name"], "add");
     assert_eq!(inputs(&v), ["x: [size]", "y: [size]"]);
-    // 98432 from __main__ is timed; the interpreter checks a halved copy
-    assert_eq!(variants(&v), ["ci float32 size=49216", "bench-gpu float32 size=98432"]);
+    // 98432 from __main__ is a smoke test's size: the interpreter checks a halved copy, and a GPU times
+    // it scaled up to 2^24 elements (a call of 98432 is launch-bound there)
+    assert_eq!(variants(&v), ["ci float32 size=49216", "bench-gpu float32 size=16777216"]);
     assert!(provenance(&v, "input x").contains("add_main.py:34"), "{}", provenance(&v, "input x"));
     assert_verdict(&v);
 }
@@ -116,7 +117,7 @@ fn softmax_wrapper_with_a_pytest_test() {
     };
     assert_eq!(v["problem"]["entry"]["name"], "softmax");
     assert_eq!(inputs(&v), ["x: [n_rows, n_cols]"]);
-    assert_eq!(variants(&v), ["ci float16 n_cols=200 n_rows=37", "bench-gpu float16 n_cols=200 n_rows=37"]);
+    assert_eq!(variants(&v), ["ci float16 n_cols=200 n_rows=37", "bench-gpu float16 n_cols=256 n_rows=1762"]);
     assert!(provenance(&v, "dim n_cols").contains("softmax_test.py:20"));
     assert_verdict(&v);
 }
@@ -176,7 +177,7 @@ fn layer_norm_with_two_parametrize_decorators() {
     assert_eq!(v["problem"]["entry"]["name"], "layer_norm");
     // eps has a default: it is left to it
     assert_eq!(inputs(&v), ["x: [M, N]", "weight: [N]", "bias: [N]"]);
-    assert_eq!(variants(&v), ["ci float16 M=8 N=100", "ci float32 M=8 N=100", "ci float16 M=33 N=128", "bench-gpu float32 M=33 N=128"]);
+    assert_eq!(variants(&v), ["ci float16 M=8 N=100", "ci float32 M=8 N=100", "ci float16 M=33 N=128", "bench-gpu float32 M=2080 N=8067"]);
     assert!(provenance(&v, "dim N").contains("layernorm_param.py:24"));
     assert!(v["problem"]["provenance"].get("dtype").is_none(), "the dtypes come from the call sites, not a default");
     assert_verdict(&v);
@@ -248,7 +249,7 @@ fn library_layers_are_entered_through_the_module_that_is_used_with_sizes() {
     assert_eq!(v["problem"]["entry"]["name"], "RMSNorm.forward");
     assert_eq!(v["problem"]["inits"], serde_json::json!(["hidden_size"]));
     assert_eq!(inputs(&v), ["x: [x_0, x_1, x_2]"]);
-    assert_eq!(variants(&v).last().unwrap(), "bench-gpu float32 hidden_size=1536 x_0=2 x_1=64 x_2=1536");
+    assert_eq!(variants(&v).last().unwrap(), "bench-gpu float32 hidden_size=6762 x_0=9 x_1=282 x_2=6762");
     let notes = v["problem"]["notes"].to_string();
     assert!(notes.contains("entered through `RMSNorm.forward`, which calls `RMSNormFunction.apply`"), "{notes}");
     assert_verdict(&v);
@@ -272,7 +273,7 @@ fn scalar_argument_and_a_loop_over_sizes() {
     };
     assert_eq!(v["problem"]["entry"]["name"], "axpy");
     assert_eq!(inputs(&v), ["alpha: float scalar", "x: [n]", "y: [n]"]);
-    assert_eq!(variants(&v), ["ci float32 alpha=0.5 n=1000", "ci float32 alpha=0.5 n=4096", "bench-gpu float32 alpha=0.5 n=4096"]);
+    assert_eq!(variants(&v), ["ci float32 alpha=0.5 n=1000", "ci float32 alpha=0.5 n=4096", "bench-gpu float32 alpha=0.5 n=16777216"]);
     assert_verdict(&v);
 }
 
@@ -314,7 +315,11 @@ fn flags_and_numbers_a_call_site_passes_instead_of_the_defaults() {
     assert_eq!(inputs(&v), ["x: [n]", "slope: float scalar", "inplace: bool scalar"]);
     assert_eq!(
         variants(&v),
-        ["ci float32 inplace=1 n=1000 slope=0.2", "ci float32 inplace=1 n=3000 slope=0.2", "bench-gpu float32 inplace=1 n=3000 slope=0.2"]
+        [
+            "ci float32 inplace=1 n=1000 slope=0.2",
+            "ci float32 inplace=1 n=3000 slope=0.2",
+            "bench-gpu float32 inplace=1 n=16777216 slope=0.2"
+        ]
     );
     let spec = std::fs::read_to_string(d.path().join(".xeforge/problems/leaky_relu_flags-leaky_relu.yaml")).unwrap();
     assert!(spec.contains("  inplace: {value: true}\n") && spec.contains("dims: {\"n\": 1000, slope: 0.2}"), "{spec}");
@@ -583,7 +588,7 @@ fn a_module_constructed_and_moved_in_one_expression() {
     // `m = BiasAdd(768).cuda()`: the constructor under `.cuda()` gives n_cols.
     assert_eq!(v["problem"]["entry"]["name"], "BiasAdd.forward");
     assert_eq!(inputs(&v), ["x: [x_0, x_1]"]);
-    assert_eq!(variants(&v), ["ci float32 n_cols=768 x_0=64 x_1=768", "bench-gpu float32 n_cols=768 x_0=64 x_1=768"]);
+    assert_eq!(variants(&v), ["ci float32 n_cols=768 x_0=64 x_1=768", "bench-gpu float32 n_cols=14189 x_0=1182 x_1=14189"]);
     assert_verdict(&v);
 }
 

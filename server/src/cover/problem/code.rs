@@ -1343,4 +1343,20 @@ mod tests {
         let ci: Vec<(f64, f64, f64)> = sized(&src).into_iter().filter(|(f, _)| f == "ci").map(|(_, d)| (d["M"], d["N"], d["s"])).collect();
         assert_eq!(ci, [(80.0, 50.0, 1.5), (50.0, 80.0, 1.5)]);
     }
+    #[test]
+    fn a_smoke_tests_sizes_are_checked_as_seen_and_timed_scaled_up_with_their_ratios() {
+        let src = format!(
+            "{GATED}def f(x):\n    M, N = x.shape\n    k[(M,)](x, x, x, N, BLOCK=64)\n\n\
+             if __name__ == '__main__':\n    f(torch.randn(100, 50))\n"
+        );
+        let v = sized(&src);
+        assert_eq!((v[0].1["M"], v[0].1["N"]), (100.0, 50.0), "{v:?}");
+        let (family, big) = &v[1];
+        assert_eq!(family, "bench-gpu");
+        let elements = big["M"] * big["N"];
+        assert!(elements > (1 << 23) as f64 && elements < (1 << 25) as f64 && (big["M"] / big["N"] - 2.0).abs() < 0.01, "{big:?}");
+        // Sizes the user wrote for the stage are timed as written.
+        let hinted = src.replace("def f(x):", "# xeforge: dims x=[M, N] M=100 N=50\ndef f(x):");
+        assert!(sized(&hinted).iter().all(|(_, d)| d["M"] == 100.0), "{:?}", sized(&hinted));
+    }
 }

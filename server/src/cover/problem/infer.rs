@@ -18,6 +18,9 @@ pub const CI_MAX_ELEMENTS: i64 = 1 << 16;
 const CI_MAX_VARIANTS: usize = 3;
 /// How variants made of default sizes say so (and are the only ones whose timed sizes are invented).
 const DEFAULT_ORIGIN: &str = "default sizes (no call site)";
+/// Below this many elements in its largest tensor, a call site's variant is a smoke test, not a size
+/// to time on a GPU (`bench-gpu` scales it up).
+const TIMING_MIN_ELEMENTS: i64 = 1 << 18;
 /// Sizes used when no source gives any: distinct per dimension, so a transposed result shows.
 const CI_DEFAULTS: &[i64] = &[64, 96, 128, 80, 112, 48];
 
@@ -960,11 +963,54 @@ fn families(
             }
         }
         Variant { family: "bench-gpu".into(), dims: big, dtype: t.clone(), origin: format!("{o}; larger sizes for timing") }
+    } else if largest(d, inputs) < TIMING_MIN_ELEMENTS && !o.contains("xeforge: dims") && !o.contains("tool.xeforge") {
+        // Every size seen is a smoke test's (`matmul(torch.randn(100, 72), ...)` under `__main__`): a
+        // GPU call there is launch-bound and no config can show. Timed at about 2^24 elements instead,
+        // every size scaled by one factor (their ratios kept); the checks keep the sizes seen.
+        let n = largest(d, inputs).max(1) as f64;
+        let rank = inputs
+            .iter()
+            .filter_map(|i| match &i.kind {
+                InputKind::Tensor { shape, .. } if largest_of(shape, d) == n as i64 => Some(shape.len()),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let factor = ((1u64 << 24) as f64 / n).powf(1.0 / rank as f64);
+        // Every size of the tensors, and every other number the call gave the same value (a module's
+        // `hidden_size` beside its input's last dimension): the code may rely on them being equal.
+        let shape = shape_dims(inputs);
+        let scaled: Vec<f64> = d.iter().filter(|(k, v)| shape.contains(k) && **v >= 2.0).map(|(_, v)| *v).collect();
+        // One new value per old one, a multiple of what every key of that value must divide by.
+        let step = |v: f64| {
+            d.iter().filter(|(_, x)| **x == v).fold(1i64, |m, (k, _)| {
+                let q = divisors.get(k).copied().unwrap_or(1).max(1);
+                m / gcd(m, q) * q
+            })
+        };
+        let mut big = d.clone();
+        for v in big.values_mut() {
+            if scaled.contains(v) && v.fract() == 0.0 {
+                *v = round_up((*v * factor).round() as i64, step(*v)) as f64;
+            }
+        }
+        notes.push(format!(
+            "the sizes seen are small to time on a GPU (the largest tensor has {n} elements, a call is launch-bound): \
+             `bench-gpu` scales them ×{factor:.0} to {} (give `# xeforge: dims` above the entry to time your own)",
+            fmt_sizes(&big, inputs)
+        ));
+        Variant { family: "bench-gpu".into(), dims: big, dtype: t.clone(), origin: format!("{o}; scaled up for timing") }
     } else {
         Variant { family: "bench-gpu".into(), dims: d.clone(), dtype: t.clone(), origin: o.clone() }
     };
     out.push(bench);
     out
+}
+
+/// Elements of one tensor of `shape` under `dims`.
+fn largest_of(shape: &[String], dims: &BTreeMap<String, f64>) -> i64 {
+    shape.iter().map(|x| dims.get(x).copied().unwrap_or(1.0) as i64).product()
 }
 
 /// The dimension names the tensor inputs' shapes use, in input order (repeats kept).
