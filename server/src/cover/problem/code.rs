@@ -1333,6 +1333,10 @@ mod tests {
             assert_eq!((v.dims["eps"], v.dims["sm_scale"], v.dims["alpha"]), (1e-5, 0.125, 0.5), "{}", v.family);
         }
         assert!(p.notes.iter().any(|n| n.contains("checked with sm_scale=0.125")), "{:?}", p.notes);
+        // Unannotated and named like no float in particular: it may be a count, so it is asked for.
+        let unsure = src.replace("alpha: float", "alpha");
+        let p = infer(std::path::Path::new("k.py"), &unsure, None).unwrap();
+        assert!(p.missing.iter().any(|m| m.what.contains("`alpha`")), "{:?}", p.missing);
     }
     #[test]
     fn a_call_in_a_loop_over_tensors_made_before_it_gives_each_ones_sizes() {

@@ -721,6 +721,15 @@ impl Builder<'_> {
             return None;
         }
         let n = input.name.to_ascii_lowercase();
+        // A number passed to the kernel and read nowhere else is taken for a float; it may be an int
+        // (a count, a flag), so only one annotated `float` or named as floats are is given a value.
+        let annotated = self.facts.scalars.get(&input.name).is_some_and(|(_, o)| o.code.replace(' ', "").ends_with(":float"));
+        // (`alpha`, `beta` and the like say nothing of their range: asked, unless annotated.)
+        let named = ["eps", "scale", "slope", "temp", "drop", "prob", "momentum", "decay", "softcap"].iter().any(|k| n.contains(k))
+            || ["p", "lr"].contains(&n.as_str());
+        if !annotated && !named {
+            return None;
+        }
         let (v, why) = if n.contains("eps") {
             (1e-5, "an epsilon")
         } else if n.contains("sm_scale") || n.contains("softmax_scale") || n == "qk_scale" {
