@@ -244,19 +244,7 @@ const SAME_SHAPE: &[&str] = &[
 
 /// Whether `value` is `name` through same-shape methods only (`x.contiguous().to(dtype)`).
 fn same_shape_of(src: &Src, value: Node, name: &str) -> bool {
-    let mut n = unparen(value);
-    while n.kind() == "call" {
-        let Some(f) = field(n, "function").filter(|f| f.kind() == "attribute") else {
-            return false;
-        };
-        if !field(f, "attribute").is_some_and(|a| SAME_SHAPE.contains(&src.text(a))) {
-            return false;
-        }
-        match field(f, "object") {
-            Some(o) => n = unparen(o),
-            None => return false,
-        }
-    }
+    let n = peel_same_shape(src, value);
     n.kind() == "identifier" && src.text(n) == name
 }
 
@@ -273,15 +261,13 @@ fn peel_same_shape<'t>(src: &Src, value: Node<'t>) -> Node<'t> {
     n
 }
 
-/// Whether `value` is `name` made one-dimensional (`name.reshape(-1)`, `name.view(-1)`, `name.flatten()`,
-/// `name.ravel()`), through same-shape methods on either side (`x.contiguous().view(-1)`).
-fn flattened_to_1d(src: &Src, value: Node, name: &str) -> bool {
+/// The name `value` makes one-dimensional (`x.reshape(-1)`, `x.view(-1)`, `x.flatten()`, `x.ravel()`),
+/// through same-shape methods on either side (`x.contiguous().view(-1)`).
+fn flat_source<'t>(src: &Src<'t>, value: Node<'t>) -> Option<&'t str> {
     let mut n = unparen(value);
     let mut flat = false;
     while n.kind() == "call" {
-        let Some(f) = field(n, "function").filter(|f| f.kind() == "attribute") else {
-            return false;
-        };
+        let f = field(n, "function").filter(|f| f.kind() == "attribute")?;
         let method = field(f, "attribute").map_or("", |a| src.text(a));
         let args = call_args(src, n);
         let minus_one = matches!(args.positional.as_slice(), [a] if src.text(unparen(*a)).replace(' ', "") == "-1");
@@ -289,14 +275,36 @@ fn flattened_to_1d(src: &Src, value: Node, name: &str) -> bool {
             "reshape" | "view" if minus_one && args.keywords.is_empty() => flat = true,
             "flatten" | "ravel" if args.positional.is_empty() && args.keywords.is_empty() => flat = true,
             m if SAME_SHAPE.contains(&m) => {}
-            _ => return false,
+            _ => return None,
         }
-        match field(f, "object") {
-            Some(o) => n = unparen(o),
-            None => return false,
-        }
+        n = unparen(field(f, "object")?);
     }
-    flat && n.kind() == "identifier" && src.text(n) == name
+    (flat && n.kind() == "identifier").then(|| src.text(n))
+}
+
+/// `x.view(-1, n)` or `x.reshape(-1, n)`, same-shape methods around it allowed: `x` as rows, and the
+/// width `n`.
+fn rows_of<'t>(src: &Src<'t>, value: Node<'t>) -> Option<(&'t str, Node<'t>)> {
+    let rows = peel_same_shape(src, value);
+    if rows.kind() != "call" {
+        return None;
+    }
+    let (obj, method) = callee(src, rows).split_once('.')?;
+    match (method, call_args(src, rows).positional.as_slice()) {
+        ("view" | "reshape", [lead, last]) if src.text(unparen(*lead)).replace(' ', "") == "-1" => Some((obj, unparen(*last))),
+        _ => None,
+    }
+}
+
+/// Input `p` made rows of width `last`: any rank of at least two, its last dimension `last` where that
+/// is a name.
+fn note_rows(src: &Src, f: &mut CodeFacts, p: &str, last: Node, is_param: &dyn Fn(&str) -> bool, o: &Origin) {
+    f.flattened.insert(p.to_string());
+    f.tensor(p, o);
+    f.at_least(p, 2);
+    if last.kind() == "identifier" && !is_param(src.text(last)) {
+        f.bind(p, -1, src.text(last), o);
+    }
 }
 
 /// Where each input is first assigned a value of another shape in `body` (the end of that
@@ -409,29 +417,12 @@ fn whole_shape(src: &Src, n: Node, is_param: &dyn Fn(&str) -> bool) -> Option<St
 fn view_assignment(src: &Src, left: Node, right: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> bool, o: &Origin) -> bool {
     if left.kind() == "identifier" && !is_param(src.text(left)) {
         let name = src.text(left);
-        let rows = peel_same_shape(src, right);
-        if rows.kind() == "call"
-            && let Some((obj, method)) = callee(src, rows).split_once('.')
-            && is_param(obj)
-            && matches!(method, "view" | "reshape")
-            && let [lead, last] = call_args(src, rows).positional.as_slice()
-            && src.text(unparen(*lead)).replace(' ', "") == "-1"
-        {
-            f.flattened.insert(obj.to_string());
-            f.tensor(obj, o);
-            f.at_least(obj, 2);
+        if let Some((obj, last)) = rows_of(src, right).filter(|(obj, _)| is_param(obj)) {
+            note_rows(src, f, obj, last, is_param, o);
             f.views.insert(name.to_string(), (obj.to_string(), View::Rows));
-            let last = unparen(*last);
-            if last.kind() == "identifier" && !is_param(src.text(last)) {
-                f.bind(obj, -1, src.text(last), o);
-            }
             return true;
         }
-        let base = peel_same_shape(src, right);
-        let obj = descendants(base).into_iter().find(|x| x.kind() == "identifier").map(|x| src.text(x));
-        if let Some(obj) = obj.filter(|p| is_param(p))
-            && flattened_to_1d(src, right, obj)
-        {
+        if let Some(obj) = flat_source(src, right).filter(|p| is_param(p)) {
             f.tensor(obj, o);
             f.flat.entry(obj.to_string()).or_insert_with(|| o.clone());
             f.views.insert(name.to_string(), (obj.to_string(), View::Flat));
@@ -534,29 +525,21 @@ fn assignment(src: &Src, n: Node, f: &mut CodeFacts, is_param: &dyn Fn(&str) -> 
             return;
         }
         // `x = x.reshape(-1)`, `x.view(-1).contiguous()`, `x.flatten()`: the input's shape is free
-        if is_param(name) && flattened_to_1d(src, right, name) {
+        if is_param(name) && flat_source(src, right) == Some(name) {
             f.tensor(name, &o);
             f.flat.entry(name.to_string()).or_insert(o);
             return;
         }
-        // `x = x.view(-1, n)`: rows of the last dimension `n`, whatever the rank before
+        // `x = x.view(-1, n)`: rows of the last dimension `n`, whatever the rank before; any other
+        // view of the input says nothing of its shape
         let rows = peel_same_shape(src, r);
         if rows.kind() == "call"
             && is_param(name)
             && let Some(method) = callee(src, rows).strip_prefix(&format!("{name}."))
             && matches!(method, "view" | "reshape")
         {
-            let args = call_args(src, rows).positional;
-            if let [lead, last] = args.as_slice()
-                && src.text(unparen(*lead)).replace(' ', "") == "-1"
-            {
-                f.flattened.insert(name.to_string());
-                f.tensor(name, &o);
-                f.at_least(name, 2);
-                let last = unparen(*last);
-                if last.kind() == "identifier" && !is_param(src.text(last)) {
-                    f.bind(name, -1, src.text(last), &o);
-                }
+            if let Some((_, last)) = rows_of(src, r) {
+                note_rows(src, f, name, last, is_param, &o);
             }
             return;
         }

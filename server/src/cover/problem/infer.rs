@@ -565,15 +565,9 @@ impl Builder<'_> {
             let mut defaulted = Vec::new();
             for (n, name) in needed.iter().enumerate() {
                 if !d.contains_key(name) {
-                    if let Some(missing_scalar) = inputs
-                        .iter()
-                        .find(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }) && !self.facts.sizes.contains_key(name))
-                    {
-                        match self.chosen_float(missing_scalar) {
-                            Some(v) => {
-                                d.insert(name.clone(), v);
-                            }
-                            None => self.missing_scalar(&missing_scalar.name),
+                    if let Some(v) = self.unsized_scalar(inputs, name) {
+                        if let Some(v) = v {
+                            d.insert(name.clone(), v);
                         }
                         continue;
                     }
@@ -603,16 +597,8 @@ impl Builder<'_> {
             let mut d = BTreeMap::new();
             let mut chosen = Vec::new();
             for (n, name) in needed.iter().enumerate() {
-                if let Some(scalar) = inputs
-                    .iter()
-                    .find(|i| &i.name == name && matches!(i.kind, InputKind::Scalar { .. }) && !self.facts.sizes.contains_key(name))
-                {
-                    match self.chosen_float(scalar) {
-                        Some(v) => {
-                            chosen.push((name.clone(), v));
-                        }
-                        None => self.missing_scalar(name),
-                    }
+                if let Some(v) = self.unsized_scalar(inputs, name) {
+                    chosen.extend(v.map(|v| (name.clone(), v)));
                     continue;
                 }
                 d.insert(name.clone(), round_up(CI_DEFAULTS[n % CI_DEFAULTS.len()], divisors.get(name).copied().unwrap_or(1)) as f64);
@@ -711,6 +697,18 @@ impl Builder<'_> {
             }
         }
         why.iter().filter(|(n, _)| before.get(*n) != dims.get(*n)).map(|(n, o)| format!("{n} {} → {} ({o})", before[n], dims[n])).collect()
+    }
+
+    /// For `name`, a scalar input nothing gives a value and that sizes nothing: the value it is checked
+    /// with (`chosen_float`), or None once it is recorded as missing. None for any other input.
+    fn unsized_scalar(&mut self, inputs: &[Input], name: &str) -> Option<Option<f64>> {
+        let scalar =
+            inputs.iter().find(|i| i.name == name && matches!(i.kind, InputKind::Scalar { .. }) && !self.facts.sizes.contains_key(name))?;
+        let v = self.chosen_float(scalar);
+        if v.is_none() {
+            self.missing_scalar(name);
+        }
+        Some(v)
     }
 
     /// A value for a float scalar that nothing gives (`eps`, `sm_scale`, `p`): it sizes nothing, so a
@@ -912,7 +910,7 @@ fn largest(dims: &BTreeMap<String, f64>, inputs: &[Input]) -> i64 {
     inputs
         .iter()
         .filter_map(|i| match &i.kind {
-            InputKind::Tensor { shape, .. } => Some(shape.iter().map(|d| dims.get(d).copied().unwrap_or(1.0) as i64).product::<i64>()),
+            InputKind::Tensor { shape, .. } => Some(largest_of(shape, dims)),
             InputKind::Scalar { .. } | InputKind::Sizes { .. } => None,
         })
         .max()
