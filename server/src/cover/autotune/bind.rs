@@ -23,6 +23,9 @@ pub struct Bound {
     pub via: Option<String>,
     /// Passed by position (index into the launch's arguments), not by keyword.
     pub positional: Option<usize>,
+    /// The wrapper chooses among several literals on its paths (`if M >= 1024: BM = 128 else: BM = 64`):
+    /// `value` is the first written, and a config replaces the choice with one value.
+    pub chosen: bool,
 }
 
 /// Launch options every config carries (`num_warps`, `num_stages`) or may carry (backend options).
@@ -52,14 +55,24 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
     for (name, positional, a) in &args {
         let (name, positional) = (name.clone(), *positional);
         let text_of = slice(text, a.value).trim();
-        let (value, via) = match literal(text_of) {
-            Some(v) => (v, None),
-            None if is_name(text_of) => match resolve(text, root, launch.range.start, text_of) {
-                Some(v) if !read_elsewhere(text, root, launch, sites, text_of) => (v, Some(text_of.to_string())),
-                _ => continue,
-            },
-            None if self_attribute(text_of).is_some() => match resolve_self(text, root, launch.range.start, text_of) {
-                Some(v) if !read_elsewhere(text, root, launch, sites, text_of) => (v, Some(text_of.to_string())),
+        let at = launch.range.start;
+        let (value, via, chosen) = match literal(text_of) {
+            Some(v) => (v, None, false),
+            None if is_name(text_of) => {
+                let (v, chosen) = match resolve(text, root, at, text_of) {
+                    Some(v) => (v, false),
+                    None => match chosen_literal(text, root, at, text_of) {
+                        Some(v) => (v, true),
+                        None => continue,
+                    },
+                };
+                if read_elsewhere(text, root, launch, sites, text_of) {
+                    continue;
+                }
+                (v, Some(text_of.to_string()), chosen)
+            }
+            None if self_attribute(text_of).is_some() => match resolve_self(text, root, at, text_of) {
+                Some(v) if !read_elsewhere(text, root, launch, sites, text_of) => (v, Some(text_of.to_string()), false),
                 _ => continue,
             },
             None => continue,
@@ -70,7 +83,7 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
             (n, _) => OPTIONS.contains(&n),
         };
         if wanted {
-            out.push(Bound { name, value, via, positional });
+            out.push(Bound { name, value, via, positional, chosen });
         }
     }
     // A tile the launch leaves to the kernel's own default (`BLOCK: tl.constexpr = 1024`).
@@ -79,7 +92,7 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
             continue;
         }
         if let Some(v @ ConfigValue::Int(_)) = p.default.as_deref().and_then(literal) {
-            out.push(Bound { name: p.name.clone(), value: v, via: None, positional: None });
+            out.push(Bound { name: p.name.clone(), value: v, via: None, positional: None, chosen: false });
         }
     }
     out
@@ -295,6 +308,50 @@ fn resolve_in(text: &str, scopes: &[Node], at: usize, name: &str, depth: usize) 
             }
             let r = node_text(text, right).trim();
             literal(r).or_else(|| is_name(r).then(|| resolve_in(text, scopes, assign.start_byte(), r, depth + 1)).flatten())
+        }
+        _ => None,
+    }
+}
+
+/// The first of the integers a local of the launch's function is chosen among, where every binding
+/// of it before the launch is `NAME = <int>` or `NAME = <int> if cond else <int>`: an if-chain on a
+/// size (`if M >= 1024: BM = 128` … `else: BM = 32`), a default then an override
+/// (`BLOCK = 64` … `if n > 4096: BLOCK = 128`). The wrapper picks per call; a tuned config picks one
+/// value for all, which the stage says ([`Bound::chosen`]). Anything else (a call, arithmetic, a
+/// binding after the launch, a parameter) is not chosen among literals.
+fn chosen_literal(text: &str, root: Node, at: usize, name: &str) -> Option<ConfigValue> {
+    let scope = around(root, at, "function_definition").pop()?;
+    let params = scope.child_by_field_name("parameters")?;
+    if named_children(params).any(|p| {
+        let own = if p.kind() == "identifier" { Some(p) } else { p.child_by_field_name("name").or_else(|| named_children(p).next()) };
+        own.is_some_and(|o| node_text(text, o) == name)
+    }) {
+        return None;
+    }
+    let mut stores = Vec::new();
+    stores_of(text, scope.child_by_field_name("body")?, name, &mut stores);
+    let mut values = Vec::new();
+    for s in &stores {
+        let assign = s.parent().filter(|p| p.kind() == "assignment" && p.child_by_field_name("left") == Some(*s))?;
+        if assign.end_byte() > at || assign.child_by_field_name("type").is_some() {
+            return None;
+        }
+        values.extend(int_choices(text, assign.child_by_field_name("right")?)?);
+    }
+    (values.len() >= 2).then(|| values.into_iter().next()).flatten()
+}
+
+/// The integers an expression is one of: `128`, `128 if c else 64` (nested too); `None` for anything else.
+pub(super) fn int_choices(text: &str, n: Node) -> Option<Vec<ConfigValue>> {
+    match n.kind() {
+        "integer" => literal(node_text(text, n)).map(|v| vec![v]),
+        "parenthesized_expression" => int_choices(text, named_children(n).next()?),
+        "conditional_expression" => {
+            let kids: Vec<Node> = named_children(n).collect();
+            let (first, last) = (kids.first()?, kids.last()?);
+            let mut v = int_choices(text, *first)?;
+            v.extend(int_choices(text, *last)?);
+            Some(v)
         }
         _ => None,
     }
@@ -564,13 +621,35 @@ mod tests {
 
     #[test]
     fn run_time_values_are_not_literals() {
-        // Assigned on two paths, computed, a parameter without a default, assigned after the launch.
+        // Computed, a parameter without a default, assigned after the launch, one path of several
+        // computed.
         let src = format!(
-            "{KERNEL}def run(x, d, nw):\n    BLOCK = triton.next_power_of_2(x.numel())\n    w = 4\n    if d > 64:\n        w = 8\n    k[(1,)](x, 1, BLOCK=BLOCK, D=d, num_warps=w, num_stages=nw)\n    d = 3\n"
+            "{KERNEL}def run(x, d, nw):\n    BLOCK = triton.next_power_of_2(x.numel())\n    w = 4\n    if d > 64:\n        w = d // 8\n    k[(1,)](x, 1, BLOCK=BLOCK, D=d, num_warps=w, num_stages=nw)\n    d = 3\n"
         );
         assert_eq!(bound(&src), vec![]);
         let src = format!("{KERNEL}def run(x):\n    k[(1,)](x, 1, BLOCK=B2, D=16)\n    B2 = 64\n");
         assert_eq!(bound(&src), vec![("D".into(), ConfigValue::Int(16), None, None)]);
+    }
+
+    #[test]
+    fn literals_the_wrapper_chooses_among_are_bound_and_marked_chosen() {
+        // An if-chain, a default and its override, a conditional expression: the first value written.
+        for (body, first) in [
+            ("    if x.numel() > 4096:\n        B = 256\n    else:\n        B = 64\n", 256),
+            ("    B = 64\n    if x.numel() > 4096:\n        B = 1024\n", 64),
+            ("    B = 128 if x.numel() > 4096 else 32\n", 128),
+        ] {
+            let src = format!("{KERNEL}def run(x):\n{body}    k[(triton.cdiv(x.numel(), B),)](x, x.numel(), BLOCK=B, D=16)\n");
+            let o = Outline::build(&src);
+            let tree = crate::syntax::parse(&src);
+            let (k, l) = (o.kernels().next().unwrap(), &o.launches[0]);
+            let b = bindings(&src, tree.root_node(), k, l, &[l.range]);
+            assert_eq!(
+                b[0],
+                Bound { name: "BLOCK".into(), value: ConfigValue::Int(first), via: Some("B".into()), positional: None, chosen: true }
+            );
+            assert!(!b[1].chosen, "{b:?}");
+        }
     }
 
     #[test]

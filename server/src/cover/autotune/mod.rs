@@ -180,6 +180,8 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
             .filter(|(n, _)| bind::COUNTS.contains(&n.as_str()) && !first.iter().any(|b| &b.name == n))
             .map(|(n, v)| (n, slice(text, v).trim().to_string()))
             .collect();
+        // So are tiles and counts the wrapper chooses among literals (`if M >= 1024: BM = 128 ...`).
+        replaced.extend(first.iter().filter(|b| b.chosen).filter_map(|b| Some((b.name.clone(), b.via.clone()?))));
         let computed = !replaced.is_empty();
         // A switch such as `ACT=0` here and `ACT=1` at another call site is what the kernel computes,
         // not how: a config would force one value on both. Left at the launches; tiles, warps and
@@ -294,7 +296,7 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
                     .kwargs
                     .iter()
                     .filter(|(k, v)| names.contains(k) && v.as_int().is_some())
-                    .map(|(k, v)| bind::Bound { name: k.clone(), value: v.clone(), via: None, positional: None })
+                    .map(|(k, v)| bind::Bound { name: k.clone(), value: v.clone(), via: None, positional: None, chosen: false })
                     .collect();
             }
             b
@@ -960,6 +962,42 @@ mod tests {
         assert_eq!(p.kept, [("BLOCK_SIZE".to_string(), "BLOCK".to_string())]);
         let note = p.kept_note().unwrap();
         assert!(note.contains("the wrapper also reads `BLOCK` at line 16: `assert n % BLOCK == 0`"), "{note}");
+    }
+
+    /// Tiles and warps the wrapper chooses per size in an if-chain of literals are tuned: the start is
+    /// the first branch's values, not the original (which chooses per call), the note says one value
+    /// replaces the choice, and the rewrite leaves no stale chain behind.
+    #[test]
+    fn tiles_an_if_chain_chooses_are_tuned_and_the_chain_goes() {
+        let src = HARDCODED.replace(
+            "        add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)",
+            "        if n >= 1 << 20:\n            BLOCK = 4096\n            warps = 8\n        else:\n            BLOCK = 1024 if n > 4096 else 256\n            warps = 4\n        add_kernel[(triton.cdiv(n, BLOCK),)](x, y, out, n, BLOCK_SIZE=BLOCK, num_warps=warps)",
+        );
+        let o = Outline::build(&src);
+        let p = plan(&src, &o, o.kernel("add_kernel").unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.input.start.kwargs, [("BLOCK_SIZE".to_string(), ConfigValue::Int(4096))]);
+        assert_eq!(p.input.start.num_warps, 8);
+        assert!(!p.start_is_original && p.kept.is_empty(), "{:?}", p.kept);
+        assert!(
+            p.replaced_note().is_some_and(|n| n.contains("BLOCK_SIZE=`BLOCK`") && n.contains("num_warps=`warps`")),
+            "{:?}",
+            p.replaced_note()
+        );
+        let mut c = p.input.start.clone();
+        c.kwargs[0].1 = ConfigValue::Int(512);
+        c.num_warps = 2;
+        let out = p.candidate(&src, &[c], &p.readings[0]).unwrap();
+        assert!(
+            out.contains("        n = out.numel()\n        add_kernel[(triton.cdiv(n, 512),)](x, y, out, n, BLOCK_SIZE=512, num_warps=2"),
+            "{out}"
+        );
+        assert!(!out.contains("if n >= 1 << 20") && !out.contains("warps = "), "{out}");
+
+        // Read by host code on one path too (a buffer's size): the choice stays at the launch.
+        let tied = src.replace("            warps = 4\n", "            warps = 4\n            assert n % BLOCK == 0\n");
+        let o = Outline::build(&tied);
+        let p = plan(&tied, &o, o.kernel("add_kernel").unwrap(), TuneBackend::Cuda).unwrap();
+        assert_eq!(p.kept, [("BLOCK_SIZE".to_string(), "BLOCK".to_string())]);
     }
 
     /// A descriptor block a `pre_hook` cannot follow (two tiles of the same size: which is which?)
