@@ -79,7 +79,8 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
         ],
     ),
     // Computed tiles stay; the warps the wrapper computes give way to the configs'.
-    ("softmax_computed.py", &[], 4, &["    row_softmax[(rows,)](x, out, x.stride(0), out.stride(0), width, TILE=tile)\n"]),
+    // (The warps a conditional chooses among literals start at the first, 16, and give way too.)
+    ("softmax_computed.py", &[], 16, &["    row_softmax[(rows,)](x, out, x.stride(0), out.stride(0), width, TILE=tile)\n"]),
     // A helper picks the tile and the warps by width: the tile stays, the warps give way (and are named).
     ("settings_helper.py", &[], 4, &["    _row_scale[(rows,)](out, x, w, x.stride(0), width, BLOCK=BLOCK)\n"]),
     // `num_blocks` sizes the buffer of partial sums: the tile is the host's, not the configs'.
@@ -252,7 +253,7 @@ const PINNED: &[(&str, &[&str])] = &[
     // The computed tile stays; the computed warps give way to the config's.
     (
         "softmax_computed.py",
-        &["    row_softmax[(rows,)](x, out, x.stride(0), out.stride(0), width, TILE=tile, num_warps=8, num_stages=3)\n"],
+        &["    row_softmax[(rows,)](x, out, x.stride(0), out.stride(0), width, TILE=tile, num_warps=32, num_stages=3)\n"],
     ),
     ("partial_sum.py", &["    partial_sum_kernel[(num_blocks,)](x, partial, n, BLOCK=BLOCK, num_warps=8, num_stages=3)\n"]),
     (

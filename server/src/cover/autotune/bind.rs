@@ -75,6 +75,16 @@ pub fn bindings(text: &str, root: Node, kernel: &Function, launch: &LaunchSite, 
                 Some(v) if !read_elsewhere(text, root, launch, sites, text_of) => (v, Some(text_of.to_string()), false),
                 _ => continue,
             },
+            // `num_warps=cfg["num_warps"]`: warps and stages only, as no grid reads them (a tile read
+            // so would be read so by the grid too, which names no host variable to follow).
+            None if COUNTS.contains(&name.as_str()) => {
+                let mut scopes = vec![root];
+                scopes.extend(around(root, at, "function_definition"));
+                match root.descendant_for_byte_range(a.value.start, a.value.end).and_then(|n| value_of(text, &scopes, at, n, 0)) {
+                    Some(v) => (v, None, false),
+                    None => continue,
+                }
+            }
             None => continue,
         };
         let wanted = match (name.as_str(), &value) {
@@ -261,6 +271,13 @@ fn resolve(text: &str, root: Node, at: usize, name: &str) -> Option<ConfigValue>
 }
 
 fn resolve_in(text: &str, scopes: &[Node], at: usize, name: &str, depth: usize) -> Option<ConfigValue> {
+    let (value, keep, at) = binding_in(text, scopes, at, name, depth)?;
+    value_of(text, &scopes[..keep], at, value, depth + 1)
+}
+
+/// The expression `name` is bound to at byte `at` (see [`resolve`]): its node, how many of `scopes`
+/// are in view where it stands, and where it stands.
+fn binding_in<'a>(text: &str, scopes: &[Node<'a>], at: usize, name: &str, depth: usize) -> Option<(Node<'a>, usize, usize)> {
     let (scope, outer) = scopes.split_last()?;
     if depth > 8 {
         return None;
@@ -274,16 +291,14 @@ fn resolve_in(text: &str, scopes: &[Node], at: usize, name: &str, depth: usize) 
                 continue;
             }
             // A parameter: its default, read where the `def` stands; none means the caller decides.
-            let default = p.child_by_field_name("value")?;
-            let d = node_text(text, default).trim();
-            return literal(d).or_else(|| is_name(d).then(|| resolve_in(text, outer, scope.start_byte(), d, depth + 1)).flatten());
+            return Some((p.child_by_field_name("value")?, outer.len(), scope.start_byte()));
         }
     }
     let body = if is_module { *scope } else { scope.child_by_field_name("body")? };
     let mut stores = Vec::new();
     stores_of(text, body, name, &mut stores);
     match stores.as_slice() {
-        [] => resolve_in(text, outer, scope.start_byte(), name, depth + 1),
+        [] => binding_in(text, outer, scope.start_byte(), name, depth + 1),
         [only] => {
             // `name = value`, or `A, name = a, value` (the value at the same place).
             let (assign, right) = match only.parent() {
@@ -306,11 +321,73 @@ fn resolve_in(text: &str, scopes: &[Node], at: usize, name: &str, depth: usize) 
             if !is_module && assign.end_byte() > at {
                 return None; // assigned after the launch: the launch reads an outer or unbound name
             }
-            let r = node_text(text, right).trim();
-            literal(r).or_else(|| is_name(r).then(|| resolve_in(text, scopes, assign.start_byte(), r, depth + 1)).flatten())
+            Some((right, scopes.len(), assign.start_byte()))
         }
         _ => None,
     }
+}
+
+/// The literal an expression holds: a literal, a name bound to one, or an entry of a dict of
+/// literals that nothing changes (`cfg = {"BM": 64, ...}` … `BM = cfg["BM"]`).
+fn value_of(text: &str, scopes: &[Node], at: usize, node: Node, depth: usize) -> Option<ConfigValue> {
+    let r = node_text(text, node).trim();
+    if let Some(v) = literal(r) {
+        return Some(v);
+    }
+    if is_name(r) {
+        return resolve_in(text, scopes, at, r, depth + 1);
+    }
+    if node.kind() != "subscript" {
+        return None;
+    }
+    let (dict, key) = (node.child_by_field_name("value")?, node.child_by_field_name("subscript")?);
+    let (dict, key) = (node_text(text, dict), literal(node_text(text, key))?);
+    if !is_name(dict) || mutated(text, *scopes.first()?, dict) {
+        return None;
+    }
+    let (entries, keep, at) = binding_in(text, scopes, at, dict, depth + 1)?;
+    if entries.kind() != "dictionary" {
+        return None;
+    }
+    let entry = named_children(entries)
+        .filter(|p| p.kind() == "pair")
+        .find(|p| p.child_by_field_name("key").and_then(|k| literal(node_text(text, k))).as_ref() == Some(&key))?;
+    value_of(text, &scopes[..keep], at, entry.child_by_field_name("value")?, depth + 1)
+}
+
+/// Whether anything in the file may change the dict `name` after it is built: an item stored or
+/// deleted, a method that changes it, or the dict handed to a call (which may change it).
+fn mutated(text: &str, root: Node, name: &str) -> bool {
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        stack.extend(named_children(n));
+        if n.kind() != "identifier" || node_text(text, n) != name {
+            continue;
+        }
+        let Some(p) = n.parent() else { continue };
+        let changed = match p.kind() {
+            // `cfg["BM"] = 128`, `del cfg["BM"]`, `cfg["BM"] += 1`
+            "subscript" => p.parent().is_some_and(|g| match g.kind() {
+                "assignment" | "augmented_assignment" => g.child_by_field_name("left") == Some(p),
+                "delete_statement" => true,
+                _ => false,
+            }),
+            // `cfg.update(...)`, `cfg.pop("BM")`
+            "attribute" => {
+                p.child_by_field_name("object") == Some(n)
+                    && p.child_by_field_name("attribute").is_some_and(|a| {
+                        matches!(node_text(text, a), "update" | "pop" | "popitem" | "setdefault" | "clear" | "__setitem__" | "__delitem__")
+                    })
+            }
+            // `tweak(cfg)`: a callee may change it (`**cfg` copies it and is no such hand-over)
+            "argument_list" => true,
+            _ => false,
+        };
+        if changed {
+            return true;
+        }
+    }
+    false
 }
 
 /// The first of the integers a local of the launch's function is chosen among, where every binding
@@ -629,6 +706,25 @@ mod tests {
         assert_eq!(bound(&src), vec![]);
         let src = format!("{KERNEL}def run(x):\n    k[(1,)](x, 1, BLOCK=B2, D=16)\n    B2 = 64\n");
         assert_eq!(bound(&src), vec![("D".into(), ConfigValue::Int(16), None, None)]);
+    }
+
+    #[test]
+    fn an_entry_of_a_dict_of_literals_nothing_changes_is_that_literal() {
+        let launch = "    k[(triton.cdiv(x.numel(), B),)](x, x.numel(), BLOCK=B, D=16, num_warps=cfg[\"num_warps\"])\n";
+        let src = format!("CFG = {{'B': 256}}\n{KERNEL}def run(x):\n    cfg = {{\"num_warps\": 8}}\n    B = CFG['B']\n{launch}");
+        assert_eq!(
+            bound(&src),
+            vec![
+                ("BLOCK".into(), ConfigValue::Int(256), Some("B".into()), None),
+                ("D".into(), ConfigValue::Int(16), None, None),
+                ("num_warps".into(), ConfigValue::Int(8), None, None),
+            ]
+        );
+        // Changed after it is built, or handed to a call that may change it: not a literal.
+        for change in ["    CFG['B'] = 512\n", "    CFG.update(B=512)\n", "    tweak(CFG)\n"] {
+            let src = format!("CFG = {{'B': 256}}\n{KERNEL}def run(x):\n{change}    B = CFG['B']\n    k[(1,)](x, 1, BLOCK=B, D=16)\n");
+            assert_eq!(bound(&src), vec![("D".into(), ConfigValue::Int(16), None, None)], "{change}");
+        }
     }
 
     #[test]
