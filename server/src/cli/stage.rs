@@ -362,7 +362,12 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
         }
         println!("{}", o.summary);
         // What the stage left alone is part of the answer: only warps and stages tried is not "the tile is fine".
-        for prefix in [crate::cover::autotune::KEPT_NOTE, crate::cover::autotune::REPLACED_NOTE, crate::cover::autotune::RESTORE_NOTE] {
+        for prefix in [
+            crate::cover::autotune::splat::SPELLED_NOTE,
+            crate::cover::autotune::KEPT_NOTE,
+            crate::cover::autotune::REPLACED_NOTE,
+            crate::cover::autotune::RESTORE_NOTE,
+        ] {
             if let Some(n) = o.rounds.iter().flat_map(|r| &r.notes).find(|n| n.starts_with(prefix)) {
                 println!("note: {n}");
             }

@@ -143,7 +143,18 @@ impl StageRunner {
         progress: &mut impl FnMut(Progress),
     ) -> Result<Option<Best>, StageError> {
         let clock = Instant::now();
-        let text = &ctx.req.text;
+        // A launch through `**cfg` is read, and rewritten, from the file with the dict spelled out;
+        // the original stays the harness's baseline.
+        let spelled = autotune::splat::spell_out(&ctx.req.text, kernel);
+        let text: &String = spelled.as_ref().map_or(&ctx.req.text, |s| &s.text);
+        let own;
+        let outline = match &spelled {
+            Some(s) => {
+                own = Outline::build(&s.text);
+                &own
+            }
+            None => outline,
+        };
         let tt = space::TuneTarget::for_stage(&self.kb, &target, ctx.req.device == DeviceKind::Cuda);
         let f = autotune::pick_kernel(outline, Some(kernel))?;
         let mut plan = autotune::plan(text, outline, f, tt.backend)?;
@@ -317,6 +328,7 @@ impl StageRunner {
         let chosen_reading = plan.readings.get(reading).cloned().unwrap_or_default();
         let reading_notes = {
             let mut n = plan.grid.describe(&chosen_reading);
+            n.extend(spelled.as_ref().map(|s| s.note.clone()));
             n.extend(plan.kept_note());
             n.extend(plan.replaced_note());
             if plan.readings.len() > 1 {

@@ -11,6 +11,7 @@ pub mod emit;
 pub mod grid;
 pub mod pairing;
 pub mod space;
+pub mod splat;
 mod tidy;
 
 use super::outline::{Arg, Function, LaunchSite, Outline, slice};
@@ -37,7 +38,9 @@ pub enum AutotuneError {
     OpaqueConfigs { kernel: String },
     #[error(
         "`{kernel}` is launched with `{splat}`: the stage cannot tell which tiles and options that passes, and a \
-         tuned value passed twice fails the launch; write them as keywords at the launch (e.g. `BLOCK=512, num_warps=4`)"
+         tuned value passed twice fails the launch. A dict literal built in the launch's function and read only \
+         by item (`cfg[\"BLOCK\"]`) is spelled out by the stage; otherwise write them as keywords at the launch \
+         (e.g. `BLOCK=512, num_warps=4`)"
     )]
     KeywordSplat { kernel: String, splat: String },
 }
