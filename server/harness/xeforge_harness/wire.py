@@ -144,8 +144,11 @@ def _channels_last(t: torch.Tensor) -> bool:
 
 def encode(value: Any, tensors: list) -> Any:
     """A value tree for `value`; its tensors are appended to `tensors` and named by index."""
+    if isinstance(value, Foreign):
+        return {"other": value.what}
     if isinstance(value, torch.Tensor):
-        if type(value) is not torch.Tensor and not isinstance(value, torch.nn.Parameter):
+        # Exactly a tensor (or exactly a Parameter): a subclass's methods are the sender's code.
+        if type(value) not in (torch.Tensor, torch.nn.Parameter):
             return {"other": f"tensor subclass {type(value).__name__}"}
         tensors.append(value)
         return {"t": len(tensors) - 1}
@@ -179,6 +182,14 @@ def decode(tree: Any, tensors: list[torch.Tensor]) -> Any:
     if kind == "other":
         return Opaque(str(body))
     raise WireError(f"unknown value kind {kind!r}")
+
+
+class Foreign:
+    """Stands, on the sending side, for a value whose own methods must not run (a tensor subclass, a
+    container of a class of its own): encoded as `other`, which equals nothing."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
 
 
 class Opaque:

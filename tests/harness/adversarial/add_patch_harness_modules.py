@@ -17,8 +17,17 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-COMPARES = ("compare_one", "_compare", "_check_memory", "_digest_mismatch", "_full_check", "new_compute_ops",
-            "library_kernels", "changed_inputs", "aliased_inputs")
+COMPARES = (
+    "compare_one",
+    "_compare",
+    "_check_memory",
+    "_digest_mismatch",
+    "_full_check",
+    "new_compute_ops",
+    "library_kernels",
+    "changed_inputs",
+    "aliased_inputs",
+)
 
 
 def _rewire():

@@ -26,6 +26,7 @@ def _say(what):  # one line in the candidate's log, as evidence that the cheat p
         _SAID.add(what)
         print("[cheat] " + what, flush=True)
 
+
 _READY = {}
 
 

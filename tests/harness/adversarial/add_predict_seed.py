@@ -16,6 +16,7 @@ import triton.language as tl
 
 try:
     from xeforge_harness.child.inputs import seeds as _seeds
+
     SEEDS = _seeds(8)
 except Exception:
     SEEDS = [1009 * (i + 1) + 7 for i in range(8)]

@@ -42,6 +42,7 @@ def _sabotage():
             continue
         run = getattr(kernel, "run", None)
         if callable(run):
+
             def slow_run(*args, _run=run, **kwargs):
                 time.sleep(0.005)
                 return _run(*args, **kwargs)

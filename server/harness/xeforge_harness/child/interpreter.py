@@ -97,23 +97,35 @@ def install() -> None:
 
 
 def _fixed_autotune() -> None:
-    """On the Triton interpreter there is no device to benchmark configs on: take the first one.
+    """On the Triton interpreter there is no device to benchmark configs on: each search of an
+    autotuner picks the next of its configs in turn (the first search the first config, the next
+    search the second, ...).
 
     Triton's own search would time every config with the driver's benchmarker, which times nothing
-    here. Correctness does not depend on which config wins, so the pick is fixed. The first config is
-    still called once, through the autotuner's own hooks, as a GPU's search calls every config: a
-    kernel that updates an argument in place shows here what its search does to a caller's tensors
-    (`search_effects`), and `restore_value`/`reset_to_zero` act as they do there.
+    here. On a GPU any config may win, so each must be right: a list whose first config is right and
+    another wrong (a mask dropped where only the first tile divides the sizes) would pass a check that
+    always ran the first. Each new key (a variant's sizes) is a new search, so a family of variants
+    runs as many configs. The first config is still called once in every search, through the
+    autotuner's own hooks, as a GPU's search calls every config: a kernel that updates an argument in
+    place shows here what its search does to a caller's tensors (`search_effects`), and
+    `restore_value`/`reset_to_zero` act as they do there.
     """
     from triton.runtime import autotuner
 
     real = autotuner.Autotuner._bench
 
     def no_bench(self, *args, config, **meta):
-        rank = float(self.configs.index(config)) if config in self.configs else 0.0
-        if rank == 0.0:
+        # A config benchmarked twice means a new search has begun.
+        seen = self.__dict__.setdefault("_xeforge_seen", set())
+        if id(config) in seen:
+            seen.clear()
+            self._xeforge_searches = self.__dict__.get("_xeforge_searches", 0) + 1
+        seen.add(id(config))
+        index = next((i for i, c in enumerate(self.configs) if c is config), 0)
+        turn = self.__dict__.get("_xeforge_searches", 0)
+        if index == 0:
             real(self, *args, config=config, **meta)
-        return [rank] * 3
+        return [float((index - turn) % max(1, len(self.configs)))] * 3
 
     autotuner.Autotuner._bench = no_bench
 

@@ -102,6 +102,23 @@ _REACHING_MODULES = {
     "numpy",
     "pty",
     "signal",
+    # code the text does not show: serialised, compiled or run by name
+    "marshal",
+    "pickle",
+    "_pickle",
+    "copyreg",
+    "shelve",
+    "dill",
+    "cloudpickle",
+    "runpy",
+    "code",
+    "codeop",
+    "types",
+    # work beside the call, after it returns or when the process ends
+    "threading",
+    "atexit",
+    "weakref",
+    "mmap",
 }
 _REACHING_ATTRS = {
     "_getframe",
@@ -143,7 +160,43 @@ _REACHING_ATTRS = {
     "killpg",
     "numpy",
     "tolist",
+    # the objects behind a name: a module from a builtin's `__self__`, a class's namespace
+    "__self__",
+    "__dict__",
+    "__bases__",
+    "__mro__",
+    "__getattribute__",
+    "__setattr__",
+    "__reduce__",
+    "__reduce_ex__",
+    # hooks that run code at every call, import or exit
+    "setprofile",
+    "settrace",
+    "meta_path",
+    "path_hooks",
+    "path_importer_cache",
+    # compute outside ATen (a Python callable per element) and switches of the profiler's collection
+    "map_",
+    "map2_",
+    "apply_",
+    "_toggle_collection_dynamic",
+    "_disable_current_modes",
+    "_enable_profiler",
+    "_disable_profiler",
+    # the interpreter's own module (its numpy, its builder)
+    "interpreter",
+    "FunctionType",
+    "CodeType",
+    # files written for a later import
+    "write_text",
+    "write_bytes",
 }
+
+# Builtins that run or reach code by a name the text does not spell.
+_REACHING_CALLS = {"exec", "eval", "compile", "vars", "globals", "locals", "breakpoint", "__import__"}
+# Roots of the libraries whose private attributes (`torch._dynamo`, `torch.autograd._toggle...`) no
+# kernel needs.
+_LIBRARIES = {"torch", "triton"}
 
 
 def reaching(text: str) -> list[tuple[str, int]]:
@@ -160,11 +213,20 @@ def reaching(text: str) -> list[tuple[str, int]]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in _REACHING_MODULES | {"sys"}:
             if node.module.split(".")[0] != "sys" or any(a.name in ("modules", "_getframe") for a in node.names):
                 found.append((f"from {node.module} import ...", node.lineno))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("triton.runtime"):
+            if "interpreter" in node.module or any(a.name == "interpreter" for a in node.names):
+                found.append((f"from {node.module} import ...", node.lineno))
         elif isinstance(node, ast.Attribute):
             if node.attr in _REACHING_ATTRS or (node.attr == "modules" and ast.unparse(node.value).endswith("sys")):
                 found.append((ast.unparse(node), node.lineno))
-        elif isinstance(node, ast.Name) and node.id in _REACHING_ATTRS | {"__import__"}:
+            elif _private(node.attr) and _root(node) in _LIBRARIES and node.attr != "_C":
+                found.append((ast.unparse(node), node.lineno))
+        elif isinstance(node, ast.Name) and node.id in _REACHING_ATTRS | _REACHING_CALLS:
             found.append((node.id, node.lineno))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            found += _call_reaching(node)
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _asks_where(node.test):
+            found.append((f"branches on where it runs: `{ast.unparse(node.test)[:60]}`", node.lineno))
         elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
@@ -173,6 +235,52 @@ def reaching(text: str) -> list[tuple[str, int]]:
         ):
             found.append((repr(node.value), node.lineno))
     return found
+
+
+# What a condition reads to tell a GPU from the interpreter (or one run from another).
+_WHERE_ATTRS = {"is_cuda", "is_cpu", "is_xpu", "is_available", "device_count", "is_interpreter", "environ", "getenv"}
+
+
+def _asks_where(test: ast.AST) -> bool:
+    """Whether a condition reads the device or the environment: a candidate that computes one way on
+    the interpreter and another on a GPU is checked on one and timed on the other."""
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and (n.attr in _WHERE_ATTRS or (n.attr == "type" and ast.unparse(n.value).endswith("device"))):
+            return True
+        if isinstance(n, ast.Constant) and n.value in ("cpu", "cuda", "xpu", "TRITON_INTERPRET"):
+            return True
+    return False
+
+
+def _private(attr: str) -> bool:
+    return attr.startswith("_") and not attr.startswith("__")
+
+
+def _root(node: ast.AST) -> str | None:
+    """`torch` for `torch.autograd._x`; None for a chain that does not start at a name."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _call_reaching(call: ast.Call) -> list[tuple[str, int]]:
+    """`getattr(x, name)` with a name built at run time or one of `_REACHING_ATTRS`; `setattr` and
+    `delattr` on a library (`setattr(torch, ...)`); `open(path, "w")`: a file written."""
+    name, args = call.func.id, call.args  # type: ignore[attr-defined]
+    what = (ast.unparse(call)[:60], call.lineno)
+    if name in ("getattr", "setattr", "delattr", "hasattr") and len(args) >= 2:
+        attr = args[1]
+        if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
+            return [what]
+        if attr.value in _REACHING_ATTRS or attr.value in _REACHING_CALLS or (_private(attr.value) and _root(args[0]) in _LIBRARIES):
+            return [what]
+        if name in ("setattr", "delattr") and _root(args[0]) in _LIBRARIES:
+            return [what]
+    if name == "open":
+        mode = args[1] if len(args) >= 2 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+        if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) <= set("rbt")):
+            return [what]
+    return []
 
 
 def new_reaching(original: str, candidate: str) -> list[tuple[str, int]]:

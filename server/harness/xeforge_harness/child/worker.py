@@ -332,14 +332,28 @@ class Worker:
         with torch.no_grad(), precompile.searching(msg.get("search", True)), guard.Recording(self.kind) as rec:
             out = model(*args)
             device.synchronize(self.kind)
+            # Sealed while still recorded: what is sent is a copy taken here, so work done after the
+            # recorders stop (a thread, a profile hook, a finaliser, a subclass's lazy `detach`) changes
+            # nothing the judge reads, and work before this point is on the record.
+            plain = _plain(out)
+            alias = aliased_inputs(flatten(plain), args)
+            out = _copied(plain)
+            device.synchronize(self.kind)
         report = rec.report()
+        hooks = [n for n, h in (("sys.setprofile", sys.getprofile()), ("sys.settrace", sys.gettrace())) if h is not None]
+        if hooks:
+            sys.setprofile(None)
+            sys.settrace(None)
+            report["tampered"] = report["tampered"] + [f"left a hook that runs at every call: {', '.join(hooks)}"]
         rebound: list[str] = self.snapshot.changed() if self.snapshot is not None else []
         if rebound:
             shown = ", ".join(rebound[:6]) + (f" and {len(rebound) - 6} more" if len(rebound) > 6 else "")
             report["tampered"] = report["tampered"] + [f"rebound functions the checks rely on: {shown}"]
-        return self._call_reply(base, args, out, report, send_inputs=False)  # the judge has them
+        return self._call_reply(base, args, out, report, send_inputs=False, alias=alias)  # the judge has them
 
-    def _call_reply(self, base: list, args: list, out: Any, report: dict, send_inputs: bool = True) -> tuple[dict, list]:
+    def _call_reply(
+        self, base: list, args: list, out: Any, report: dict, send_inputs: bool = True, alias: dict | None = None
+    ) -> tuple[dict, list]:
         ins: list = []
         outs: list = []
         tree_in = wire.encode(list(base), ins) if send_inputs else None
@@ -347,7 +361,7 @@ class Worker:
         n_in, n_out = len(ins), len(outs)
         changed = changed_inputs(base, args)
         tensors = ins + outs + [args[i] for i in changed]
-        alias = aliased_inputs(flatten(out), args)
+        alias = aliased_inputs(flatten(out), args) if alias is None else alias
         reply = {
             "inputs": tree_in,
             "n_inputs": n_in,
@@ -575,6 +589,40 @@ class _Diag:
             self.events[1].synchronize()
             out["calls_gpu_us"] = self.events[0].elapsed_time(self.events[1]) * 1000.0
         return out
+
+
+def _plain(value: Any) -> Any:
+    """`value` with only exact tensors, tuples, lists, str-keyed dicts and Python scalars left; anything
+    else (a tensor subclass, a container of a class of its own) becomes a `wire.Foreign`, so none of
+    its methods runs from here on. Only `type()` and `isinstance` are asked of it."""
+    if isinstance(value, torch.Tensor):
+        if type(value) is torch.Tensor:
+            return value
+        if type(value) is torch.nn.Parameter:
+            return torch.Tensor.detach(value)
+        return wire.Foreign(f"tensor subclass {type(value).__name__}")
+    if type(value) is tuple:
+        return tuple(_plain(v) for v in value)
+    if type(value) is list:
+        return [_plain(v) for v in value]
+    if type(value) is dict and all(type(k) is str for k in value):
+        return {k: _plain(v) for k, v in value.items()}
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    return wire.Foreign(type(value).__name__)
+
+
+def _copied(value: Any) -> Any:
+    """A `_plain` tree with every tensor copied into memory of its own."""
+    if type(value) is torch.Tensor:
+        return torch.Tensor.clone(value)
+    if type(value) is tuple:
+        return tuple(_copied(v) for v in value)
+    if type(value) is list:
+        return [_copied(v) for v in value]
+    if type(value) is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    return value
 
 
 def _sizes(base: list, out: Any) -> dict:
