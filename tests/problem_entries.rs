@@ -404,6 +404,22 @@ fn a_flattened_integer_input_and_an_int_that_sizes_the_output() {
     assert_verdict(&v);
 }
 
+/// A module's table is part of the problem's size: indices into a 32000 × 4096 table are checked
+/// on a table shrunk with them (their range names the table's size, so it shrinks too), and timed at
+/// the sizes the call gives, not scaled up as a smoke test's would be.
+#[test]
+fn a_table_the_module_holds_counts_toward_the_sizes() {
+    let Some((v, _d)) = stage("embedding_table.py", |t| t) else {
+        return;
+    };
+    assert_eq!(inputs(&v), ["ids: [ids_0, ids_1]"]);
+    assert_eq!(v["problem"]["inputs"][0]["range"], serde_json::json!(["0", "num_embeddings"]), "{}", v["problem"]["inputs"][0]);
+    let dims = |i: usize, k: &str| v["problem"]["variants"][i]["dims"][k].as_f64().unwrap();
+    assert!(dims(0, "num_embeddings") * dims(0, "embedding_dim") <= 65536.0, "{:?}", variants(&v));
+    assert_eq!((dims(1, "num_embeddings"), dims(1, "ids_1")), (32000.0, 1024.0), "{:?}", variants(&v));
+    assert_verdict(&v);
+}
+
 /// Inputs read only through `numel()` are one-dimensional, and one the kernel reads at the same
 /// offsets takes that shape (`up` beside `gate`). The backward kernel's entry is the public function
 /// over the `autograd.Function`, and it is still verified through the gradients.

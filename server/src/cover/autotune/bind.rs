@@ -413,9 +413,49 @@ fn chosen_literal(text: &str, root: Node, at: usize, name: &str) -> Option<Confi
         if assign.end_byte() > at || assign.child_by_field_name("type").is_some() {
             return None;
         }
-        values.extend(int_choices(text, assign.child_by_field_name("right")?)?);
+        let right = assign.child_by_field_name("right")?;
+        if covers(text, right) || branch_condition(assign).is_some_and(|c| names_value(text, c, right)) {
+            return None;
+        }
+        values.extend(int_choices(text, right)?);
     }
     (values.len() >= 2).then(|| values.into_iter().next()).flatten()
+}
+
+/// `32 if d <= 32 else 64`: a choice whose condition names the value it picks sizes the tile to cover
+/// a dimension (the kernel has no loop over it), which no other value may replace.
+fn covers(text: &str, n: Node) -> bool {
+    match n.kind() {
+        "parenthesized_expression" => named_children(n).next().is_some_and(|c| covers(text, c)),
+        "conditional_expression" => {
+            let kids: Vec<Node> = named_children(n).collect();
+            match kids.as_slice() {
+                [value, cond, rest] => names_value(text, *cond, *value) || covers(text, *value) || covers(text, *rest),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The condition of the `if`/`elif` branch an assignment stands in (not an `else`).
+fn branch_condition(assign: Node) -> Option<Node> {
+    let mut n = assign;
+    while let Some(p) = n.parent() {
+        match p.kind() {
+            "if_statement" | "elif_clause" if p.child_by_field_name("consequence") == Some(n) => return p.child_by_field_name("condition"),
+            "else_clause" | "function_definition" => return None,
+            _ => {}
+        }
+        n = p;
+    }
+    None
+}
+
+/// Whether `cond` names the integer `value` is (`rotary_dim <= 32` for `32`).
+fn names_value(text: &str, cond: Node, value: Node) -> bool {
+    let v = node_text(text, value).trim();
+    v.parse::<i64>().is_ok() && node_text(text, cond).split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|t| t == v)
 }
 
 /// The integers an expression is one of: `128`, `128 if c else 64` (nested too); `None` for anything else.
@@ -745,6 +785,17 @@ mod tests {
                 Bound { name: "BLOCK".into(), value: ConfigValue::Int(first), via: Some("B".into()), positional: None, chosen: true }
             );
             assert!(!b[1].chosen, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn a_tile_chosen_to_cover_a_dimension_is_not_a_choice() {
+        // The condition names the value it picks: the tile must cover `d` (flash-attn's rotary).
+        for body in
+            ["    B = 32 if d <= 32 else (64 if d <= 64 else 128)\n", "    if d <= 64:\n        B = 64\n    else:\n        B = 128\n"]
+        {
+            let src = format!("{KERNEL}def run(x, d):\n{body}    k[(x.numel(),)](x, d, BLOCK=B, D=16)\n");
+            assert_eq!(bound(&src), vec![("D".into(), ConfigValue::Int(16), None, None)], "{body}");
         }
     }
 

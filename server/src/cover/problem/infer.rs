@@ -480,6 +480,14 @@ impl Builder<'_> {
                     }
                 }
             }
+            // A module's size (`nn.Embedding`-like `num_embeddings`): indices into its table.
+            for o in self.obs.iter() {
+                for (j, ip) in self.entry.init_params.iter().enumerate() {
+                    if o.inits.get(j).and_then(|v| v.as_int()) == Some(value) {
+                        return ip.name.clone();
+                    }
+                }
+            }
         }
         value.to_string()
     }
@@ -629,7 +637,7 @@ impl Builder<'_> {
         for (p, o) in &self.facts.contiguous {
             self.provenance.insert(format!("contiguous {p}"), o.to_string());
         }
-        let mut out = families(full, inputs, &divisors, &mut self.notes);
+        let mut out = families(full, inputs, &inits, &divisors, &mut self.notes);
         for v in &mut out {
             let changed = self.fit_bounds(&mut v.dims, &divisors);
             if !changed.is_empty() {
@@ -905,6 +913,17 @@ fn round_up(v: i64, m: i64) -> i64 {
     if m <= 1 { v } else { (v + m - 1) / m * m }
 }
 
+/// Elements of the largest tensor a variant makes: its largest input, or a table or weight its module
+/// is built with (the two largest of the constructor's sizes, `num_embeddings × embedding_dim`), which
+/// the inputs alone do not show (a few thousand indices into a table of 131M values).
+fn footprint(dims: &BTreeMap<String, f64>, inputs: &[Input], inits: &[String]) -> i64 {
+    let mut sizes: Vec<i64> =
+        inits.iter().filter_map(|k| dims.get(k)).filter(|v| **v >= 2.0 && v.fract() == 0.0).map(|v| *v as i64).collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    let table = sizes.iter().take(2).fold(1i64, |p, v| p.saturating_mul(*v));
+    largest(dims, inputs).max(if sizes.is_empty() { 0 } else { table })
+}
+
 /// Elements of the largest tensor input of a variant.
 fn largest(dims: &BTreeMap<String, f64>, inputs: &[Input]) -> i64 {
     inputs
@@ -922,19 +941,21 @@ fn largest(dims: &BTreeMap<String, f64>, inputs: &[Input]) -> i64 {
 fn families(
     all: Vec<(BTreeMap<String, f64>, String, String)>,
     inputs: &[Input],
+    inits: &[String],
     divisors: &BTreeMap<String, i64>,
     notes: &mut Vec<String>,
 ) -> Vec<Variant> {
+    let size = |d: &BTreeMap<String, f64>| footprint(d, inputs, inits);
     let mut sorted = all;
-    sorted.sort_by_key(|(d, _, _)| largest(d, inputs));
+    sorted.sort_by_key(|(d, _, _)| size(d));
     let mut ci: Vec<&(BTreeMap<String, f64>, String, String)> = Vec::new();
     // one per dtype first, then more sizes
-    for v in sorted.iter().filter(|v| largest(&v.0, inputs) <= CI_MAX_ELEMENTS) {
+    for v in sorted.iter().filter(|v| size(&v.0) <= CI_MAX_ELEMENTS) {
         if ci.len() < CI_MAX_VARIANTS && !ci.iter().any(|c| c.1 == v.1) {
             ci.push(v);
         }
     }
-    for v in sorted.iter().filter(|v| largest(&v.0, inputs) <= CI_MAX_ELEMENTS) {
+    for v in sorted.iter().filter(|v| size(&v.0) <= CI_MAX_ELEMENTS) {
         if ci.len() < CI_MAX_VARIANTS && !ci.iter().any(|c| std::ptr::eq(*c, v)) {
             ci.push(v);
         }
@@ -943,7 +964,7 @@ fn families(
         ci.iter().map(|(d, t, o)| Variant { family: "ci".into(), dims: d.clone(), dtype: t.clone(), origin: o.clone() }).collect();
     if out.is_empty() {
         let (d, t, o) = &sorted[0];
-        let scaled = scale_down(d, inputs, divisors);
+        let scaled = scale_down(d, inputs, inits, divisors);
         notes.push(format!(
             "every size seen is large for the CPU interpreter; `ci` uses {} (scaled down from {})",
             fmt_sizes(&scaled, inputs),
@@ -970,7 +991,7 @@ fn families(
             }
         }
         Variant { family: "bench-gpu".into(), dims: big, dtype: t.clone(), origin: format!("{o}; larger sizes for timing") }
-    } else if largest(d, inputs) < TIMING_MIN_ELEMENTS && !o.contains("xeforge: dims") && !o.contains("tool.xeforge") {
+    } else if size(d) < TIMING_MIN_ELEMENTS && !o.contains("xeforge: dims") && !o.contains("tool.xeforge") {
         // Every size seen is a smoke test's (`matmul(torch.randn(100, 72), ...)` under `__main__`): a
         // GPU call there is launch-bound and no config can show. Timed at about 2^24 elements instead,
         // every size scaled by one factor (their ratios kept); the checks keep the sizes seen.
@@ -1038,17 +1059,17 @@ fn fmt_sizes(d: &BTreeMap<String, f64>, inputs: &[Input]) -> String {
     d.iter().filter(|(k, _)| sizes.contains(k)).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
 }
 
-fn scale_down(d: &BTreeMap<String, f64>, inputs: &[Input], divisors: &BTreeMap<String, i64>) -> BTreeMap<String, f64> {
+fn scale_down(d: &BTreeMap<String, f64>, inputs: &[Input], inits: &[String], divisors: &BTreeMap<String, i64>) -> BTreeMap<String, f64> {
     let shape_dims = shape_dims(inputs);
     let mut out = d.clone();
     for _ in 0..64 {
-        if largest(&out, inputs) <= CI_MAX_ELEMENTS {
+        if footprint(&out, inputs, inits) <= CI_MAX_ELEMENTS {
             break;
         }
-        // halve the largest size still above its floor
+        // halve the largest size still above its floor (an input's, or a module's table's)
         let Some((k, v)) = out
             .iter()
-            .filter(|(k, v)| shape_dims.contains(k) && **v as i64 > divisors.get(*k).copied().unwrap_or(1).max(16))
+            .filter(|(k, v)| (shape_dims.contains(k) || inits.contains(k)) && **v as i64 > divisors.get(*k).copied().unwrap_or(1).max(16))
             .max_by(|a, b| a.1.total_cmp(b.1))
             .map(|(k, v)| (k.clone(), *v))
         else {
