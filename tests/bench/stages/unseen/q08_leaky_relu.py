@@ -17,7 +17,7 @@ def leaky_relu(x: torch.Tensor, negative_slope: float = 0.01, inplace: bool = Fa
     assert x.is_contiguous()
     out = x if inplace else torch.empty_like(x)
     numel = x.numel()
-    grid = lambda meta: (triton.cdiv(numel, meta["BLOCK"]),)
+    grid = lambda meta: (triton.cdiv(numel, meta["BLOCK"]),)  # noqa: E731
     leaky_relu_kernel[grid](x, out, numel, negative_slope, BLOCK=2048, num_warps=8)
     return out
 

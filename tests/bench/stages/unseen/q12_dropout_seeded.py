@@ -33,7 +33,7 @@ def seeded_dropout(x: torch.Tensor, p: float, seed: int):
     output = torch.empty_like(x)
     keep = torch.empty(x.shape, device=x.device, dtype=torch.int8)
     n_elements = x.numel()
-    grid = lambda meta: (triton.cdiv(n_elements, meta["BLOCK_SIZE"]),)
+    grid = lambda meta: (triton.cdiv(n_elements, meta["BLOCK_SIZE"]),)  # noqa: E731
     _seeded_dropout[grid](x, output, keep, n_elements, p, seed, BLOCK_SIZE=1024)
     return output, keep.bool()
 
