@@ -121,6 +121,12 @@ pub fn check(original: &str, candidate: &str, policy: GuardPolicy) -> Result<(),
                 SuspectKind::Deferred => {
                     "exit handlers, finalizers, tracers, module hooks and `__del__` run outside or around the timed call, where they can patch results or timing"
                 }
+                SuspectKind::HostCompute => {
+                    "a Python function run per element on the host computes outside any kernel and any operator the harness records"
+                }
+                SuspectKind::WhereItRuns => {
+                    "a condition on the device or the environment lets the code that is checked differ from the code that is timed"
+                }
             };
             return Err(Rejection { rule: kind.label().into(), message: format!("`{what}`: {why}"), line });
         }
@@ -505,5 +511,28 @@ mod tests {
     #[test]
     fn broken_syntax_is_refused() {
         assert_eq!(check(ORIGINAL, "def (:\n", KERNELS).unwrap_err().rule, "syntax");
+    }
+
+    /// A red team's round against the harness (stop 47), tried on this layer too: each spelling that
+    /// got past the harness's own source check is stopped here before any device time.
+    #[test]
+    fn the_red_teams_spellings_are_stopped_before_the_harness() {
+        let mut missed = Vec::new();
+        for lines in [
+            "h = print.__self__.__import__('xeforge_harness.child.guard')",
+            "y.map2_(x, y, lambda a, b, c: b + c)",
+            "torch.autograd._toggle_collection_dynamic(False, set())",
+            "exec(src)",
+            "t = getattr(x, 'to' + 'list')()",
+            "m = vars(__import__('sys'))['mod' + 'ules']",
+            "from triton.runtime.interpreter import np",
+            "if x.device.type == 'cpu':\n    x = x * 1",
+        ] {
+            let r = check(ORIGINAL, &in_forward(lines), LAUNCH);
+            if r.is_ok() {
+                missed.push(lines);
+            }
+        }
+        assert!(missed.is_empty(), "passed the static guard: {missed:?}");
     }
 }

@@ -122,6 +122,11 @@ pub enum SuspectKind {
     /// Work run at exit, in finalizers, tracers or module hooks: `atexit`, `weakref.finalize`,
     /// `sys.settrace`, `register_forward_hook`, `__del__`.
     Deferred,
+    /// A Python function run per element on the host: `Tensor.map_`, `map2_`, `apply_`.
+    HostCompute,
+    /// A condition on the device or the environment (`if x.device.type == "cpu"`, `x.is_cuda`,
+    /// `os.environ[...]`): one path where the check runs, another where the timing does.
+    WhereItRuns,
 }
 
 impl SuspectKind {
@@ -142,6 +147,8 @@ impl SuspectKind {
             SuspectKind::NativeCode => "native code or raw memory",
             SuspectKind::FileWrite => "file-system writes",
             SuspectKind::Deferred => "deferred or hooked work",
+            SuspectKind::HostCompute => "compute on the host",
+            SuspectKind::WhereItRuns => "branch on where it runs",
         }
     }
 }
@@ -308,6 +315,15 @@ impl Outline {
                 }
             }
             "comparison_operator" => self.visit_membership(text, n, facts),
+            "if_statement" | "elif_clause" | "while_statement" | "conditional_expression" => {
+                let cond = match n.kind() {
+                    "conditional_expression" => named_children(n).nth(1),
+                    _ => n.child_by_field_name("condition"),
+                };
+                if let Some(c) = cond.filter(|c| asks_where(text, *c)) {
+                    self.push(SuspectKind::WhereItRuns, short(&squash(node_text(text, c))), c);
+                }
+            }
             "import_statement" | "import_from_statement" => self.visit_import(text, n),
             "function_definition" if n.field("name").is_some_and(|name| node_text(text, name) == "__del__") => {
                 self.push(SuspectKind::Deferred, "def __del__".into(), n);
@@ -534,10 +550,32 @@ impl Outline {
             let skip = if n.kind() == "import_statement" { 1 } else { 0 };
             segs.iter().skip(skip).any(|s| ESCAPE_MODULES.contains(s))
         });
+        // The interpreter's own module (its numpy, its builder), however it is imported.
+        let t = squash(node_text(text, n));
+        if t.contains("triton.runtime.interpreter") || (t.starts_with("from triton.runtime import") && t.contains("interpreter")) {
+            self.push(SuspectKind::Introspection, what.clone(), n);
+        }
         if escapes {
             self.push(SuspectKind::Introspection, what, n);
         }
     }
+}
+
+/// Whether a condition reads the device or the environment a call runs in.
+fn asks_where(text: &str, cond: Node) -> bool {
+    let mut found = false;
+    walk(cond, &mut |n| {
+        found |= match n.kind() {
+            "attribute" => n.child_by_field_name("attribute").is_some_and(|a| {
+                let a = node_text(text, a);
+                matches!(a, "is_cuda" | "is_cpu" | "is_xpu" | "is_available" | "device_count" | "environ" | "getenv")
+                    || (a == "type" && n.child_by_field_name("object").is_some_and(|o| node_text(text, o).ends_with("device")))
+            }),
+            "string" => matches!(node_text(text, n).trim_matches(['"', '\'']), "cpu" | "cuda" | "xpu" | "TRITON_INTERPRET"),
+            _ => false,
+        };
+    });
+    found
 }
 
 /// Pre-order walk of every node.
@@ -710,6 +748,8 @@ fn reference_kind(r: &Ref) -> Option<SuspectKind> {
         // Probing or removing the harness's own recorders (dispatch mode, profiler) from inside the call.
         (_, "_C" | "_python_dispatch" | "_get_current_dispatch_mode" | "_len_torch_dispatch_stack" | "_pop_torch_dispatch_stack")
         | (_, "_profiler_enabled" | "_disable_profiler" | "_is_profiler_enabled" | "_get_dispatch_mode") => Introspection,
+        (_, "_toggle_collection_dynamic" | "_disable_current_modes" | "_enable_profiler") => Introspection,
+        (_, "map_" | "map2_" | "apply_") if n >= 2 => HostCompute,
         ("torch" | "autograd", "profiler") => Introspection,
         ("", "fork" | "forkpty") if n == 1 => Processes,
         (
