@@ -182,9 +182,9 @@ def install_launch_hooks() -> None:
     except ImportError:  # a Triton without the interpreter
         return
     _wrap(interpreter.GridExecutor, "__call__", ran=True)
-    builder = getattr(interpreter, "InterpreterBuilder", None)
+    builder: Any = getattr(interpreter, "InterpreterBuilder", None)
     inner = getattr(builder, "set_grid_dim", None)
-    if inner is not None and not getattr(inner, "_xeforge_counted", False):
+    if builder is not None and inner is not None and not getattr(inner, "_xeforge_counted", False):
 
         def set_grid_dim(self, nx, ny, nz):
             with LAUNCHES.lock:

@@ -277,7 +277,8 @@ def _call_reaching(call: ast.Call) -> list[tuple[str, int]]:
         if name in ("setattr", "delattr") and _root(args[0]) in _LIBRARIES:
             return [what]
     if name == "open":
-        mode = args[1] if len(args) >= 2 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+        modes: list[ast.expr] = args[1:2] + [k.value for k in call.keywords if k.arg == "mode"]
+        mode = modes[0] if modes else None
         if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) <= set("rbt")):
             return [what]
     return []
