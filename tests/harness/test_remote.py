@@ -253,7 +253,10 @@ def test_the_token_never_reaches_a_candidate(remote):
     probe = (FIXTURES / "add_correct.py").read_text().replace("return out", "return out * 0 if _found() else out") + (
         "\nimport os as _os\n\n\ndef _found():\n"
         f"    token = {TOKEN!r}\n"
-        "    if any(token in v for v in _os.environ.values()) or 'XEFORGE_HARNESS_TOKEN' in _os.environ:\n"
+        # Read into a name first: a condition that reads the environment itself is rejected by the
+        # harness's source check (code that can tell where it runs), and this one must run.
+        "    seen = list(_os.environ.items())\n"
+        "    if any(token in v or k == 'XEFORGE_HARNESS_TOKEN' for k, v in seen):\n"
         "        return True\n"
         "    for pid in _os.listdir('/proc'):\n"
         "        for what in ('environ', 'cmdline'):\n"

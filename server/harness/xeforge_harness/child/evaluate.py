@@ -316,7 +316,16 @@ class Judge:
         result.setdefault("device", self._device)
         self.hold(DEVICE)
         reaching = source.new_reaching(source.read(args.kernel), source.read(args.candidate))
-        if reaching:
+        unread = source.unread_imports(source.read(args.kernel), source.read(args.candidate), _installed_roots())
+        if unread:
+            raise Stop(
+                P.REJECTED,
+                f"the candidate imports {', '.join(f'`{m}`' for m in unread)}, which the original does not import and which "
+                "is not installed: code the checks have not read (a module written at run time, say) is not run",
+            )
+        if reaching and os.environ.get("XEFORGE_HARNESS_SOURCE_CHECK") == "off":
+            problem.notes.append("the source check is off (XEFORGE_HARNESS_SOURCE_CHECK=off): " + ", ".join(c for c, _ in reaching[:4]))
+        elif reaching:
             shown = ", ".join(f"`{c}` (line {n})" for c, n in reaching[:4])
             raise Stop(
                 P.REJECTED,
@@ -648,6 +657,12 @@ class Judge:
                 "the candidate launched no Triton kernel in a checked call (the original launches "
                 f"{problem.original_launches}): its result was computed some other way",
             )
+
+
+def _installed_roots() -> tuple[str, ...]:
+    from .worker import _installed_roots as roots
+
+    return roots()
 
 
 def _seeds(count: int) -> list[int]:

@@ -8,6 +8,7 @@ spec's tolerance, and the user must see that it did).
 from __future__ import annotations
 
 import ast
+import os
 from collections import Counter
 
 # Precision-bearing spellings in Triton and PyTorch code.
@@ -187,9 +188,6 @@ _REACHING_ATTRS = {
     "interpreter",
     "FunctionType",
     "CodeType",
-    # files written for a later import
-    "write_text",
-    "write_bytes",
 }
 
 # Builtins that run or reach code by a name the text does not spell.
@@ -265,7 +263,7 @@ def _root(node: ast.AST) -> str | None:
 
 def _call_reaching(call: ast.Call) -> list[tuple[str, int]]:
     """`getattr(x, name)` with a name built at run time or one of `_REACHING_ATTRS`; `setattr` and
-    `delattr` on a library (`setattr(torch, ...)`); `open(path, "w")`: a file written."""
+    `delattr` on a library (`setattr(torch, ...)`)."""
     name, args = call.func.id, call.args  # type: ignore[attr-defined]
     what = (ast.unparse(call)[:60], call.lineno)
     if name in ("getattr", "setattr", "delattr", "hasattr") and len(args) >= 2:
@@ -276,12 +274,32 @@ def _call_reaching(call: ast.Call) -> list[tuple[str, int]]:
             return [what]
         if name in ("setattr", "delattr") and _root(args[0]) in _LIBRARIES:
             return [what]
-    if name == "open":
-        modes: list[ast.expr] = args[1:2] + [k.value for k in call.keywords if k.arg == "mode"]
-        mode = modes[0] if modes else None
-        if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) <= set("rbt")):
-            return [what]
     return []
+
+
+def unread_imports(original: str, candidate: str, installed: tuple[str, ...]) -> list[str]:
+    """Modules the candidate imports that the original does not and that are not installed (no file
+    under `installed`, or none at all yet): code the checks have not read, such as a module the
+    candidate writes at run time and then imports."""
+    import importlib.util
+
+    have = {m.split(".")[0] for m in imported_modules(original)}
+    out = []
+    for name in imported_modules(candidate):
+        root = name.split(".")[0]
+        if root in have or root in out:
+            continue
+        try:
+            spec = importlib.util.find_spec(root)
+        except (ImportError, ValueError):
+            spec = None
+        where = spec.origin if spec is not None and spec.has_location else None
+        if spec is not None and not where and spec.submodule_search_locations:
+            where = next(iter(spec.submodule_search_locations), None)
+        builtin = spec is not None and spec.origin in ("built-in", "frozen")
+        if not builtin and not (where and os.path.realpath(where).startswith(installed)):
+            out.append(root)
+    return out
 
 
 def new_reaching(original: str, candidate: str) -> list[tuple[str, int]]:
