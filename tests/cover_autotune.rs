@@ -681,7 +681,8 @@ async fn a_stage_that_fails_removes_its_work_directory() {
 #[tokio::test]
 async fn a_start_config_the_original_does_not_run_is_timed_like_the_others() {
     let (dir, mut req) = setup();
-    // The wrapper computes its warps: the start config (num_warps=4) is a guess, not the original.
+    // The wrapper chooses its warps per size: the start config (its first choice, num_warps=8) is one
+    // value for every size, not the original.
     req.text = req.text.replace(
         "        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK_SIZE=256, num_warps=4)",
         "        w = 8 if n > 1 << 20 else 2\n        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK_SIZE=256, num_warps=w)",
@@ -709,5 +710,5 @@ async fn a_start_config_the_original_does_not_run_is_timed_like_the_others() {
     assert!(sent[0].starts_with("\"sweep\""), "{sent:#?}");
     let details: Vec<&str> = out.rounds.iter().map(|r| r.detail.as_str()).collect();
     assert_eq!(details.len(), 3, "{details:?}");
-    assert!(details[0].starts_with("BLOCK_SIZE=256 w4 s3 (config 1 of 3"), "{details:?}");
+    assert!(details[0].starts_with("BLOCK_SIZE=256 w8 s3 (config 1 of 3"), "{details:?}");
 }

@@ -64,21 +64,23 @@ def timed_serve():
 def test_every_cheat_stays_a_cheat_and_leaves_the_next_candidate_unharmed(timed_serve):
     cheats = _vector_add_cases("cheat")
     assert len(cheats) >= 20, cheats
-    order: list[tuple[str, str]] = []
-    for cheat in cheats:
-        order += [(cheat, "cheat"), ("legit_add_block1024.py", "legit")]
-    reply = timed_serve.request("sweep", _sweep_args([str(ADV / f) for f, _ in order]), timeout=60 * len(order) + 120)
-    assert reply.get("kind") == "sweep" and "verdict" not in reply, reply
-    results = reply["results"]
-    assert len(results) == len(order), (reply.get("stopped"), [r["verdict"] for r in results])
     wrong = []
-    for i, ((file, expected), result) in enumerate(zip(order, results)):
-        allowed = cases.CHEAT_VERDICTS if expected == "cheat" else LEGIT_VERDICTS
-        if result["verdict"] not in allowed:
-            after = f" (after {order[i - 1][0]})" if expected == "legit" else ""
-            wrong.append(f"{file}{after}: {result['verdict']}: {result['message'][:300]}")
+    # A sweep takes at most 64 candidates: 32 cheats, each followed by a legitimate rewrite, a sweep.
+    for start in range(0, len(cheats), 32):
+        order: list[tuple[str, str]] = []
+        for cheat in cheats[start : start + 32]:
+            order += [(cheat, "cheat"), ("legit_add_block1024.py", "legit")]
+        reply = timed_serve.request("sweep", _sweep_args([str(ADV / f) for f, _ in order]), timeout=60 * len(order) + 120)
+        assert reply.get("kind") == "sweep" and "verdict" not in reply, reply
+        results = reply["results"]
+        assert len(results) == len(order), (reply.get("stopped"), [r["verdict"] for r in results])
+        for i, ((file, expected), result) in enumerate(zip(order, results)):
+            allowed = cases.CHEAT_VERDICTS if expected == "cheat" else LEGIT_VERDICTS
+            if result["verdict"] not in allowed:
+                after = f" (after {order[i - 1][0]})" if expected == "legit" else ""
+                wrong.append(f"{file}{after}: {result['verdict']}: {result['message'][:300]}")
+        assert reply["stopped"] is None
     assert not wrong, "\n".join(wrong)
-    assert reply["stopped"] is None
 
 
 def test_legitimate_rewrites_come_out_as_evaluate_says(timed_serve):
