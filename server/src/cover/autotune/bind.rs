@@ -244,7 +244,7 @@ pub(super) fn is_field(id: Node) -> bool {
 }
 
 /// The nodes of `kind` that contain byte `at`, outermost first.
-fn around<'a>(root: Node<'a>, at: usize, kind: &str) -> Vec<Node<'a>> {
+pub(super) fn around<'a>(root: Node<'a>, at: usize, kind: &str) -> Vec<Node<'a>> {
     let mut out = Vec::new();
     let mut n = root;
     while let Some(inner) = named_children(n).find(|c| c.start_byte() <= at && at < c.end_byte()) {
@@ -256,7 +256,7 @@ fn around<'a>(root: Node<'a>, at: usize, kind: &str) -> Vec<Node<'a>> {
     out
 }
 
-fn is_name(s: &str) -> bool {
+pub(super) fn is_name(s: &str) -> bool {
     !s.is_empty() && !s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 

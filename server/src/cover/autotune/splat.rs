@@ -42,8 +42,8 @@ pub fn spell_out(text: &str, kernel: &str) -> Option<Spelled> {
     if splats.iter().any(|s| s.2 != name) {
         return None;
     }
-    let scope = function_around(root, first.0)?;
-    if splats.iter().any(|s| function_around(root, s.0).map(|f| f.id()) != Some(scope.id())) {
+    let scope = super::bind::around(root, first.0, "function_definition").pop()?;
+    if splats.iter().any(|s| super::bind::around(root, s.0, "function_definition").pop().map(|f| f.id()) != Some(scope.id())) {
         return None;
     }
     let body = scope.child_by_field_name("body")?;
@@ -79,7 +79,7 @@ pub fn spell_out(text: &str, kernel: &str) -> Option<Spelled> {
             return None;
         }
         let key = node_text(text, k).trim_matches(['"', '\'']).to_string();
-        if !is_identifier(&key) || entries.iter().any(|(e, _)| e == &key) {
+        if !super::bind::is_name(&key) || entries.iter().any(|(e, _)| e == &key) {
             return None;
         }
         // The local the entry becomes must name nothing else in the function, nor a parameter.
@@ -124,19 +124,6 @@ pub fn spell_out(text: &str, kernel: &str) -> Option<Spelled> {
     Some(Spelled { text: out, note })
 }
 
-/// The innermost function definition around byte `at`.
-fn function_around(root: Node, at: usize) -> Option<Node> {
-    let mut found = None;
-    let mut n = root;
-    while let Some(inner) = named_children(n).find(|c| c.start_byte() <= at && at < c.end_byte()) {
-        if inner.kind() == "function_definition" {
-            found = Some(inner);
-        }
-        n = inner;
-    }
-    found
-}
-
 /// Every identifier `name` in `n` (nested functions and lambdas too: they may read the dict), but not
 /// a keyword's name nor an attribute's field.
 fn identifiers<'a>(text: &str, n: Node<'a>, name: &str, out: &mut Vec<Node<'a>>) {
@@ -168,10 +155,6 @@ fn is_target(subscript: Node) -> bool {
         "delete_statement" => true,
         _ => false,
     })
-}
-
-fn is_identifier(s: &str) -> bool {
-    !s.is_empty() && !s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
