@@ -283,16 +283,9 @@ fn binding_in<'a>(text: &str, scopes: &[Node<'a>], at: usize, name: &str, depth:
         return None;
     }
     let is_module = outer.is_empty();
-    if !is_module && let Some(params) = scope.child_by_field_name("parameters") {
-        for p in named_children(params) {
-            let pname = p.child_by_field_name("name").or_else(|| named_children(p).next()).map(|x| node_text(text, x));
-            let own = if p.kind() == "identifier" { Some(node_text(text, p)) } else { pname };
-            if own != Some(name) {
-                continue;
-            }
-            // A parameter: its default, read where the `def` stands; none means the caller decides.
-            return Some((p.child_by_field_name("value")?, outer.len(), scope.start_byte()));
-        }
+    if !is_module && let Some(p) = parameter(text, *scope, name) {
+        // A parameter: its default, read where the `def` stands; none means the caller decides.
+        return Some((p.child_by_field_name("value")?, outer.len(), scope.start_byte()));
     }
     let body = if is_module { *scope } else { scope.child_by_field_name("body")? };
     let mut stores = Vec::new();
@@ -325,6 +318,14 @@ fn binding_in<'a>(text: &str, scopes: &[Node<'a>], at: usize, name: &str, depth:
         }
         _ => None,
     }
+}
+
+/// The parameter of the function `def` named `name` (plain, with a default, annotated).
+fn parameter<'a>(text: &str, def: Node<'a>, name: &str) -> Option<Node<'a>> {
+    named_children(def.child_by_field_name("parameters")?).find(|p| {
+        let own = if p.kind() == "identifier" { Some(*p) } else { p.child_by_field_name("name").or_else(|| named_children(*p).next()) };
+        own.is_some_and(|o| node_text(text, o) == name)
+    })
 }
 
 /// The literal an expression holds: a literal, a name bound to one, or an entry of a dict of
@@ -398,11 +399,7 @@ fn mutated(text: &str, root: Node, name: &str) -> bool {
 /// binding after the launch, a parameter) is not chosen among literals.
 fn chosen_literal(text: &str, root: Node, at: usize, name: &str) -> Option<ConfigValue> {
     let scope = around(root, at, "function_definition").pop()?;
-    let params = scope.child_by_field_name("parameters")?;
-    if named_children(params).any(|p| {
-        let own = if p.kind() == "identifier" { Some(p) } else { p.child_by_field_name("name").or_else(|| named_children(p).next()) };
-        own.is_some_and(|o| node_text(text, o) == name)
-    }) {
+    if parameter(text, scope, name).is_some() {
         return None;
     }
     let mut stores = Vec::new();
