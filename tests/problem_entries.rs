@@ -406,7 +406,8 @@ fn a_flattened_integer_input_and_an_int_that_sizes_the_output() {
 
 /// A module's table is part of the problem's size: indices into a 32000 × 4096 table are checked
 /// on a table shrunk with them (their range names the table's size, so it shrinks too), and timed at
-/// the sizes the call gives, not scaled up as a smoke test's would be.
+/// the sizes the call gives, not scaled up as a smoke test's would be, in the dtype the constructor
+/// call names.
 #[test]
 fn a_table_the_module_holds_counts_toward_the_sizes() {
     let Some((v, _d)) = stage("embedding_table.py", |t| t) else {
@@ -417,6 +418,8 @@ fn a_table_the_module_holds_counts_toward_the_sizes() {
     let dims = |i: usize, k: &str| v["problem"]["variants"][i]["dims"][k].as_f64().unwrap();
     assert!(dims(0, "num_embeddings") * dims(0, "embedding_dim") <= 65536.0, "{:?}", variants(&v));
     assert_eq!((dims(1, "num_embeddings"), dims(1, "ids_1")), (32000.0, 1024.0), "{:?}", variants(&v));
+    // The constructor's `dtype=torch.float16` is the module's, so the variants'.
+    assert!(variants(&v).iter().all(|x| x.contains(" float16 ")), "{:?}", variants(&v));
     assert_verdict(&v);
 }
 

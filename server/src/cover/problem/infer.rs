@@ -829,6 +829,12 @@ impl Builder<'_> {
                 }
             }
         }
+        // A module built with `dtype=torch.float16` holds half-precision parameters: its float dtype,
+        // where no tensor argument names one (indices are integers).
+        let floats = |d: &String| d.starts_with("float") || d == "bfloat16";
+        if dtype.as_ref().is_none_or(|d| !floats(d)) {
+            dtype = o.ctor_dtype.clone().filter(floats).or(dtype);
+        }
         Ok((dims, dtype, o.origin.to_string()))
     }
 

@@ -18,6 +18,9 @@ pub struct Observation {
     pub args: Vec<Val>,
     /// The constructor arguments of a method entry's class, one per `__init__` parameter.
     pub inits: Vec<Val>,
+    /// The `dtype=` the constructor call passes (`Embedding(v, d, dtype=torch.float16)`): the
+    /// module's parameters' dtype, where no tensor argument names one.
+    pub ctor_dtype: Option<String>,
     pub origin: Origin,
 }
 
@@ -38,7 +41,8 @@ pub fn observe(src: &Src, tree: &Tree, entry: &Entry) -> Vec<Observation> {
         for env in envs(src, root, call, &module_env, true) {
             let values = bind_args(src, entry, args, &env);
             let inits = ctor.map(|c| bind_ctor(src, entry, c, &env)).unwrap_or_default();
-            out.push(Observation { args: values, inits, origin: src.origin(call) });
+            let ctor_dtype = ctor.and_then(|c| keyword_dtype(src, c, &env));
+            out.push(Observation { args: values, inits, ctor_dtype, origin: src.origin(call) });
         }
     }
     out
@@ -135,6 +139,16 @@ fn bind_args(src: &Src, entry: &Entry, args: Node, env: &Env) -> Vec<Val> {
 
 fn bind_ctor(src: &Src, entry: &Entry, ctor: Node, env: &Env) -> Vec<Val> {
     field(ctor, "arguments").map(|args| bind_params(src, &entry.init_params, args, env)).unwrap_or_default()
+}
+
+/// The dtype a call's `dtype=` keyword names, if it names one.
+fn keyword_dtype(src: &Src, call: Node, env: &Env) -> Option<String> {
+    let (_, keywords) = call_args_of(src, field(call, "arguments")?);
+    let (_, v) = keywords.iter().find(|(k, _)| *k == "dtype")?;
+    match eval(src, *v, env) {
+        Val::Dtype(d) => Some(d),
+        _ => None,
+    }
 }
 
 /// Each parameter's value at a call: its keyword argument, else the positional one at its index.
