@@ -368,11 +368,7 @@ fn mutated(text: &str, root: Node, name: &str) -> bool {
         let Some(p) = n.parent() else { continue };
         let changed = match p.kind() {
             // `cfg["BM"] = 128`, `del cfg["BM"]`, `cfg["BM"] += 1`
-            "subscript" => p.parent().is_some_and(|g| match g.kind() {
-                "assignment" | "augmented_assignment" => g.child_by_field_name("left") == Some(p),
-                "delete_statement" => true,
-                _ => false,
-            }),
+            "subscript" => item_written(p),
             // `cfg.update(...)`, `cfg.pop("BM")`
             "attribute" => {
                 p.child_by_field_name("object") == Some(n)
@@ -389,6 +385,15 @@ fn mutated(text: &str, root: Node, name: &str) -> bool {
         }
     }
     false
+}
+
+/// `cfg["K"] = ...`, `cfg["K"] += 1`, `del cfg["K"]`: an item written, not read.
+pub(super) fn item_written(subscript: Node) -> bool {
+    subscript.parent().is_some_and(|g| match g.kind() {
+        "assignment" | "augmented_assignment" => g.child_by_field_name("left") == Some(subscript),
+        "delete_statement" => true,
+        _ => false,
+    })
 }
 
 /// The first of the integers a local of the launch's function is chosen among, where every binding

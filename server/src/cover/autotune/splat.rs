@@ -58,7 +58,7 @@ pub fn spell_out(text: &str, kernel: &str) -> Option<Spelled> {
             if binding.replace(p).is_some() {
                 return None;
             }
-        } else if p.kind() == "subscript" && p.child_by_field_name("value") == Some(*id) && !is_target(p) {
+        } else if p.kind() == "subscript" && p.child_by_field_name("value") == Some(*id) && !super::bind::item_written(p) {
             reads.push(p);
         } else if splats.iter().any(|s| s.0 <= id.start_byte() && id.end_byte() <= s.1) {
             // a splat of the kernel's launch
@@ -83,7 +83,7 @@ pub fn spell_out(text: &str, kernel: &str) -> Option<Spelled> {
             return None;
         }
         // The local the entry becomes must name nothing else in the function, nor a parameter.
-        if names(text, scope, &key) {
+        if super::tidy::reads(text, scope, &key) > 0 {
             return None;
         }
         entries.push((key, node_text(text, v).to_string()));
@@ -133,28 +133,6 @@ fn identifiers<'a>(text: &str, n: Node<'a>, name: &str, out: &mut Vec<Node<'a>>)
         }
         identifiers(text, c, name, out);
     }
-}
-
-/// Whether `n` names `name` anywhere (a parameter, a local, a read, its own name): anything but a
-/// keyword's name or an attribute's field.
-fn names(text: &str, n: Node, name: &str) -> bool {
-    named_children(n).any(|c| {
-        let field = c.parent().is_some_and(|p| match p.kind() {
-            "keyword_argument" => p.child_by_field_name("name") == Some(c),
-            "attribute" => p.child_by_field_name("attribute") == Some(c),
-            _ => false,
-        });
-        (c.kind() == "identifier" && node_text(text, c) == name && !field) || names(text, c, name)
-    })
-}
-
-/// `cfg["K"] = ...`, `cfg["K"] += 1`, `del cfg["K"]`: an item written, not read.
-fn is_target(subscript: Node) -> bool {
-    subscript.parent().is_some_and(|g| match g.kind() {
-        "assignment" | "augmented_assignment" => g.child_by_field_name("left") == Some(subscript),
-        "delete_statement" => true,
-        _ => false,
-    })
 }
 
 #[cfg(test)]

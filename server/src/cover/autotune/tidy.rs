@@ -168,7 +168,7 @@ fn literal_binding<'t>(text: &'t str, stmt: Node) -> Option<&'t str> {
 
 /// How many identifiers in `scope` name the variable `name` (its binding included): a keyword's name
 /// (`BLOCK=128`) and an attribute (`cfg.BLOCK`) are other things.
-fn reads(text: &str, scope: Node, name: &str) -> usize {
+pub(super) fn reads(text: &str, scope: Node, name: &str) -> usize {
     let mut count = 0;
     let mut stack = vec![scope];
     while let Some(n) = stack.pop() {
