@@ -43,7 +43,9 @@ def test_correct_candidate_reports_every_variant_and_seed(serve):
     assert all(v["seeds"] == 3 and v["ok"] for v in variants)
     assert all(v["rtol"] == 1e-4 and v["atol"] == 1e-4 for v in variants)
     assert reply["guard"]["ok"] is True and reply["guard"]["new_torch_ops"] == []
-    assert reply["guard"]["triton_launches"] == [1] * 6 and reply["guard"]["tampered"] == []
+    # Two variants by three seeds, then the range check's call (`x` and `y` scaled).
+    assert reply["guard"]["triton_launches"] == [1] * 7 and reply["guard"]["tampered"] == []
+    assert reply["correctness"]["range"] == {"variant": "ci[0]", "scale": 64.0, "inputs": ["`x`", "`y`"], "ok": True}
     assert reply["device"]["kind"] == DEVICE
     if not ON_GPU:
         assert reply["timing"]["meaningful"] is False
@@ -55,6 +57,34 @@ def test_a_pytorch_reference_file_can_stand_in_for_the_original(serve):
     reply = serve.request("evaluate", args)
     assert reply["verdict"] == "correct", reply
     assert reply["correctness"]["variants"][0]["rel_err"] < 1e-5
+
+
+def test_an_original_that_fails_on_scaled_inputs_skips_the_range_check_with_a_note(serve, tmp_path):
+    original = tmp_path / "bounded.py"
+    original.write_text(
+        (PROBLEMS / "vector_add.py").read_text()
+        + "\n\n_forward = Model.forward\n\n\ndef _bounded(self, x, y):\n"
+        + "    assert float(x.abs().max()) < 50, 'inputs out of range'\n    return _forward(self, x, y)\n\n\nModel.forward = _bounded\n"
+    )
+    (tmp_path / "bounded.yaml").write_text((PROBLEMS / "vector_add.yaml").read_text())
+    args = evaluate_args(str(original), "vector_add")
+    args["kernel"], args["candidate"], args["spec"] = str(original), str(original), str(tmp_path / "bounded.yaml")
+    reply = serve.request("evaluate", args)
+    assert reply["verdict"] == "correct", reply
+    assert "range" not in reply["correctness"]
+    assert "range check skipped: the original fails on ci[0]" in reply["log"] and "inputs out of range" in reply["log"], reply["log"]
+
+
+def test_a_range_given_by_the_spec_is_not_scaled(serve, tmp_path):
+    spec = (PROBLEMS / "vector_add.yaml").read_text()
+    assert "  x:\n" in spec, spec
+    (tmp_path / "kernel.yaml").write_text(spec.replace("  x:\n", "  x:\n    range: [-1, 1]\n", 1))
+    (tmp_path / "kernel.py").write_text((PROBLEMS / "vector_add.py").read_text())
+    args = evaluate_args("fixtures/add_correct.py", "vector_add")
+    args["kernel"], args["spec"] = str(tmp_path / "kernel.py"), str(tmp_path / "kernel.yaml")
+    reply = serve.request("evaluate", args)
+    assert reply["verdict"] == "correct", reply
+    assert reply["correctness"]["range"]["inputs"] == ["`y`"]
 
 
 def test_more_seeds_are_honoured(serve):

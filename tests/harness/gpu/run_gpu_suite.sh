@@ -10,7 +10,8 @@
 # there; else summary.json from the pytest-free driver), harness_separation.md when XEFORGE_BEFORE names
 # an earlier harness package (the before/after overhead and noise bench, run first on a quiet device;
 # XEFORGE_BENCH_SETTINGS adds columns, e.g. "--setting torch-digest:XEFORGE_HARNESS_DIGEST=torch").
-# XEFORGE_GPU_PARALLEL=0 leaves out the parallel pytest run (the timing tests still run).
+# XEFORGE_GPU_PARALLEL=0 leaves out the parallel pytest run (the timing tests still run);
+# XEFORGE_GPU_TESTS narrows it (default tests/harness, e.g. "tests/harness/test_adversarial.py tests/harness/test_sweep.py").
 # Exit status 0 iff every check passed.
 set -uo pipefail
 
@@ -55,7 +56,7 @@ if [ "$have_pytest" = 1 ]; then
     if [ "${XEFORGE_GPU_PARALLEL:-1}" = 1 ]; then  # 0: the timing tests alone (a call that also runs the bench)
         echo "== pytest (XEFORGE_TEST_DEVICE=$device) $par"
         (cd "$repo" && XEFORGE_TEST_DEVICE="$device" timeout "${XEFORGE_GPU_PYTEST_S:-330}" "$py" -m pytest -q -p no:cacheprovider $par \
-            --ignore=tests/harness/test_timing.py tests/harness --junitxml="$OUT/pytest.xml" -rA 2>&1 | grep -v "^USDT" > "$OUT/pytest.log")
+            --ignore=tests/harness/test_timing.py ${XEFORGE_GPU_TESTS:-tests/harness} --junitxml="$OUT/pytest.xml" -rA 2>&1 | grep -v "^USDT" > "$OUT/pytest.log")
         rc_pytest=$?
         tail -n 60 "$OUT/pytest.log"
     fi

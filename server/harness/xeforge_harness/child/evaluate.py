@@ -24,12 +24,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import torch
+
 from .. import protocol as P
 from .. import wire
 from ..gate import DEVICE, TIMING
 from ..spec import Spec, SpecError, Variant, load_spec
 from . import entry, guard, search_effects, source, timing
 from .compare import compare_one, default_tolerance, fingerprint, flatten
+from .inputs import STRESS
 from .link import Died, Failed, Hung, Link, stray_processes
 from .worker import give_to_sandbox, sandbox_uid
 
@@ -77,6 +80,8 @@ class Problem:
     notes: list[str] = field(default_factory=list)
     # Variants only timed (`timing_family`): built and run once on both sides, checked by the timed protocol.
     timed_only: list[Variant] = field(default_factory=list)
+    # The range check (`Judge._stress_reference`): variant, reference on scaled inputs, the inputs scaled.
+    stress: tuple[str, Reference, list[str]] | None = None
 
 
 def _name(v: Variant | None) -> str:
@@ -200,7 +205,10 @@ class Judge:
 
     # --- calls ---------------------------------------------------------------------------------
 
-    def trusted_call(self, msg: dict, tensors: Sequence = (), what: str = "the original kernel file", wake: bool = True):
+    def trusted_call(
+        self, msg: dict, tensors: Sequence = (), what: str = "the original kernel file", wake: bool = True, may_fail: bool = False
+    ):
+        """`may_fail`: an exception the original raised comes back as `Failed` (its process goes on)."""
         # In the timed loop the trusted worker sleeps between requests (see timing._Awake).
         asleep = wake and self.trusted_asleep
         try:
@@ -208,6 +216,8 @@ class Judge:
                 self.trusted.resume()
             return self.trusted.call(msg, tensors, self.deadline + JUDGE_GRACE_S)
         except Failed as e:
+            if may_fail and e.kind != "oom":
+                raise
             self.out_of_memory |= e.kind == "oom"
             raise Stop(P.ERROR, f"{what} failed: {e.error}", e.trace) from None
         except Hung:
@@ -290,6 +300,7 @@ class Judge:
                 "kernel by dtype or size), so no check here would say anything about it; give inputs that reach it "
                 "(the dtype or sizes its branch needs)",
             )
+        self._stress_reference(problem)
         reply, _ = self.trusted_call({"op": "searches"}, what="reading the original's autotune searches")
         for f in reply.get("changed") or []:
             problem.notes.append(
@@ -360,6 +371,8 @@ class Judge:
             result["correctness"]["variants"].append(report)
             if failure is not None:
                 break
+        if failure is None and problem.stress is not None:
+            failure = self._check_range(problem, result, cand_ops, cand_kernels, launches, tampered)
 
         for variant in problem.timed_only:
             if failure is None:
@@ -469,6 +482,70 @@ class Judge:
                     problem.original_launched |= set(rec.get("launched") or [])
                 refs.append(_summary_reference(reply) if summary else _reference(reply, tensors))
             problem.refs[name] = refs
+
+    def _stress_reference(self, problem: Problem) -> None:
+        """The range check's reference: the smallest checked variant with its randn-drawn float inputs
+        scaled by `STRESS` (`inputs.stressed`), on a seed no other call uses.
+
+        The spec's inputs are draws of randn, so a rewrite that drops what keeps a formula finite for
+        large values (the maximum taken off before an exponential, as every softmax and logsumexp does)
+        is exact on them and returns inf or NaN on a user's activations. The candidate is held to
+        finiteness only there (`_check_range`): values at that scale may differ by more than the
+        spec's tolerance for legitimate reasons. Skipped, with a note, where the original itself
+        fails on those inputs."""
+        if not problem.variants:
+            return
+        variant = min(problem.variants, key=lambda v: problem.refs[_name(v)][0].sizes["input_numel"])
+        name = _name(variant)
+        self.set_phase("reference:forward")
+        msg = {"op": "reference", "variant": name, "seed": _seeds(self.args.seeds + 1)[-1], "record_original": True, "stress": True}
+        try:
+            reply, tensors = self.trusted_call(msg, what=f"the reference on {name} with its inputs scaled", may_fail=True)
+        except Failed as e:
+            problem.notes.append(f"range check skipped: the original fails on {name} with its inputs scaled by {STRESS:g} ({e.error})")
+            return
+        scaled = [int(i) for i in reply.get("scaled") or []]
+        if not scaled:
+            return
+        rec = reply["record"]
+        if rec["of"] == "original":  # what the original runs on large values is the original's too
+            problem.original_ops |= set(rec["ops"])
+            problem.original_kernels |= set(rec["kernels"])
+            problem.original_launched |= set(rec.get("launched") or [])
+        params = variant.params if variant is not None else []
+        names = [f"`{params[i]}`" if i < len(params) else f"input {i}" for i in scaled]
+        problem.stress = (name, _reference(reply, tensors), names)
+
+    def _check_range(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> Stop | None:
+        """The candidate on the range check's inputs: wherever the original's output is finite (and
+        not near its dtype's largest value), the candidate's must be finite too."""
+        assert problem.stress is not None
+        name, ref, names = problem.stress
+        report: dict = {"variant": name, "scale": STRESS, "inputs": names, "ok": False}
+        result["correctness"]["range"] = report
+        what = f"{name} with {', '.join(names)} scaled by {STRESS:g}"
+        self.set_phase("candidate:forward")
+        msg = {"op": "run", "variant": name, "args": ref.inputs[0]}
+        if self.args.search_timed:
+            msg["search"] = False
+        reply, tensors = self.candidate_call(msg, ref.inputs[1], what=what)
+        rec = reply.get("record") or {}
+        cand_ops |= set(rec.get("ops") or [])
+        cand_kernels |= set(rec.get("kernels") or [])
+        launches.append(int(rec.get("launches") or 0))
+        tampered.extend(rec.get("tampered") or [])
+        self.set_phase("candidate:check")
+        try:
+            out_tree = reply["outputs"]
+            outputs = wire.decode(out_tree, tensors[reply["n_inputs"] : reply["n_inputs"] + reply["n_outputs"]])
+        except (KeyError, TypeError, ValueError, wire.WireError) as e:
+            raise Stop(P.CRASHED, f"the candidate's process sent a malformed reply ({e})") from None
+        failure = _finite_where_reference_is(what, ref, out_tree, outputs)
+        if failure is not None:
+            report["reason"] = failure
+            return Stop(P.INCORRECT, failure)
+        report["ok"] = True
+        return None
 
     def _timed_variant(self, problem: Problem) -> Variant | None:
         """The variant with the most input elements, or None when nothing is timed.
@@ -750,6 +827,30 @@ def _compare(name, seed, variant, ref: Reference, out_tree, outputs, report, spe
         report["rel_err"] = max(report["rel_err"], diff.rel_err)
         if not diff.ok:
             return diff.reason
+    return None
+
+
+def _finite_where_reference_is(what: str, ref: Reference, out_tree, outputs) -> str | None:
+    structure = wire.shape_of(out_tree)
+    if structure != ref.structure:
+        return f"{what}: the candidate returns {wire.describe(structure)}, the reference {wire.describe(ref.structure)}"
+    for j, (r, o) in enumerate(zip(flatten(ref.outputs), flatten(outputs))):
+        if not (isinstance(r, torch.Tensor) and r.dtype.is_floating_point):
+            continue
+        if not isinstance(o, torch.Tensor) or o.shape != r.shape or o.dtype != r.dtype or o.device != r.device:
+            return compare_one(r, o, float("inf"), float("inf"), f"{what}, output {j}").reason
+        # Near the dtype's largest value a legitimate change of order may round over it.
+        held = torch.isfinite(r) & (r.abs() < torch.finfo(r.dtype).max / 16)
+        lost = held & ~torch.isfinite(o)
+        count = int(lost.sum().item())
+        if count:
+            at = tuple(int(k) for k in torch.nonzero(lost)[0].tolist())
+            return (
+                f"{what}: output {j} is inf or NaN at {count} of {int(held.sum().item())} elements where the original's "
+                f"is finite (first at {list(at)}: original {float(r[at]):.4g}, candidate {float(o[at])}); a formula that "
+                "overflows for large inputs where the original's does not (an exponential of an input without its "
+                "maximum taken off first, say)"
+            )
     return None
 
 

@@ -49,6 +49,30 @@ def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device, o
     return tensors
 
 
+# The range check's factor: float inputs drawn from randn, times this, reach values where an
+# exponential of an unshifted input overflows fp32 (e^88.7), while fp16 still holds them (64 · 4.5σ ≈ 290)
+# and a product of two stays far inside fp32 (see `stressed`).
+STRESS = 64.0
+
+
+def stressed(values: list[Any], spec: Spec | None, variant: Variant | None) -> tuple[list[Any], list[int]]:
+    """`values` with every float tensor the spec draws from randn (no `range:` and no `inits:`; every
+    float tensor of a file's `get_inputs()`) multiplied by [`STRESS`], and the indices scaled.
+
+    A range the spec gives says which values the problem means, so those inputs are left as drawn."""
+    out, scaled = list(values), []
+    for i, v in enumerate(values):
+        if not (isinstance(v, torch.Tensor) and v.dtype.is_floating_point and v.numel()):
+            continue
+        if spec is not None and variant is not None:
+            entry = spec.inputs.get(variant.params[i]) if i < len(variant.params) else None
+            if entry is None or entry.value_range is not None or entry.transforms:
+                continue
+        out[i] = (v.double() * STRESS).to(v.dtype)
+        scaled.append(i)
+    return out, scaled
+
+
 def _bound(value: Any, dims: dict) -> float:
     return float(dims[value]) if isinstance(value, str) else float(value)
 

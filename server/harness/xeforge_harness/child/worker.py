@@ -308,6 +308,10 @@ class Worker:
         # A timed-only variant's inputs never leave this process (only their sizes do): drawn on the
         # device, as the timed batches' are, not on the CPU as a checked call's (shared with the judge).
         base = self._make_inputs(name, seed, on_device=bool(msg.get("summary")))
+        scaled: list[int] = []
+        if msg.get("stress"):  # the range check's inputs (`evaluate._stress_reference`)
+            variant = self.spec.variant_by_name(name) if self.spec is not None and name != "default" else None
+            base, scaled = inputs.stressed(base, self.spec, variant)
         args = inputs.clone_args(base)
         with torch.no_grad(), guard.Recording(self.kind) as rec:
             out = ref(*args)
@@ -322,7 +326,7 @@ class Worker:
         if msg.get("summary"):  # a timed-only variant: the judge needs its sizes, not its tensors
             return {"sizes": _sizes(base, out), "record": report}, []
         reply, tensors = self._call_reply(base, args, out, report)
-        return {**reply, "sizes": _sizes(base, out)}, tensors
+        return {**reply, "sizes": _sizes(base, out), "scaled": scaled}, tensors
 
     def op_run(self, msg: dict, tensors) -> tuple[dict, list]:
         """Candidate: run the candidate's model on the judge's inputs."""
