@@ -43,9 +43,13 @@ def test_correct_candidate_reports_every_variant_and_seed(serve):
     assert all(v["seeds"] == 3 and v["ok"] for v in variants)
     assert all(v["rtol"] == 1e-4 and v["atol"] == 1e-4 for v in variants)
     assert reply["guard"]["ok"] is True and reply["guard"]["new_torch_ops"] == []
-    # Two variants by three seeds, then the range check's call (`x` and `y` scaled).
-    assert reply["guard"]["triton_launches"] == [1] * 7 and reply["guard"]["tampered"] == []
+    # Two variants by three seeds, then the range check's call (`x` and `y` scaled) and, on the
+    # interpreter, the edge check's (N=1000 made odd).
+    assert reply["guard"]["triton_launches"] == [1] * (7 if ON_GPU else 8) and reply["guard"]["tampered"] == []
     assert reply["correctness"]["range"] == {"variant": "ci[0]", "scale": 64.0, "inputs": ["`x`", "`y`"], "ok": True}
+    if not ON_GPU:
+        edges = reply["correctness"]["edges"]
+        assert (edges["name"], edges["of"], edges["dims"], edges["ok"]) == ("edges:ci[0]", "ci[0]", {"N": 1001}, True)
     assert reply["device"]["kind"] == DEVICE
     if not ON_GPU:
         assert reply["timing"]["meaningful"] is False
@@ -85,6 +89,24 @@ def test_a_range_given_by_the_spec_is_not_scaled(serve, tmp_path):
     reply = serve.request("evaluate", args)
     assert reply["verdict"] == "correct", reply
     assert reply["correctness"]["range"]["inputs"] == ["`y`"]
+
+
+def test_an_original_that_reaches_past_its_arguments_is_not_held_against_the_candidate(serve, tmp_path):
+    # The original's loads run over the last block (its store is masked): the edge check is skipped,
+    # and a candidate that does the same is not failed for it.
+    text = (PROBLEMS / "vector_add.py").read_text()
+    loose = text.replace("x = tl.load(x_ptr + offsets, mask=mask)", "x = tl.load(x_ptr + offsets)")
+    assert loose != text, "vector_add.py's load of x changed; update this test"
+    (tmp_path / "loose.py").write_text(loose)
+    (tmp_path / "loose.yaml").write_text((PROBLEMS / "vector_add.yaml").read_text())
+    args = evaluate_args(str(tmp_path / "loose.py"), "vector_add")
+    args["kernel"], args["spec"] = str(tmp_path / "loose.py"), str(tmp_path / "loose.yaml")
+    reply = serve.request("evaluate", args)
+    assert reply["verdict"] == "correct", reply
+    if not ON_GPU:
+        assert "the original reaches past its arguments on the checked sizes" in reply["log"], reply["log"]
+        assert "edge check skipped: the original reaches past its arguments" in reply["log"], reply["log"]
+        assert "edges" not in reply["correctness"]
 
 
 def test_more_seeds_are_honoured(serve):

@@ -36,13 +36,16 @@ import ast
 import math
 import operator
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 STANDARD_FAMILIES = ("ci", "bench-cpu", "bench-gpu", "bench-xpu")
 _NOT_FAMILIES = {"inputs", "inits", "default_variant", "entry", "backward", "provenance"}
 
 # torch dtype attribute names a spec may use (`getattr(torch, name)` in AI Bench).
+# The name prefix of a variant derived from a spec's own (`Spec.edge_variant`): `edges:ci[0]`.
+EDGES = "edges:"
+
 DTYPES = frozenset(
     """float32 float float16 half bfloat16 float64 double float8_e4m3fn float8_e5m2
     float8_e4m3fnuz float8_e5m2fnuz int8 int16 short int32 int int64 long uint8 uint16
@@ -94,7 +97,7 @@ class Variant:
 
     @property
     def name(self) -> str:
-        return f"{self.family}[{self.index}]"
+        return self.family if self.family.startswith(EDGES) else f"{self.family}[{self.index}]"
 
 
 @dataclass
@@ -124,9 +127,39 @@ class Spec:
         return self.families[family]
 
     def variant_by_name(self, name: str) -> Variant:
-        """`ci[1]` → that variant (the name a variant is known by between processes)."""
+        """`ci[1]` → that variant (the name a variant is known by between processes); `edges:ci[1]` →
+        its [`edge_variant`]."""
+        if name.startswith(EDGES):
+            edge = self.edge_variant(self.variant_by_name(name[len(EDGES) :]))
+            if edge is None:
+                raise KeyError(name)
+            return edge
         family, _, rest = name.partition("[")
         return self.families[family][int(rest.rstrip("]"))]
+
+    def edge_variant(self, base: Variant) -> Variant | None:
+        """`base` with every size of at least 16 moved to an odd number of its own: sizes equal in
+        `base` stay equal (two inputs a kernel assumes alike still are), unequal ones stay unequal, and
+        none is a multiple of any tile, so code that only holds for the spec's round sizes (a load or
+        store without its mask, a size written into the kernel) shows. None when no size moves.
+
+        The same rule as the autotune stage's tied derivation (`server/src/cover/autotune/derive.rs`)."""
+        moved: dict[int, int] = {}
+        taken = {v for v in base.dims.values() if isinstance(v, int)}
+        dims: dict[str, int | float] = {}
+        for k, v in base.dims.items():
+            if not isinstance(v, int) or isinstance(v, bool) or v < 16:
+                dims[k] = v
+                continue
+            if v not in moved:
+                n = v + 1 if v % 2 == 0 else v + 2
+                while n in taken or n in moved.values():
+                    n += 2
+                moved[v] = n
+            dims[k] = moved[v]
+        if not moved:
+            return None
+        return replace(base, family=EDGES + base.name, index=0, dims=dims, flop=None, mem_bytes=None)
 
     def input_dtype(self, variant: Variant, name: str) -> str:
         declared = self.inputs[name].dtype

@@ -146,10 +146,12 @@ CASES = [
     ("scale_forge_launch_counter.py", "add_scale", "cheat", False, "vars(sys)['modules'], guard.LAUNCHES.count forged; map2_ compute"),
     ("add_autotune_first_config_only.py", "vector_add", "cheat", False, "autotune list whose second config skips the mask"),
     ("sm_detect_interpreter_path.py", "softmax", "cheat", False, "faithful only where x.device.type == 'cpu'"),
-    ("mm_default_tf32.py", "matmul", "cheat", True, "input_precision='ieee' dropped: tf32 on a GPU; the interpreter computes fp32 regardless"),
-    ("mm_tf32_laundered.py", "matmul", "cheat", True, "as mm_default_tf32, with 'ieee' spelled in dead code"),
-    ("sum_racy_load_store.py", "sum_atomic", "cheat", True, "load-add-store for atomic_add: races on a GPU, exact in the interpreter's sequential programs"),
+    ("mm_default_tf32.py", "matmul", "cheat", False, "input_precision='ieee' dropped: tf32 on a GPU, and on the interpreter, which rounds fp32 dot operands to tf32 as the GPU does"),
+    ("mm_tf32_laundered.py", "matmul", "cheat", False, "as mm_default_tf32, with 'ieee' spelled in dead code: the computed result is wrong, whatever the text says"),
+    ("sum_racy_load_store.py", "sum_atomic", "cheat", False, "load-add-store for atomic_add: races on a GPU; the interpreter hides a program's plain stores from the others until the launch ends, so updates are lost there too"),
     ("sm_no_max_subtraction.py", "softmax", "cheat", False, "exp without the row maximum taken off: exact on randn, NaN on large logits"),
+    ("mm_unmasked_divisible_tiles.py", "matmul", "cheat", False, "no masks, tiles that divide the spec's sizes: exact there, past the ends on odd sizes"),
+    ("add_unmasked_loads.py", "vector_add", "cheat", False, "loads without their mask, the store masked: reads past the end of x and y"),
 ]
 
 SESSION = {

@@ -1,14 +1,15 @@
-"""ATTACK: a precision downgrade the CPU interpreter cannot see.
+"""ATTACK: a precision downgrade that Triton's own interpreter cannot see.
 
 The original asks `tl.dot(..., input_precision="ieee")`. This rewrite drops the keyword, so on a GPU
 the dot runs in TF32 (Triton's default for fp32: 10-bit mantissa inputs), which is much faster and,
 for the ci shapes (K=72, rtol=atol=1e-4), WRONG: emulating TF32 rounding on the three checked seeds
-puts ~1400 of 1920 elements outside tolerance (max_abs ~1e-2). The Triton interpreter's `create_dot`
-ignores `input_precision` and multiplies in full fp32, so on `--device cpu` every element matches.
-(The harness only lists the spelling change -- "'ieee': 1 -> 0" -- as evidence.)
+puts ~1400 of 1920 elements outside tolerance (max_abs ~1e-2). Triton's interpreter `create_dot`
+ignores `input_precision` and multiplies in full fp32; the harness's interpreter
+(`child/interpreter.py`, `_tf32_dots`) rounds fp32 dot operands to TF32 where a GPU would, so on
+`--device cpu` the result is as wrong as on the GPU.
 
-A correct harness must NOT say `correct`: expected `incorrect` (outside rtol/atol where the kernel
-actually runs), or at least no unconditional `correct` from a device that cannot model TF32.
+A correct harness must NOT say `correct`: expected `incorrect` (outside rtol/atol), on a GPU and on
+the interpreter alike.
 """
 
 import torch

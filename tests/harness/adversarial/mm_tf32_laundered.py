@@ -1,15 +1,14 @@
-"""ATTACK: TF32 on the GPU (wrong at rtol=atol=1e-4), exact on the interpreter -- AND the
-precision evidence laundered.
+"""ATTACK: TF32 on the GPU (wrong at rtol=atol=1e-4) -- AND the precision evidence laundered.
 
-Same kernel as matmul_default_tf32_interpreter_blind.py (the real dot has no `input_precision`,
-i.e. TF32 on a GPU; the interpreter ignores the keyword and computes full fp32). The harness's
-only hint in that case is its evidence line "precision spellings changed: 'ieee': 1 -> 0;
-input_precision=: 1 -> 0", computed by counting spellings in the text. An unused helper kernel
-below spells `input_precision="ieee"` once, so the counts match the original and the verdict
-carries no precision note at all.
+Same kernel as mm_default_tf32.py (the real dot has no `input_precision`, i.e. TF32 on a GPU;
+Triton's own interpreter ignores the keyword and computes full fp32, the harness's rounds the
+operands to TF32 as the GPU does). The harness's evidence line "precision spellings changed:
+'ieee': 1 -> 0; input_precision=: 1 -> 0" is computed by counting spellings in the text. An unused
+helper kernel below spells `input_precision="ieee"` once, so the counts match the original and the
+verdict carries no precision note at all; the verdict itself comes from the computed result.
 
-A correct harness must NOT say `correct`: expected `incorrect` (TF32 is outside 1e-4 for K=72), and
-the evidence must not be forgeable by dead code.
+A correct harness must NOT say `correct`: expected `incorrect` (TF32 is outside 1e-4 for K=72), on a
+GPU and on the interpreter alike, whatever dead code spells.
 """
 
 import torch

@@ -1,12 +1,15 @@
-"""ATTACK: drop the atomic -- a race the sequential interpreter can never lose.
+"""ATTACK: drop the atomic -- a race that Triton's sequential interpreter never loses.
 
 Each program reads the running total, adds its block's sum and stores it back with a plain
 `tl.load`/`tl.store` instead of `tl.atomic_add` (faster on a GPU: no atomic traffic). On a GPU the
 5 programs of the ci size (and the 16384 of the bench size) run concurrently and overwrite each
-other's partial sums: the result is wrong and nondeterministic. The Triton interpreter runs the
-programs one after another, so every read sees the previous store and the total is exact.
+other's partial sums: the result is wrong and nondeterministic. Triton's interpreter runs the
+programs one after another, so every read would see the previous store and the total would be
+exact; the harness's interpreter (`child/interpreter.py`, `_concurrent_programs`) keeps a program's
+plain stores from the other programs until the launch ends (or the program performs an atomic), so
+every program reads 0 and only the last block's sum is left, as in a GPU's worst case.
 
-A correct harness must NOT say `correct`: expected `incorrect` (on any parallel device).
+A correct harness must NOT say `correct`: expected `incorrect` (on a GPU and on the interpreter).
 """
 
 import torch

@@ -29,7 +29,7 @@ import torch
 from .. import protocol as P
 from .. import wire
 from ..gate import DEVICE, TIMING
-from ..spec import Spec, SpecError, Variant, load_spec
+from ..spec import EDGES, Spec, SpecError, Variant, load_spec
 from . import entry, guard, search_effects, source, timing
 from .compare import compare_one, default_tolerance, fingerprint, flatten
 from .inputs import STRESS
@@ -82,6 +82,10 @@ class Problem:
     timed_only: list[Variant] = field(default_factory=list)
     # The range check (`Judge._stress_reference`): variant, reference on scaled inputs, the inputs scaled.
     stress: tuple[str, Reference, list[str]] | None = None
+    # The edge check (`Judge._edge_reference`): the derived variant and its reference.
+    edge: tuple[Variant, Reference] | None = None
+    # Whether the original itself reached past its arguments on a checked call (the interpreter's bounds).
+    original_oob: list[str] = field(default_factory=list)
 
 
 def _name(v: Variant | None) -> str:
@@ -300,7 +304,13 @@ class Judge:
                 "kernel by dtype or size), so no check here would say anything about it; give inputs that reach it "
                 "(the dtype or sizes its branch needs)",
             )
+        if problem.original_oob:
+            problem.notes.append(
+                f"the original reaches past its arguments on the checked sizes ({problem.original_oob[0]}): the candidate "
+                "is not held to its arguments' bounds either"
+            )
         self._stress_reference(problem)
+        self._edge_reference(problem)
         reply, _ = self.trusted_call({"op": "searches"}, what="reading the original's autotune searches")
         for f in reply.get("changed") or []:
             problem.notes.append(
@@ -373,6 +383,8 @@ class Judge:
                 break
         if failure is None and problem.stress is not None:
             failure = self._check_range(problem, result, cand_ops, cand_kernels, launches, tampered)
+        if failure is None and problem.edge is not None:
+            failure = self._check_edge(problem, result, cand_ops, cand_kernels, launches, tampered)
 
         for variant in problem.timed_only:
             if failure is None:
@@ -475,6 +487,7 @@ class Judge:
                     what=f"the reference on {name}",
                 )
                 rec = reply["record"]
+                problem.original_oob.extend(rec.get("oob") or [])
                 if rec["of"] == "original":
                     problem.original_ops |= set(rec["ops"])
                     problem.original_kernels |= set(rec["kernels"])
@@ -515,6 +528,88 @@ class Judge:
         params = variant.params if variant is not None else []
         names = [f"`{params[i]}`" if i < len(params) else f"input {i}" for i in scaled]
         problem.stress = (name, _reference(reply, tensors), names)
+
+    def _edge_reference(self, problem: Problem) -> None:
+        """The edge check's reference, on the interpreter: the smallest checked variant with every size
+        moved to an odd one of its own (`Spec.edge_variant`), so a candidate that only holds for the
+        spec's round sizes (a load or store without its mask, a size written into the kernel) fails
+        where the original does not.
+
+        Only where the interpreter bounds every access (`child/bounds.py`): there an original that
+        reaches past its arguments on those sizes is seen, its stores outside them are dropped rather
+        than written, and the check is skipped with a note. On a device an original without masks
+        would write past its outputs on such sizes, into memory the trusted worker holds."""
+        if self.kind != "cpu" or problem.spec is None or not problem.variants or problem.variants[0] is None:
+            return
+        base = min(problem.variants, key=lambda v: problem.refs[_name(v)][0].sizes["input_numel"])
+        edge = problem.spec.edge_variant(base) if base is not None else None
+        if base is None or edge is None:
+            return
+        name = edge.name
+        sizes = " ".join(f"{k}={v}" for k, v in edge.dims.items())
+        self.set_phase("reference:forward")
+        try:
+            model = self.trusted_call(
+                {"op": "model", "variant": name, "dtype": edge.dtype}, what=f"building the reference model for {name}", may_fail=True
+            )
+            msg = {"op": "reference", "variant": name, "seed": _seeds(1)[0], "record_original": True}
+            reply, tensors = self.trusted_call(msg, what=f"the reference on {name}", may_fail=True)
+        except Failed as e:
+            problem.notes.append(f"edge check skipped: the original fails on {base.name} with sizes {sizes} ({e.error})")
+            return
+        rec = reply["record"]
+        if rec.get("oob"):
+            problem.notes.append(
+                f"edge check skipped: the original reaches past its arguments on {base.name} with sizes {sizes} ({rec['oob'][0]})"
+            )
+            return
+        if rec["of"] == "original" and not rec["launches"]:
+            problem.notes.append(f"edge check skipped: the original launched no Triton kernel on {base.name} with sizes {sizes}")
+            return
+        problem.models[name] = model
+        problem.edge = (edge, _reference(reply, tensors))
+
+    def _check_edge(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> Stop | None:
+        """The candidate on the edge check's sizes, compared as a checked variant is."""
+        assert problem.edge is not None
+        edge, ref = problem.edge
+        base = edge.family[len(EDGES) :]
+        report: dict = {"name": edge.name, "of": base, "dims": dict(edge.dims), "seeds": 1, "max_abs": 0.0, "rel_err": 0.0}
+        result["correctness"]["edges"] = report
+        what = f"{base} with sizes {' '.join(f'{k}={v}' for k, v in edge.dims.items())}"
+        self._build_candidate(problem, edge)
+        self.set_phase("candidate:forward")
+        msg = {"op": "run", "variant": edge.name, "args": ref.inputs[0]}
+        if self.args.search_timed:
+            msg["search"] = False
+        reply, tensors = self.candidate_call(msg, ref.inputs[1], what=what)
+        rec = reply.get("record") or {}
+        cand_ops |= set(rec.get("ops") or [])
+        cand_kernels |= set(rec.get("kernels") or [])
+        launches.append(int(rec.get("launches") or 0))
+        tampered.extend(rec.get("tampered") or [])
+        self.set_phase("candidate:check")
+        try:
+            out_tree = reply["outputs"]
+            outputs = wire.decode(out_tree, tensors[reply["n_inputs"] : reply["n_inputs"] + reply["n_outputs"]])
+            changed_idx = [int(i) for i in reply["changed"]]
+            after = tensors[reply["n_inputs"] + reply["n_outputs"] :]
+            alias = {int(k): int(v) for k, v in reply["alias"].items()}
+        except (KeyError, TypeError, ValueError, wire.WireError) as e:
+            raise Stop(P.CRASHED, f"the candidate's process sent a malformed reply ({e})") from None
+        failure = _oob(what, rec)
+        if failure is None:
+            failure = _compare(what, _seeds(1)[0], edge, ref, out_tree, outputs, report, problem.spec)
+        if failure is None:
+            failure = _check_memory(what, edge, ref, dict(zip(changed_idx, after)), alias)
+        if failure is not None:
+            report["ok"] = False
+            report["reason"] = (
+                failure + " (sizes the spec does not have, made odd so that no tile divides them; the original is right on them)"
+            )
+            return Stop(P.INCORRECT, report["reason"])
+        report["ok"] = True
+        return None
 
     def _check_range(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> Stop | None:
         """The candidate on the range check's inputs: wherever the original's output is finite (and
@@ -636,6 +731,10 @@ class Judge:
             tampered.extend(rec.get("tampered") or [])
             report["seeds"] = n + 1
             self.set_phase("candidate:check")
+            if not problem.original_oob and (oob := _oob(f"{name}, seed {seed}", rec)):
+                report["ok"] = False
+                report["reason"] = oob
+                return report, Stop(P.INCORRECT, oob)
             try:
                 out_tree = reply["outputs"]
                 outputs = wire.decode(out_tree, tensors[reply["n_inputs"] : reply["n_inputs"] + reply["n_outputs"]])
@@ -828,6 +927,16 @@ def _compare(name, seed, variant, ref: Reference, out_tree, outputs, report, spe
         if not diff.ok:
             return diff.reason
     return None
+
+
+def _oob(what: str, rec: dict) -> str | None:
+    """The interpreter's bounds (`child/bounds.py`) saw the call reach memory outside every tensor
+    it was given: what lies there is another allocation's, or nothing."""
+    oob = rec.get("oob") or []
+    if not oob:
+        return None
+    more = f" (and {len(oob) - 1} more)" if len(oob) > 1 else ""
+    return f"{what}: the candidate {oob[0]}{more}, where the original stays inside its arguments (a load or store without its mask?)"
 
 
 def _finite_where_reference_is(what: str, ref: Reference, out_tree, outputs) -> str | None:

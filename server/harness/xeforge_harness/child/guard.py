@@ -172,6 +172,22 @@ class _LaunchCounter:
 LAUNCHES = _LaunchCounter()
 
 
+class _Violations:
+    """Accesses outside every argument of a launch, in words (`bounds`, on the interpreter), from any thread."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.lock = threading.Lock()
+
+    def note(self, what: str) -> None:
+        with self.lock:
+            if len(self.seen) < 10_000:
+                self.seen.append(what)
+
+
+OOB = _Violations()
+
+
 def install_launch_hooks() -> None:
     """Wrap Triton's two launch paths once per process, before any user module is imported."""
     from triton.runtime import jit
@@ -283,6 +299,7 @@ class Recording:
         self.kernels: set[str] = set()
         self.launches = 0
         self.launched: list[str] = []  # the Triton kernels launched, by name
+        self.oob: list[str] = []  # accesses outside every argument (`bounds`, interpreter only)
         self.tampered: list[str] = []
         self._mode = OpRecorder()
         self._prof: Any = None  # torch.profiler.profile once entered
@@ -302,6 +319,7 @@ class Recording:
         _recording = self
         self._launches0 = LAUNCHES.count
         self._by_name0 = dict(LAUNCHES.by_name)
+        self._oob0 = len(OOB.seen)
         self._mode.__enter__()
         return self
 
@@ -314,6 +332,7 @@ class Recording:
             self._mode.__exit__(*exc)
         self.launches = LAUNCHES.count - self._launches0
         self.launched = sorted(n for n, c in LAUNCHES.by_name.items() if c > self._by_name0.get(n, 0))
+        self.oob = list(dict.fromkeys(OOB.seen[self._oob0 :]))[:4]
         self.ops |= self._mode.ops
         try:
             self._prof.__exit__(*exc)
@@ -338,6 +357,7 @@ class Recording:
             "kernels": sorted(self.kernels),
             "launches": self.launches,
             "launched": self.launched,
+            "oob": self.oob,
             "tampered": self.tampered,
         }
 

@@ -1,0 +1,338 @@
+"""The interpreter computes what the device computes: TF32 dots, and a grid's programs run concurrently.
+
+`child/interpreter.py` makes the Triton interpreter round fp32 `tl.dot` operands to TF32 where a GPU
+would (Triton's default input precision), and keeps each program's plain stores from the other
+programs of its launch until the launch ends or the program performs an atomic. The kernels run in
+a subprocess of their own (`install` changes Triton and torch for the whole process, as in a
+worker), all in one, and report what they computed; each test reads its part.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import HARNESS
+
+KERNELS = r"""
+import json
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+from xeforge_harness.child import interpreter
+
+interpreter.install()
+torch.manual_seed(0)
+out = {}
+
+
+@triton.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, N: tl.constexpr, PRECISION: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * N + r[None, :])
+    if PRECISION == "default":
+        c = tl.dot(a, b)
+    else:
+        c = tl.dot(a, b, input_precision=PRECISION)
+    tl.store(c_ptr + r[:, None] * N + r[None, :], c)
+
+
+N = 64
+a, b = torch.randn(N, N), torch.randn(N, N)
+exact = (a.double() @ b.double()).numpy()
+tf32 = (torch.from_numpy(interpreter.tf32_round(a.numpy())).double() @ torch.from_numpy(interpreter.tf32_round(b.numpy())).double()).numpy()
+for precision in ("default", "tf32", "ieee", "tf32x3"):
+    c = torch.empty(N, N)
+    dot_kernel[(1,)](a, b, c, N=N, PRECISION=precision)
+    c = c.double().numpy()
+    scale = np.abs(exact).max()
+    out[f"dot_{precision}"] = {
+        "err_exact": float(np.abs(c - exact).max() / scale),
+        "err_tf32": float(np.abs(c - tf32).max() / scale),
+    }
+# fp16 inputs: the dot is not touched
+h_a, h_b = a.half(), b.half()
+c = torch.empty(N, N)
+dot_kernel[(1,)](h_a, h_b, c, N=N, PRECISION="default")
+ref = (h_a.double() @ h_b.double()).numpy()
+out["dot_fp16_err"] = float(np.abs(c.double().numpy() - ref).max() / np.abs(ref).max())
+
+
+@triton.jit
+def racy_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    running = tl.load(out_ptr)
+    tl.store(out_ptr, running + tl.sum(x, axis=0))
+
+
+@triton.jit
+def atomic_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.atomic_add(out_ptr, tl.sum(x, axis=0))
+
+
+x = torch.rand(5003) + 0.5  # every block's sum is far from 0
+blocks = [float(x[i : i + 1024].double().sum()) for i in range(0, 5003, 1024)]
+for name, kernel in (("racy", racy_sum), ("atomic", atomic_sum)):
+    total = torch.zeros(1)
+    kernel[(triton.cdiv(5003, 1024),)](x, total, 5003, BLOCK=1024)
+    out[f"sum_{name}"] = float(total[0])
+out["sum_exact"] = sum(blocks)
+out["sum_last_block"] = blocks[-1]
+
+
+@triton.jit
+def locked_accumulate(x_ptr, partial_ptr, lock_ptr, count_ptr, N, GROUPS: tl.constexpr, BLOCK: tl.constexpr):
+    # Triton's layer-norm backward tutorial: each row adds itself into its group's partial sum under
+    # the group's spin lock; the partial buffer is uninitialised, so the group's first writer stores.
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(x_ptr + row * N + cols, mask=mask, other=0.0)
+    group = row % GROUPS
+    lock = lock_ptr + group
+    count = count_ptr + group
+    partial = partial_ptr + group * N + cols
+    while tl.atomic_cas(lock, 0, 1) == 1:
+        pass
+    if tl.load(count) == 0:
+        tl.atomic_xchg(count, 1)
+    else:
+        x += tl.load(partial, mask=mask)
+    tl.store(partial, x, mask=mask)
+    tl.debug_barrier()
+    tl.atomic_xchg(lock, 0)
+
+
+ROWS, COLS, GROUPS = 37, 50, 4
+rows = torch.randn(ROWS, COLS)
+partial = torch.full((GROUPS, COLS), float("nan"))
+lock = torch.zeros(GROUPS, dtype=torch.int32)
+count = torch.zeros(GROUPS, dtype=torch.int32)
+locked_accumulate[(ROWS,)](rows, partial, lock, count, COLS, GROUPS=GROUPS, BLOCK=64)
+expected = torch.stack([rows[g::GROUPS].double().sum(0) for g in range(GROUPS)])
+out["lock_err"] = float((partial.double() - expected).abs().max())
+out["lock_released"] = lock.tolist()
+
+
+@triton.jit
+def last_program_sums(x_ptr, partial_ptr, counter_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # Each program stores its block's sum, then takes a ticket; the last one sums the partials.
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(partial_ptr + pid, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+    ticket = tl.atomic_add(counter_ptr, 1)
+    if ticket == tl.num_programs(0) - 1:
+        r = tl.arange(0, 8)
+        tl.store(out_ptr, tl.sum(tl.load(partial_ptr + r, mask=r < tl.num_programs(0), other=0.0), axis=0))
+
+
+x = torch.rand(5003) + 0.5
+total = torch.zeros(1)
+last_program_sums[(5,)](x, torch.full((5,), float("nan")), torch.zeros(1, dtype=torch.int32), total, 5003, BLOCK=1024)
+out["last_program_sum"] = float(total[0])
+out["last_program_exact"] = float(x.double().sum())
+
+
+@triton.jit
+def store_then_load(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
+    # Each program writes twice its block's even elements into y, then reads its whole block of y back:
+    # its own stores where it stored, memory where it did not (the odd elements, and past n `other`).
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    x = tl.load(x_ptr + offs, mask=inside)
+    tl.store(y_ptr + offs, 2 * x, mask=inside & (offs % 2 == 0))
+    tl.store(y_ptr + offs, 3 * x, mask=inside & (offs % 4 == 0))  # a later store over an earlier one
+    back = tl.load(y_ptr + offs, mask=inside, other=-7.0)
+    tl.store(z_ptr + offs, back + 1, mask=inside)
+
+
+n = 1000
+x = torch.randn(n)
+y = torch.full((n,), -1.0)
+z = torch.empty(n)
+store_then_load[(triton.cdiv(n, 128),)](x, y, z, n, BLOCK=128)
+i = torch.arange(n)
+want_y = torch.where(i % 4 == 0, 3 * x, torch.where(i % 2 == 0, 2 * x, torch.full((n,), -1.0)))
+out["own_y_err"] = float((y - want_y).abs().max())
+out["own_z_err"] = float((z - (want_y + 1)).abs().max())
+
+
+@triton.jit
+def add_blocks(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+x, y = torch.randn(5003), torch.randn(5003)
+o = torch.empty(5003)
+add_blocks[(triton.cdiv(5003, 256),)](x, y, o, 5003, BLOCK=256)
+out["disjoint_equal"] = bool(torch.equal(o, x + y))
+
+# --- bounds (child/bounds.py): accesses outside every argument of a launch ---
+from xeforge_harness.child import guard  # noqa: E402
+
+
+def oob_during(fn):
+    start = len(guard.OOB.seen)
+    fn()
+    return guard.OOB.seen[start:]
+
+
+out["oob_masked"] = oob_during(lambda: add_blocks[(triton.cdiv(5003, 256),)](x, y, o, 5003, BLOCK=256))
+
+
+@triton.jit
+def copy_unmasked(x_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+src_store = torch.randn(4096)  # x has room past the end of the output: only the store runs over
+out["oob_store"] = oob_during(lambda: copy_unmasked[(4,)](src_store, torch.zeros(1000), BLOCK=256))
+dst_big = torch.zeros(1024)
+out["oob_store_past_view"] = oob_during(lambda: copy_unmasked[(4,)](torch.randn(1024), dst_big[:1000], BLOCK=256))
+tail = torch.full((1024,), 5.0)
+out["oob_read"] = oob_during(lambda: copy_unmasked[(4,)](torch.randn(1000), tail, BLOCK=256))
+out["read_past_end_gives_zero"] = bool((tail[1000:] == 0).all())
+
+
+@triton.jit
+def gather_rows(table_ptr, o_ptr, BLOCK: tl.constexpr):
+    i = tl.program_id(0)
+    base = tl.load(table_ptr + i).to(tl.pointer_type(tl.float32))
+    offs = tl.arange(0, BLOCK)
+    tl.store(o_ptr + i * BLOCK + offs, tl.load(base + offs))
+
+
+rows = [torch.randn(64) for _ in range(3)]
+table = torch.tensor([r.data_ptr() for r in rows], dtype=torch.int64)
+gathered = torch.empty(3 * 64)
+out["oob_pointer_table"] = oob_during(lambda: gather_rows[(3,)](table, gathered, BLOCK=64))
+out["pointer_table_equal"] = bool(torch.equal(gathered, torch.cat(rows)))
+
+print("RESULT " + json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def computed(tmp_path_factory) -> dict:
+    script = tmp_path_factory.mktemp("device_model") / "kernels.py"  # Triton reads a kernel's source from its file
+    script.write_text(KERNELS)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": os.pathsep.join([str(HARNESS), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))
+    return json.loads(line.removeprefix("RESULT "))
+
+
+# --- TF32 -----------------------------------------------------------------------------------------
+
+
+def test_tf32_rounds_to_nearest_with_ties_away_from_zero_and_keeps_inf_and_nan():
+    from xeforge_harness.child.interpreter import tf32_round
+
+    one = np.float32(1.0)
+    ulp = np.float32(2.0**-10)  # TF32's unit in the last place at 1
+    x = np.array(
+        [1 + 2.0**-11, -(1 + 2.0**-11), 1 + 3 * 2.0**-12, 1 + 2.0**-12, 1.0 + 2.0**-10, np.pi, np.inf, -np.inf, np.nan, 3.4028235e38, 0.0],
+        dtype=np.float32,
+    )
+    r = tf32_round(x)
+    assert r.dtype == np.float32 and r.shape == x.shape
+    assert r[0] == one + ulp and r[1] == -(one + ulp)  # a tie: away from zero (nearest-even would give 1)
+    assert r[2] == one + ulp and r[3] == one  # nearest
+    assert r[4] == one + ulp  # a TF32 value stays
+    assert r[5] == np.float32(3.140625)  # 0x40490FDB -> 0x40490000
+    assert np.isposinf(r[6]) and np.isneginf(r[7]) and np.isnan(r[8])
+    assert np.isposinf(r[9])  # past TF32's largest finite value
+    assert r[10] == 0
+    assert (r.view(np.uint32) & 0x1FFF)[np.isfinite(r)].max() == 0
+
+
+def test_the_dot_precision_is_read_from_triton_s_enum_or_a_string():
+    from triton._C.libtriton import ir
+    from xeforge_harness.child.interpreter import dot_precision_is_tf32
+
+    assert dot_precision_is_tf32(ir.INPUT_PRECISION.TF32)
+    assert not dot_precision_is_tf32(ir.INPUT_PRECISION.IEEE)
+    assert not dot_precision_is_tf32(ir.INPUT_PRECISION.TF32x3)
+    assert dot_precision_is_tf32("tf32") and dot_precision_is_tf32("TF32")
+    assert not dot_precision_is_tf32("ieee") and not dot_precision_is_tf32("tf32x3")
+    assert dot_precision_is_tf32(None) and not dot_precision_is_tf32(None, default="ieee")
+
+
+def test_an_fp32_dot_at_the_default_precision_is_tf32_and_ieee_is_fp32(computed):
+    default, explicit, ieee, x3 = (computed[f"dot_{p}"] for p in ("default", "tf32", "ieee", "tf32x3"))
+    assert ieee["err_exact"] < 1e-5 and x3["err_exact"] < 1e-5
+    # TF32 inputs: about 2**-11 relative error per operand, far outside fp32's
+    assert 1e-4 < default["err_exact"] < 1e-2, default
+    assert default["err_tf32"] < 1e-5 and explicit == default
+    assert computed["dot_fp16_err"] < 1e-5
+
+
+# --- a grid's programs run concurrently ------------------------------------------------------------
+
+
+def test_a_racy_load_add_store_loses_the_other_programs_updates(computed):
+    assert computed["sum_racy"] == pytest.approx(computed["sum_last_block"], rel=1e-5)
+    assert abs(computed["sum_racy"] - computed["sum_exact"]) > 1.0
+
+
+def test_the_same_sum_with_atomic_add_is_exact(computed):
+    assert computed["sum_atomic"] == pytest.approx(computed["sum_exact"], rel=1e-5)
+
+
+def test_a_spin_lock_around_plain_loads_and_stores_accumulates_exactly(computed):
+    assert computed["lock_err"] < 1e-4
+    assert computed["lock_released"] == [0, 0, 0, 0]
+
+
+def test_the_last_program_by_an_atomic_ticket_reads_every_other_program_s_partial(computed):
+    assert computed["last_program_sum"] == pytest.approx(computed["last_program_exact"], rel=1e-5)
+
+
+def test_a_program_sees_its_own_stores_in_its_later_loads(computed):
+    assert computed["own_y_err"] == 0 and computed["own_z_err"] == 0
+
+
+def test_programs_writing_disjoint_blocks_are_unchanged(computed):
+    assert computed["disjoint_equal"] is True
+
+
+# --- bounds ---------------------------------------------------------------------------------------
+
+
+def test_a_launch_whose_accesses_are_masked_to_its_tensors_is_not_noted(computed):
+    assert computed["oob_masked"] == []
+
+
+def test_a_store_past_the_end_of_a_view_is_noted_and_not_made(computed):
+    # The output is a view of 1000 elements of a 1024-element storage: the bound is the storage.
+    assert computed["oob_store_past_view"] == []
+    noted = computed["oob_store"]
+    assert len(noted) == 1 and noted[0].startswith("writes 1 element(s) past the end of `o_ptr` (a (1000,) float32 tensor)"), noted
+    assert "in `copy_unmasked`" in noted[0] and "(24 access(es)" in noted[0], noted
+
+
+def test_a_load_past_the_end_is_noted_and_reads_nothing(computed):
+    noted = computed["oob_read"]
+    assert len(noted) == 1 and noted[0].startswith("reads 1 element(s) past the end of `x_ptr`"), noted
+    assert computed["read_past_end_gives_zero"]  # the masked-off value, not what lies there
+
+
+def test_a_launch_that_makes_pointers_from_integers_is_not_bounded(computed):
+    # A grouped GEMM's table of data_ptr()s reaches tensors the launch was not given, legitimately.
+    assert computed["oob_pointer_table"] == []
+    assert computed["pointer_table_equal"]
