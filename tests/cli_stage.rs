@@ -134,3 +134,45 @@ fn the_answer_names_the_tiles_it_did_not_tune() {
         "{stdout}"
     );
 }
+
+/// A file whose wrapper launches two kernels: without `--kernel` the stage works on each in turn,
+/// the second on the text the first left, and `--apply` writes both changes at once.
+#[test]
+fn a_file_that_launches_two_kernels_gets_each_tuned_in_turn() {
+    let Some(py) = pyenv::with("torch, triton, yaml") else {
+        eprintln!("skipped: no Python with torch, triton and PyYAML");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \"t\"\n").unwrap();
+    let file = dir.path().join("two.py");
+    let text = "import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n\
+         def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    \
+         mask = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * alpha, mask=mask)\n\n\n@triton.jit\n\
+         def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    \
+         mask = offs < n\n    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)\n\n\n\
+         def scaled_add(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:\n    t = torch.empty_like(x)\n    n = x.numel()\n    \
+         scale_kernel[(triton.cdiv(n, 128),)](x, t, n, alpha, BLOCK=128)\n    out = torch.empty_like(x)\n    \
+         add_kernel[(triton.cdiv(n, 128),)](t, y, out, n, BLOCK=128)\n    return out\n\n\n\
+         if __name__ == \"__main__\":\n    scaled_add(torch.randn(5000), torch.randn(5000), 2.0)\n";
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_xeforge"))
+        .args(["stage", "autotune"])
+        .arg(&file)
+        .args(["--device", "cpu", "--format", "json", "--apply"])
+        .env("XEFORGE_PYTHON", &py)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("2 kernels are launched (scale_kernel, add_kernel): the stage works on each in turn"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["status"].as_str(), v["changed"].as_bool()), (Some("correct-only"), Some(true)), "{v}");
+    let kernels: Vec<&str> = v["kernels"].as_array().unwrap().iter().map(|k| k["kernel"].as_str().unwrap()).collect();
+    assert_eq!(kernels, ["scale_kernel", "add_kernel"]);
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(after.matches("@triton.autotune(").count(), 2, "{after}");
+    assert!(after.contains("scale_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, t, n, alpha)"), "{after}");
+    assert!(after.contains("add_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](t, y, out, n)"), "{after}");
+}

@@ -122,6 +122,11 @@ pub fn run(args: StageArgs) -> u8 {
     if let Some(t) = &args.toolchain {
         req.target_toolchain = t.clone();
     }
+    if args.kernel.is_none()
+        && let Some(kernels) = several_launched(&text)
+    {
+        return each_kernel(&args, &env, &text, req, &kernels);
+    }
     let result = env.block_on(req);
     match result {
         Ok(outcome) => {
@@ -153,6 +158,76 @@ pub fn run(args: StageArgs) -> u8 {
             if matches!(e, StageError::Cancelled) { 130 } else { 2 }
         }
     }
+}
+
+/// The kernels a file launches, where it launches more than one (a stage without `--kernel` then works
+/// on each in turn); None otherwise, and the stage picks its one kernel or says what to name.
+fn several_launched(text: &str) -> Option<Vec<String>> {
+    let o = crate::cover::outline::Outline::build(text);
+    let launched: Vec<String> = o.kernels().filter(|k| o.launches.iter().any(|l| l.targets(&k.name))).map(|k| k.name.clone()).collect();
+    (launched.len() > 1).then_some(launched)
+}
+
+/// The stage on each launched kernel in turn, each on the text the ones before it left (its
+/// verified change included), so the second kernel is judged against the file as it will be. One
+/// write at the end, and only if the file still holds what the run started from.
+fn each_kernel(args: &StageArgs, env: &Env, text: &str, req: StageRequest, kernels: &[String]) -> u8 {
+    eprintln!("{} kernels are launched ({}): the stage works on each in turn (--kernel NAME for one)", kernels.len(), kernels.join(", "));
+    let started = crate::cover::evidence::sha256(text);
+    let mut current = text.to_string();
+    let mut results: Vec<serde_json::Value> = Vec::new();
+    let mut failed = 0;
+    for k in kernels {
+        let mut one = req.clone();
+        one.kernel = Some(k.clone());
+        one.text = current.clone();
+        match env.block_on(one) {
+            Ok(outcome) => {
+                if args.format == "json" {
+                    results.push(outcome_json(&outcome));
+                } else {
+                    println!("== {k}");
+                    report(&args.file, &current, &outcome, "text", args.diff);
+                }
+                if let Some(new) = &outcome.new_text {
+                    current = new.clone();
+                }
+            }
+            Err(StageError::Cancelled) => {
+                eprintln!("xeforge stage: cancelled");
+                return 130;
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("xeforge stage: `{k}`: {e}");
+                if args.format == "json" {
+                    results.push(serde_json::json!({"status": "error", "kernel": k, "error": e.kind(), "summary": e.to_string()}));
+                } else {
+                    println!("== {k}\nnot changed: {e}");
+                }
+            }
+        }
+    }
+    let changed = current != text;
+    if args.format == "json" {
+        let status = ["accepted", "correct-only", "no-improvement", "error"]
+            .into_iter()
+            .find(|s| results.iter().any(|r| r["status"] == *s))
+            .unwrap_or("error");
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"status": status, "changed": changed, "kernels": results}))
+                .unwrap_or_default()
+        );
+    }
+    if args.apply
+        && changed
+        && let Err(m) = write_if_unchanged(&args.file, &started, &current)
+    {
+        eprintln!("xeforge stage: {m}");
+        return 2;
+    }
+    if failed == kernels.len() { 2 } else { 0 }
 }
 
 /// Everything a stage run needs from the workspace.
@@ -339,9 +414,9 @@ pub(super) fn show(tty: bool, p: &Progress) {
     }
 }
 
-pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: bool) {
-    if format == "json" {
-        let v = serde_json::json!({
+/// One outcome as the JSON `--format json` prints.
+fn outcome_json(o: &StageOutcome) -> serde_json::Value {
+    serde_json::json!({
             "status": o.status,
             "summary": o.summary,
             "kernel": o.kernel,
@@ -354,8 +429,12 @@ pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: b
             "device": o.evaluation.as_ref().map(|e| e.device.clone()),
             "rounds": o.rounds,
             "problem": o.problem,
-        });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    })
+}
+
+pub fn report(file: &Path, before: &str, o: &StageOutcome, format: &str, diff: bool) {
+    if format == "json" {
+        println!("{}", serde_json::to_string_pretty(&outcome_json(o)).unwrap_or_default());
     } else {
         if let Some(p) = &o.problem {
             print!("{}", crate::cover::problem::render::summary(p));
