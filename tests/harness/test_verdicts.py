@@ -46,7 +46,7 @@ def test_correct_candidate_reports_every_variant_and_seed(serve):
     # Two variants by three seeds, then the range check's call (`x` and `y` scaled) and, on the
     # interpreter, the edge check's (N=1000 made odd).
     assert reply["guard"]["triton_launches"] == [1] * (7 if ON_GPU else 8) and reply["guard"]["tampered"] == []
-    assert reply["correctness"]["range"] == {"variant": "ci[0]", "scale": 64.0, "inputs": ["`x`", "`y`"], "ok": True}
+    assert reply["correctness"]["range"] == {"variant": "ci[0]", "inputs": ["`x` ×64", "`y` ×64"], "ok": True}
     if not ON_GPU:
         edges = reply["correctness"]["edges"]
         assert (edges["name"], edges["of"], edges["dims"], edges["ok"]) == ("edges:ci[0]", "ci[0]", {"N": 1001}, True)
@@ -88,7 +88,7 @@ def test_a_range_given_by_the_spec_is_not_scaled(serve, tmp_path):
     args["kernel"], args["spec"] = str(tmp_path / "kernel.py"), str(tmp_path / "kernel.yaml")
     reply = serve.request("evaluate", args)
     assert reply["verdict"] == "correct", reply
-    assert reply["correctness"]["range"]["inputs"] == ["`y`"]
+    assert reply["correctness"]["range"]["inputs"] == ["`y` ×64"]
 
 
 def test_an_original_that_reaches_past_its_arguments_is_not_held_against_the_candidate(serve, tmp_path):

@@ -50,14 +50,17 @@ def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device, o
 
 
 # The range check's factor: float inputs drawn from randn, times this, reach values where an
-# exponential of an unshifted input overflows fp32 (e^88.7), while fp16 still holds them (64 · 4.5σ ≈ 290)
-# and a product of two stays far inside fp32 (see `stressed`).
+# exponential of an unshifted input overflows fp32 (e^88.7), and a product of two stays far inside fp32
+# and bf16 (see `stressed`). fp16 holds only 65504: its inputs are scaled by `STRESS_FP16`, so that a
+# GEMM's partial sums (64 · 4.5σ squared, times a few hundred terms) stay inside it too.
 STRESS = 64.0
+STRESS_FP16 = 8.0
 
 
-def stressed(values: list[Any], spec: Spec | None, variant: Variant | None) -> tuple[list[Any], list[int]]:
+def stressed(values: list[Any], spec: Spec | None, variant: Variant | None) -> tuple[list[Any], list[tuple[int, float]]]:
     """`values` with every float tensor the spec draws from randn (no `range:` and no `inits:`; every
-    float tensor of a file's `get_inputs()`) multiplied by [`STRESS`], and the indices scaled.
+    float tensor of a file's `get_inputs()`) multiplied by [`STRESS`] ([`STRESS_FP16`] for fp16), and
+    each scaled input's index with its factor.
 
     A range the spec gives says which values the problem means, so those inputs are left as drawn."""
     out, scaled = list(values), []
@@ -68,8 +71,9 @@ def stressed(values: list[Any], spec: Spec | None, variant: Variant | None) -> t
             entry = spec.inputs.get(variant.params[i]) if i < len(variant.params) else None
             if entry is None or entry.value_range is not None or entry.transforms:
                 continue
-        out[i] = (v.double() * STRESS).to(v.dtype)
-        scaled.append(i)
+        factor = STRESS_FP16 if v.dtype == torch.float16 else STRESS
+        out[i] = (v.double() * factor).to(v.dtype)
+        scaled.append((i, factor))
     return out, scaled
 
 

@@ -308,7 +308,7 @@ class Worker:
         # A timed-only variant's inputs never leave this process (only their sizes do): drawn on the
         # device, as the timed batches' are, not on the CPU as a checked call's (shared with the judge).
         base = self._make_inputs(name, seed, on_device=bool(msg.get("summary")))
-        scaled: list[int] = []
+        scaled: list[tuple[int, float]] = []
         if msg.get("stress"):  # the range check's inputs (`evaluate._stress_reference`)
             variant = self.spec.variant_by_name(name) if self.spec is not None and name != "default" else None
             base, scaled = inputs.stressed(base, self.spec, variant)
