@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 STANDARD_FAMILIES = ("ci", "bench-cpu", "bench-gpu", "bench-xpu")
-_NOT_FAMILIES = {"inputs", "inits", "default_variant", "entry", "backward", "provenance"}
+_NOT_FAMILIES = {"inputs", "inits", "default_variant", "entry", "backward", "provenance", "edges"}
 
 # torch dtype attribute names a spec may use (`getattr(torch, name)` in AI Bench).
 # The name prefix of a variant derived from a spec's own (`Spec.edge_variant`): `edges:ci[0]`.
@@ -109,6 +109,7 @@ class Spec:
     path: str | None = None
     entry: str | None = None  # None: the file's `Model`
     backward: bool = False  # the entry's outputs and its inputs' gradients are compared
+    edges: bool = True  # `edges: false`: sizes are tied in ways the spec does not say; no edge variant
 
     def resolve_family(self, requested: str | None) -> str:
         """The family to run: the one asked for, else `ci`, else `default_variant`, else the first."""
@@ -157,7 +158,7 @@ class Spec:
                     n += 2
                 moved[v] = n
             dims[k] = moved[v]
-        if not moved:
+        if not moved or not self.edges:
             return None
         return replace(base, family=EDGES + base.name, index=0, dims=dims, flop=None, mem_bytes=None)
 
@@ -247,7 +248,11 @@ def parse_spec(data: Any, path: str | None = None) -> Spec:
     if not isinstance(backward, bool):
         raise SpecError("backward", f"expected true or false, got {backward!r}", path)
 
-    spec = Spec(inputs=inputs, inits=list(inits), path=path, entry=entry, backward=backward)
+    edges = data.get("edges", True)
+    if not isinstance(edges, bool):
+        raise SpecError("edges", f"expected true or false, got {edges!r}", path)
+
+    spec = Spec(inputs=inputs, inits=list(inits), path=path, entry=entry, backward=backward, edges=edges)
     for key, value in data.items():
         if key in _NOT_FAMILIES:
             continue
