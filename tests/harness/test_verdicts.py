@@ -109,6 +109,25 @@ def test_an_original_that_reaches_past_its_arguments_is_not_held_against_the_can
         assert "edges" not in reply["correctness"]
 
 
+@pytest.mark.skipif(ON_GPU, reason="the interpreter records the precision its kernels ran at")
+def test_a_precision_spelled_in_dead_code_still_shows_in_what_ran(serve, tmp_path):
+    # Within a loose tolerance the TF32 rewrite is correct; the text-read evidence is fooled by an
+    # `ieee` in dead code, what ran is not.
+    (tmp_path / "matmul.py").write_text((PROBLEMS / "matmul.py").read_text())
+    (tmp_path / "matmul.yaml").write_text((PROBLEMS / "matmul.yaml").read_text().replace("1.0e-4", "2.0e-2"))
+    args = evaluate_args("adversarial/mm_tf32_laundered.py", "matmul")
+    args["kernel"], args["spec"] = str(tmp_path / "matmul.py"), str(tmp_path / "matmul.yaml")
+    reply = serve.request("evaluate", args)
+    assert reply["verdict"] == "correct", reply
+    precision = reply["correctness"]["precision"]
+    assert precision["changed"] == []
+    assert precision["executed"] == {
+        "original": ["tl.dot fp32×fp32→fp32 at ieee"],
+        "candidate": ["tl.dot fp32×fp32→fp32 at tf32"],
+    }
+    assert "no longer tl.dot fp32×fp32→fp32 at ieee; now tl.dot fp32×fp32→fp32 at tf32" in reply["log"], reply["log"]
+
+
 def test_more_seeds_are_honoured(serve):
     reply = serve.request("evaluate", evaluate_args("fixtures/add_correct.py", seeds=5))
     assert all(v["seeds"] == 5 for v in reply["correctness"]["variants"])

@@ -85,6 +85,8 @@ class Problem:
     edge: tuple[Variant, Reference] | None = None
     # Whether the original itself reached past its arguments on a checked call (the interpreter's bounds).
     original_oob: list[str] = field(default_factory=list)
+    # The dots and narrowing casts the original's kernels ran (the interpreter's record).
+    original_precision: set[str] = field(default_factory=set)
 
 
 def _name(v: Variant | None) -> str:
@@ -373,6 +375,7 @@ class Judge:
         failure = None
         cand_ops: set[str] = set()
         cand_kernels: set[str] = set()
+        self.cand_precision: set[str] = set()
         launches: list[int] = []
         tampered: list[str] = []
         for variant in problem.variants:
@@ -400,6 +403,16 @@ class Judge:
         result["correctness"]["precision"] = {"changed": changes}
         if changes:
             problem.notes.append("precision spellings changed: " + "; ".join(changes))
+        if problem.original_precision or self.cand_precision:
+            # What ran, where the interpreter records it: dead code cannot change this part.
+            ran = {"original": sorted(problem.original_precision), "candidate": sorted(self.cand_precision)}
+            result["correctness"]["precision"]["executed"] = ran
+            gone, new = problem.original_precision - self.cand_precision, self.cand_precision - problem.original_precision
+            if gone or new:
+                problem.notes.append(
+                    "precision the kernels ran at changed: "
+                    + "; ".join([f"no longer {x}" for x in sorted(gone)] + [f"now {x}" for x in sorted(new)])
+                )
 
         interpreter = "the Triton interpreter on CPU: times say nothing about a GPU; no speedup is claimed"
         if args.no_timing:
@@ -490,6 +503,7 @@ class Judge:
                 if rec["of"] == "original":
                     problem.original_ops |= set(rec["ops"])
                     problem.original_kernels |= set(rec["kernels"])
+                    problem.original_precision |= set(rec.get("precision") or [])
                     problem.original_launches = max(problem.original_launches, rec["launches"])
                     problem.original_launched |= set(rec.get("launched") or [])
                 refs.append(_summary_reference(reply) if summary else _reference(reply, tensors))
@@ -728,6 +742,7 @@ class Judge:
             cand_kernels |= set(rec.get("kernels") or [])
             launches.append(int(rec.get("launches") or 0))
             tampered.extend(rec.get("tampered") or [])
+            self.cand_precision |= set(rec.get("precision") or [])
             report["seeds"] = n + 1
             self.set_phase("candidate:check")
             if not problem.original_oob and (oob := _oob(f"{name}, seed {seed}", rec)):

@@ -188,6 +188,22 @@ class _Violations:
 OOB = _Violations()
 
 
+class _Executed:
+    """What precision the interpreter's kernels ran at (`interpreter._precision_record`): each kind of
+    dot and narrowing float cast, counted, from any thread."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def note(self, what: str) -> None:
+        with self.lock:
+            self.counts[what] = self.counts.get(what, 0) + 1
+
+
+PRECISION = _Executed()
+
+
 def install_launch_hooks() -> None:
     """Wrap Triton's two launch paths once per process, before any user module is imported."""
     from triton.runtime import jit
@@ -300,6 +316,7 @@ class Recording:
         self.launches = 0
         self.launched: list[str] = []  # the Triton kernels launched, by name
         self.oob: list[str] = []  # accesses outside every argument (`bounds`, interpreter only)
+        self.precision: list[str] = []  # dots and narrowing casts the kernels ran (interpreter only)
         self.tampered: list[str] = []
         self._mode = OpRecorder()
         self._prof: Any = None  # torch.profiler.profile once entered
@@ -320,6 +337,7 @@ class Recording:
         self._launches0 = LAUNCHES.count
         self._by_name0 = dict(LAUNCHES.by_name)
         self._oob0 = len(OOB.seen)
+        self._precision0 = dict(PRECISION.counts)
         self._mode.__enter__()
         return self
 
@@ -333,6 +351,7 @@ class Recording:
         self.launches = LAUNCHES.count - self._launches0
         self.launched = sorted(n for n, c in LAUNCHES.by_name.items() if c > self._by_name0.get(n, 0))
         self.oob = list(dict.fromkeys(OOB.seen[self._oob0 :]))[:4]
+        self.precision = sorted(k for k, c in dict(PRECISION.counts).items() if c > self._precision0.get(k, 0))
         self.ops |= self._mode.ops
         try:
             self._prof.__exit__(*exc)
@@ -358,6 +377,7 @@ class Recording:
             "launches": self.launches,
             "launched": self.launched,
             "oob": self.oob,
+            "precision": self.precision,
             "tampered": self.tampered,
         }
 

@@ -108,6 +108,7 @@ def install() -> None:
     _libdevice()
     _string_constexprs()
     _tf32_dots()
+    _precision_record()
     _concurrent_programs()
     # Outside the pending stores: each access is checked when the kernel makes it, and what is held
     # back is already inside the launch's arguments when it reaches memory.
@@ -451,6 +452,46 @@ def _tf32_dots() -> None:
 
     create_dot._xeforge_tf32 = True  # type: ignore[attr-defined]
     builder.create_dot = create_dot
+
+
+def _precision_record() -> None:
+    """What precision the kernels ran at, for the evidence (`guard.PRECISION`, the record's
+    `precision`): each dot by its operand and accumulator types and, for fp32 operands, its input
+    precision; each narrowing float cast. Read from what ran, not from the text, so a precision
+    spelled in dead code changes nothing here."""
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    from . import guard
+
+    builder = interp.InterpreterBuilder
+    dot = builder.create_dot
+    if getattr(dot, "_xeforge_precision", False):
+        return
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        what = f"tl.dot {a.dtype.scalar}×{b.dtype.scalar}→{d.dtype.scalar}"
+        if a.dtype == tl.float32 and b.dtype == tl.float32:
+            default = getattr(getattr(self, "options", None), "default_dot_input_precision", "tf32")
+            p = input_precision if input_precision is not None else default
+            name = getattr(p, "name", None)
+            what += f" at {(name if isinstance(name, str) else str(p).rsplit('.', 1)[-1]).lower()}"
+        guard.PRECISION.note(what)
+        return dot(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    def narrowing(inner):
+        def cast(self, src, dst_type, *rest):
+            s, t = src.dtype.scalar, dst_type.scalar
+            if s.is_floating() and t.is_floating() and t.primitive_bitwidth < s.primitive_bitwidth:
+                guard.PRECISION.note(f"{s} → {t}")
+            return inner(self, src, dst_type, *rest)
+
+        return cast
+
+    create_dot._xeforge_precision = True  # type: ignore[attr-defined]
+    builder.create_dot = create_dot
+    builder.create_fp_trunc = narrowing(builder.create_fp_trunc)
+    builder.create_fp_to_fp = narrowing(builder.create_fp_to_fp)
 
 
 class _PendingStore:
