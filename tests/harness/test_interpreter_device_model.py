@@ -222,6 +222,36 @@ gathered = torch.empty(3 * 64)
 out["oob_pointer_table"] = oob_during(lambda: gather_rows[(3,)](table, gathered, BLOCK=64))
 out["pointer_table_equal"] = bool(torch.equal(gathered, torch.cat(rows)))
 
+
+
+# --- bf16 arithmetic: on the values, not the interpreter's uint16 bits ---
+@triton.jit
+def bf16_ops(x_ptr, y_ptr, add_ptr, red_ptr, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + o)
+    y = tl.load(y_ptr + o)
+    tl.store(add_ptr + o, x * y + x - (-y))
+    tl.store(red_ptr + 0, tl.sum(x, axis=0))
+    tl.store(red_ptr + 1, tl.max(x, axis=0))
+    tl.store(red_ptr + 2, tl.min(x, axis=0))
+    tl.store(red_ptr + 3, tl.argmax(x, axis=0).to(tl.bfloat16))
+    tl.store(red_ptr + 4, tl.sum(tl.where(x > y, 1.0, 0.0).to(tl.bfloat16), axis=0))
+
+
+bx, by = torch.randn(256, dtype=torch.bfloat16), torch.randn(256, dtype=torch.bfloat16)
+badd, bred = torch.empty_like(bx), torch.empty(5, dtype=torch.bfloat16)
+bf16_ops[(1,)](bx, by, badd, bred, BLOCK=256)
+want = bx.float() * by.float() + bx.float() + by.float()
+out["bf16_elementwise_err"] = float((badd.float() - want).abs().max() / want.abs().max())
+out["bf16_sum"] = [float(bred[0]), float(bx.float().sum())]
+out["bf16_max_min"] = [float(bred[1]), float(bx.max()), float(bred[2]), float(bx.min())]
+out["bf16_argmax_count"] = [float(bred[3]), int(bx.float().argmax()), float(bred[4]), int((bx > by).sum())]
+ba, bb = a.bfloat16(), b.bfloat16()
+c = torch.empty(N, N)
+dot_kernel[(1,)](ba, bb, c, N=N, PRECISION="default")
+want = ba.double() @ bb.double()
+out["bf16_dot_err"] = float((c.double() - want).abs().max() / want.abs().max())
+
 print("RESULT " + json.dumps(out))
 """
 
@@ -336,3 +366,24 @@ def test_a_launch_that_makes_pointers_from_integers_is_not_bounded(computed):
     # A grouped GEMM's table of data_ptr()s reaches tensors the launch was not given, legitimately.
     assert computed["oob_pointer_table"] == []
     assert computed["pointer_table_equal"]
+
+
+# --- bf16 -----------------------------------------------------------------------------------------
+
+
+def test_bf16_arithmetic_is_done_on_values_not_bits(computed):
+    # The interpreter alone adds bf16 bit patterns (NaN or 1e38 for values near 1).
+    assert computed["bf16_elementwise_err"] < 1e-2
+    got, want = computed["bf16_sum"]
+    assert abs(got - want) <= 0.02 * max(1.0, abs(want))
+
+
+def test_a_bf16_dot_multiplies_values(computed):
+    assert computed["bf16_dot_err"] < 1e-5  # products of bf16 values are exact in fp32
+
+
+def test_bf16_reductions_and_casts_from_integers_are_exact(computed):
+    mx, want_mx, mn, want_mn = computed["bf16_max_min"]
+    assert (mx, mn) == (want_mx, want_mn)
+    arg, want_arg, count, want_count = computed["bf16_argmax_count"]
+    assert (arg, count) == (want_arg, want_count)

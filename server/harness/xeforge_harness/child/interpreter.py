@@ -108,7 +108,8 @@ def install() -> None:
     _libdevice()
     _string_constexprs()
     _tf32_dots()
-    _precision_record()
+    _bf16_arithmetic()  # outside the TF32 rounding: bf16 operands widened are TF32 values already
+    _precision_record()  # outside both: it records the operand types the kernel wrote
     _concurrent_programs()
     # Outside the pending stores: each access is checked when the kernel makes it, and what is held
     # back is already inside the launch's arguments when it reaches memory.
@@ -452,6 +453,104 @@ def _tf32_dots() -> None:
 
     create_dot._xeforge_tf32 = True  # type: ignore[attr-defined]
     builder.create_dot = create_dot
+
+
+def _bf16_arithmetic() -> None:
+    """bf16 arithmetic as a GPU computes it: on the values, not on their bits.
+
+    The interpreter stores bf16 as uint16 and hands those integers to numpy: `x + y` of two bf16
+    tensors added their bit patterns (NaN or 1e38 for values near 1), and so did `tl.sum`, `tl.max`,
+    negation and the math functions. An original that adds bf16 values directly had garbage for a
+    reference, which a rewrite computing the same sum in fp32 could never match. Here each such
+    operation widens both operands to fp32, computes there and rounds the result back to bf16 (to
+    nearest even, as the interpreter's own fp32 to bf16 cast), the answer a GPU's bf16 instruction or
+    its fp32 emulation gives. A reduction rounds once, after summing in fp32: within bf16's
+    tolerance of the per-step rounding a GPU's combine does. A dot of bf16 operands multiplies their
+    values (numpy multiplied the bits), and casts between bf16 and integers or fp64 go through fp32."""
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    builder = interp.InterpreterBuilder
+    binary, unary = builder.binary_op, builder.unary_op
+    if getattr(binary, "_xeforge_bf16", False):
+        return
+    TensorHandle = interp.TensorHandle  # noqa: N806  (the interpreter's class)
+
+    def widen(data) -> np.ndarray:
+        return (np.asarray(data).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+    def narrow(values) -> np.ndarray:
+        shape = np.shape(values)  # a reduction's 0-d result stays 0-d
+        flat = np.ascontiguousarray(np.asarray(values, dtype=np.float32).reshape(-1))
+        return interp._convert_float(flat, tl.float32, tl.bfloat16, None).view(np.uint16).reshape(shape)
+
+    def is_bf16(h) -> bool:
+        return h.dtype.scalar == tl.bfloat16 and np.asarray(h.data).dtype == np.uint16
+
+    def binary_op(self, lhs, rhs, op):
+        if not (is_bf16(lhs) and is_bf16(rhs)):
+            return binary(self, lhs, rhs, op)
+        out = op(widen(lhs.data), widen(rhs.data))
+        if np.asarray(out).dtype == np.bool_:
+            return TensorHandle(out, lhs.dtype.scalar)
+        return TensorHandle(narrow(out), lhs.dtype.scalar)
+
+    def unary_op(self, arg, op):
+        if not is_bf16(arg):
+            return unary(self, arg, op)
+        return TensorHandle(narrow(op(widen(arg.data))), arg.dtype.scalar)
+
+    reduce_ops = interp.ReduceOps
+    total, extreme = reduce_ops.sum, reduce_ops.min_max
+
+    def reduce_sum(self, input):
+        if not is_bf16(input.handle):
+            return total(self, input)
+        value = np.sum(widen(input.handle.data), axis=self.axis, keepdims=self.keep_dims)
+        return self.to_tensor(narrow(value), input.dtype)
+
+    def min_max(self, input, val_reduce_op, idx_reduce_op=None):
+        first = input[0] if isinstance(input, tuple) else input  # (values, indices): the values decide
+        if not is_bf16(first.handle):
+            return extreme(self, input, val_reduce_op, idx_reduce_op)
+        data = widen(first.handle.data)
+        val = idx = None
+        if val_reduce_op:
+            val = self.to_tensor(narrow(val_reduce_op(data, axis=self.axis, keepdims=self.keep_dims)), first.dtype)
+        if idx_reduce_op:
+            idx = self.to_tensor(idx_reduce_op(data, axis=self.axis, keepdims=self.keep_dims), tl.int32)
+        if val is not None and idx is not None:
+            return val, idx
+        return val if val is not None else idx
+
+    cast = builder.cast_impl
+
+    def cast_impl(self, src, dst_type):
+        # The interpreter converts bf16 to and from fp32 only; an integer or fp64 went through its bits.
+        s, t = src.dtype.scalar, dst_type.scalar
+        if t == tl.bfloat16 and s not in (tl.bfloat16, tl.float32):
+            return TensorHandle(narrow(np.asarray(src.data).astype(np.float32)), t)
+        if is_bf16(src) and t not in (tl.bfloat16, tl.float32):
+            return TensorHandle(widen(src.data).astype(interp._get_np_dtype(dst_type)), t)
+        return cast(self, src, dst_type)
+
+    dot = builder.create_dot
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        # bf16 operands multiplied as numbers (exact in the fp32 products a GPU accumulates).
+        if is_bf16(a):
+            a = TensorHandle(widen(a.data), tl.float32)
+        if is_bf16(b):
+            b = TensorHandle(widen(b.data), tl.float32)
+        return dot(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    binary_op._xeforge_bf16 = True  # type: ignore[attr-defined]
+    builder.binary_op = binary_op
+    builder.cast_impl = cast_impl
+    builder.create_dot = create_dot
+    builder.unary_op = unary_op
+    reduce_ops.sum = reduce_sum
+    reduce_ops.min_max = min_max
 
 
 def _precision_record() -> None:
