@@ -149,7 +149,7 @@ def test_a_missing_spec_file_is_a_spec_error():
     assert info.value.field == "<file>"
 
 
-def test_the_edge_variant_makes_every_size_odd_and_keeps_equal_sizes_equal():
+def test_the_edge_variant_doubles_every_size_plus_one_and_keeps_equal_sizes_equal():
     spec = parse_spec_text(
         "inputs:\n  a: {shape: [M, K]}\n  b: {shape: [K, N]}\n  c: {shape: [R]}\n"
         "ci:\n  - params: [a, b, c]\n    dims: {M: 64, K: 64, N: 65, R: 8}\n"
@@ -157,11 +157,10 @@ def test_the_edge_variant_makes_every_size_odd_and_keeps_equal_sizes_equal():
     base = spec.variants("ci")[0]
     edge = spec.edge_variant(base)
     assert edge is not None and edge.name == "edges:ci[0]"
-    # Equal sizes stay equal, each moves to the next odd number no size has (64 -> 65 is N's, so 67;
-    # N's 65 -> 67 is taken, so 69), sizes under 16 stay.
-    assert edge.dims == {"M": 67, "K": 67, "N": 69, "R": 8}
+    # Equal sizes stay equal, each doubled plus one (64 -> 129; N's 65 -> 131), sizes under 16 stay.
+    assert edge.dims == {"M": 129, "K": 129, "N": 131, "R": 8}
     assert spec.variant_by_name("edges:ci[0]") == edge
-    assert spec.input_shape(edge, "a") == (67, 67)
+    assert spec.input_shape(edge, "a") == (129, 129)
 
 
 def test_no_edge_variant_where_nothing_moves_or_the_spec_says_edges_false():
@@ -171,3 +170,8 @@ def test_no_edge_variant_where_nothing_moves_or_the_spec_says_edges_false():
     assert off.edge_variant(off.variants("ci")[0]) is None
     with pytest.raises(SpecError, match="edges"):
         parse_spec_text("edges: sometimes\ninputs:\n  x: {shape: [N]}\nci:\n  - params: [x]\n    dims: {N: 1000}\n")
+
+
+def test_an_edge_size_another_dim_already_has_moves_to_the_next_odd_one():
+    spec = parse_spec_text("inputs:\n  x: {shape: [A, B]}\nci:\n  - params: [x]\n    dims: {A: 32, B: 65}\n")
+    assert spec.edge_variant(spec.variants("ci")[0]).dims == {"A": 67, "B": 131}

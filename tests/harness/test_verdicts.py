@@ -44,12 +44,12 @@ def test_correct_candidate_reports_every_variant_and_seed(serve):
     assert all(v["rtol"] == 1e-4 and v["atol"] == 1e-4 for v in variants)
     assert reply["guard"]["ok"] is True and reply["guard"]["new_torch_ops"] == []
     # Two variants by three seeds, then the range check's call (`x` and `y` scaled) and, on the
-    # interpreter, the edge check's (N=1000 made odd).
+    # interpreter, the edge check's (N=1000 made 2001).
     assert reply["guard"]["triton_launches"] == [1] * (7 if ON_GPU else 8) and reply["guard"]["tampered"] == []
     assert reply["correctness"]["range"] == {"variant": "ci[0]", "inputs": ["`x` ×64", "`y` ×64"], "ok": True}
     if not ON_GPU:
         edges = reply["correctness"]["edges"]
-        assert (edges["name"], edges["of"], edges["dims"], edges["ok"]) == ("edges:ci[0]", "ci[0]", {"N": 1001}, True)
+        assert (edges["name"], edges["of"], edges["dims"], edges["ok"]) == ("edges:ci[0]", "ci[0]", {"N": 2001}, True)
     assert reply["device"]["kind"] == DEVICE
     if not ON_GPU:
         assert reply["timing"]["meaningful"] is False

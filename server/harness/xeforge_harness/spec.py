@@ -139,12 +139,12 @@ class Spec:
         return self.families[family][int(rest.rstrip("]"))]
 
     def edge_variant(self, base: Variant) -> Variant | None:
-        """`base` with every size of at least 16 moved to an odd number of its own: sizes equal in
-        `base` stay equal (two inputs a kernel assumes alike still are), unequal ones stay unequal, and
-        none is a multiple of any tile, so code that only holds for the spec's round sizes (a load or
-        store without its mask, a size written into the kernel) shows. None when no size moves.
-
-        The same rule as the autotune stage's tied derivation (`server/src/cover/autotune/derive.rs`)."""
+        """`base` with every size of at least 16 doubled plus one (the next odd number free, where that
+        one is taken): sizes equal in `base` stay equal (two inputs a kernel assumes alike still are),
+        unequal ones stay unequal, none is a multiple of any tile, and each is past any capacity fitted
+        to the spec's, so code that only holds for the spec's sizes (a load or store without its mask,
+        a block written to hold a row of the spec's length, a size written into the kernel) shows.
+        None when no size moves."""
         moved: dict[int, int] = {}
         taken = {v for v in base.dims.values() if isinstance(v, int)}
         dims: dict[str, int | float] = {}
@@ -153,7 +153,7 @@ class Spec:
                 dims[k] = v
                 continue
             if v not in moved:
-                n = v + 1 if v % 2 == 0 else v + 2
+                n = 2 * v + 1
                 while n in taken or n in moved.values():
                     n += 2
                 moved[v] = n

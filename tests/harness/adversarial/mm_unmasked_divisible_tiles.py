@@ -3,7 +3,7 @@
 The checked sizes are M=40, N=48, K=72: tiles of 8×16×8 divide all three, so a kernel without a
 single mask (no compares, no `other=`) is exact on them and cheaper per tile. On a user's 41×49×73 it
 reads past the ends of A and B and writes past the end of C. Expected: `incorrect`, from the edge
-check (the smallest checked variant again with every size made odd, on the interpreter, whose
+check (the smallest checked variant again with every size doubled plus one, 81×97×145, on the interpreter, whose
 bounds see each access outside the launch's tensors).
 """
 

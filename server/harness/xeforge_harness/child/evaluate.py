@@ -544,9 +544,9 @@ class Judge:
 
     def _edge_reference(self, problem: Problem) -> None:
         """The edge check's reference, on the interpreter: the smallest checked variant with every size
-        moved to an odd one of its own (`Spec.edge_variant`), so a candidate that only holds for the
-        spec's round sizes (a load or store without its mask, a size written into the kernel) fails
-        where the original does not.
+        doubled plus one (`Spec.edge_variant`), so a candidate that only holds for the spec's sizes (a
+        load or store without its mask, a block fitted to the spec's row, a size written into the
+        kernel) fails where the original does not.
 
         Only where the interpreter bounds every access (`child/bounds.py`): there an original that
         reaches past its arguments on those sizes is seen, its stores outside them are dropped rather
@@ -618,7 +618,8 @@ class Judge:
         if failure is not None:
             report["ok"] = False
             report["reason"] = (
-                failure + " (sizes the spec does not have, made odd so that no tile divides them; the original is right on them)"
+                failure
+                + " (sizes the spec does not have, each doubled plus one: odd, so no tile divides them, and past any block fitted to the spec's; the original is right on them)"
             )
             return Stop(P.INCORRECT, report["reason"])
         report["ok"] = True
@@ -835,6 +836,14 @@ class Judge:
         }
         if tampered:
             raise Stop(P.REJECTED, "the candidate interfered with the harness's recorders: " + "; ".join(sorted(set(tampered))))
+        reads = [op for op in new_ops if op.rpartition(".")[2] in guard.HOST_READS]
+        if reads:
+            raise Stop(
+                P.REJECTED,
+                f"the candidate reads tensor values on the host ({', '.join(reads)}: `.item()`, `bool(t)`, `float(t)`), which "
+                "the original does not: a result chosen by what the inputs hold where the checks look (a memo key, a test "
+                "for large values, a loop over elements in Python) is not a kernel's",
+            )
         if new_ops:
             raise Stop(P.REJECTED, "the candidate runs PyTorch operators the original kernel file does not: " + ", ".join(new_ops))
         if new_kernels:
@@ -974,7 +983,26 @@ def _finite_where_reference_is(what: str, ref: Reference, out_tree, outputs) -> 
                 "overflows for large inputs where the original's does not (an exponential of an input without its "
                 "maximum taken off first, say)"
             )
+        # Values only coarsely (`RANGE_SHARE` of the output's largest): at this scale a legitimate change
+        # of order or precision moves them past the spec's tolerance, a clamp or a dropped term far more.
+        both = held & torch.isfinite(o)
+        if bool(both.any()):
+            rf, of = r.double()[both], o.double()[both]
+            bound = RANGE_SHARE * (float(rf.abs().max()) + rf.abs())
+            off = (of - rf).abs() > bound
+            if bool(off.any()):
+                k = int(torch.argmax((of - rf).abs() - bound))
+                return (
+                    f"{what}: output {j} differs from the original's at {int(off.sum())} of {int(both.sum())} elements by more "
+                    f"than {RANGE_SHARE:.0%} of its largest value (original {float(rf[k]):.4g}, candidate {float(of[k]):.4g}); "
+                    "a formula right for the spec's inputs and wrong for large ones (a clamp in place of the maximum taken "
+                    "off, say)"
+                )
     return None
+
+
+# How far the range check lets a candidate's values stray, as a share of the output's largest value.
+RANGE_SHARE = 0.05
 
 
 def _check_memory(name, variant, ref: Reference, changed: dict, alias: dict) -> str | None:

@@ -30,6 +30,11 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 # ATen operator names (overload packets, without namespace) that compute nothing a kernel could be
 # replaced by. Keep this list explicit and short: anything not here that the original did not run
 # is reported.
+# Reading a tensor's values on the host (`.item()`, `bool(t)`, `float(t)`): computes nothing, but a
+# candidate that does it where the original does not decides by what the inputs hold (a memo key, a
+# test for the range check's large values, a Python loop over elements), so it is reported like compute.
+HOST_READS = frozenset({"_local_scalar_dense", "item", "is_nonzero"})
+
 NON_COMPUTE = frozenset(
     {
         # allocation, with or without a fill value
@@ -92,15 +97,12 @@ NON_COMPUTE = frozenset(
         "_to_copy",
         "to",
         "contiguous",
-        "_local_scalar_dense",
         "record_stream",
         # names only the profiler shows: wrappers of the above and bookkeeping
-        "item",
         "resolve_conj",
         "resolve_neg",
         "set_",
         "numpy_T",
-        "is_nonzero",
         "result_type",
         "size",
         "stride",

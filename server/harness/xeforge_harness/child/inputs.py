@@ -14,15 +14,25 @@ from ..spec import Spec, Variant
 WEIGHT_SEED = 42  # every model of a variant is built right after seeding with this (KernelBench)
 
 
-# Drawn once per judge process, never shown to a candidate before its checked calls: with fixed seeds
-# a candidate could draw the checked inputs itself at import (unrecorded) and return stored answers.
-_SALT = secrets.randbelow(1 << 24)
+# Drawn once per judge process, on its first use, never shown to a candidate before its checked calls:
+# with fixed seeds a candidate could draw the checked inputs itself at import (unrecorded) and return
+# stored answers. A candidate's worker is forked from the judge, so it forgets the salt first thing
+# (`forget_salt`), and drawing on first use keeps it out of workers forked before that.
+_SALT: int | None = None
 
 
 def seeds(count: int) -> list[int]:
     """Distinct seeds for the correctness trials, fixed within one judge process (its references are
     computed once for them) and unpredictable from outside it."""
+    global _SALT
+    if _SALT is None:
+        _SALT = secrets.randbelow(1 << 24)
     return [(1 << 25) + _SALT * 64 + 1009 * (i + 1) + 7 for i in range(count)]
+
+
+def forget_salt() -> None:
+    global _SALT
+    _SALT = secrets.randbelow(1 << 24) if _SALT is not None else None
 
 
 def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device, on_device: bool = False) -> list[Any]:

@@ -205,6 +205,7 @@ def reaching(text: str) -> list[tuple[str, int]]:
     except SyntaxError:
         return []
     found = []
+    sys_names = _sys_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] in _REACHING_MODULES]
@@ -215,7 +216,9 @@ def reaching(text: str) -> list[tuple[str, int]]:
             if "interpreter" in node.module or any(a.name == "interpreter" for a in node.names):
                 found.append((f"from {node.module} import ...", node.lineno))
         elif isinstance(node, ast.Attribute):
-            if node.attr in _REACHING_ATTRS or (node.attr == "modules" and ast.unparse(node.value).endswith("sys")):
+            if node.attr in _REACHING_ATTRS or (
+                node.attr == "modules" and (ast.unparse(node.value).endswith("sys") or _root(node) in sys_names)
+            ):
                 found.append((ast.unparse(node), node.lineno))
             elif _private(node.attr) and _root(node) in _LIBRARIES and node.attr != "_C":
                 found.append((ast.unparse(node), node.lineno))
@@ -233,6 +236,27 @@ def reaching(text: str) -> list[tuple[str, int]]:
         ):
             found.append((repr(node.value), node.lineno))
     return found
+
+
+def _sys_names(tree: ast.AST) -> set[str]:
+    """Names `sys` is known by in the file: `import sys as S`, `S = sys`, `from os import sys`, so that
+    `S.modules` reads as what it is."""
+    names = {"sys"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.asname for a in node.names if a.name == "sys" and a.asname}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {a.asname or a.name for a in node.names if a.name == "sys"}
+    changed = True
+    while changed:  # `S = sys`, then `T = S`
+        changed = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id not in names:
+                        names.add(t.id)
+                        changed = True
+    return names
 
 
 # What a condition reads to tell a GPU from the interpreter (or one run from another).

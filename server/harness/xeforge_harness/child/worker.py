@@ -67,6 +67,7 @@ def _isolate(role: str, keep_fd: int, workdir: str, preload: Sequence[str] = ())
         pass
     if role == "candidate":
         os.setpgid(0, 0)  # its own group: the judge can stop or kill all of it at once
+        inputs.forget_salt()  # forked from the judge: the checked seeds' secret is the judge's alone
     if os.environ.get("XEFORGE_HARNESS_PIN") == "1":
         _pin(role)
     os.makedirs(workdir, exist_ok=True)
