@@ -28,6 +28,7 @@ GPU are made to compute as the GPU does, so that a rewrite relying on them fails
 from __future__ import annotations
 
 import math
+import secrets
 import threading
 
 import numpy as np
@@ -41,7 +42,7 @@ from . import bounds
 PROPERTIES = {
     "max_shared_mem": 101376,
     "max_num_regs": 65536,
-    "multiprocessor_count": 16,
+    "multiprocessor_count": 16,  # replaced by one of `SM_COUNTS` when a worker installs
     "warpSize": 32,
     "sm_clock_rate": 1500000,
     "mem_clock_rate": 1500000,
@@ -99,7 +100,15 @@ class InterpreterDriver:
         pass
 
 
+# Multiprocessor counts of real GPUs (A770's 32 Xe-cores, an A100's 108, an H100's 132, ...): each
+# interpreter worker reports one of them, drawn when it starts. A kernel's result must not depend on
+# it (a persistent grid covers the work whatever its size), and a wrapper that picks one path for the
+# interpreter's count and another for a real GPU's is checked on a real GPU's count.
+SM_COUNTS = (20, 32, 56, 64, 108, 132)
+
+
 def install() -> None:
+    PROPERTIES["multiprocessor_count"] = secrets.choice(SM_COUNTS)
     _fixed_autotune()
     _driver()
     _cuda_device_context()
@@ -148,6 +157,25 @@ def _fixed_autotune() -> None:
         return [float((index - turn) % max(1, len(self.configs)))] * 3
 
     autotuner.Autotuner._bench = no_bench
+
+    # And each later call of a key already searched takes the next config too: with one search per
+    # key, a list of more configs than the checked sizes have keys (or `key=[]`, one search for every
+    # size) never ran its later configs here, and a GPU's search may pick any of them. Not where the
+    # list is pruned per key (`prune_configs_by`): a config pruned for a size may be wrong for it.
+    run = autotuner.Autotuner.run
+    if getattr(run, "_xeforge_rotating", False):
+        return
+
+    def rotating(self, *args, **kwargs):
+        configs = self.configs
+        if self.cache and len(configs) > 1 and self.early_config_prune is None and self.perf_model is None:
+            for key, picked in list(self.cache.items()):
+                i = next((k for k, c in enumerate(configs) if c is picked), -1)
+                self.cache[key] = configs[(i + 1) % len(configs)]
+        return run(self, *args, **kwargs)
+
+    rotating._xeforge_rotating = True  # type: ignore[attr-defined]
+    autotuner.Autotuner.run = rotating
 
 
 def _string_constexprs() -> None:
