@@ -224,6 +224,30 @@ out["pointer_table_equal"] = bool(torch.equal(gathered, torch.cat(rows)))
 
 
 
+
+@triton.jit
+def both_write(o_ptr, n, BLOCK: tl.constexpr):
+    # Program 0 and program 1 each write every element, with their own id: a write-write race.
+    offs = tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, tl.zeros((BLOCK,), tl.float32) + tl.program_id(0), mask=offs < n)
+
+
+@triton.jit
+def same_value(o_ptr, n, BLOCK: tl.constexpr):
+    # Every program writes the same value to element 0 (a benign overlap), and its own block.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, tl.zeros((BLOCK,), tl.float32) + 1.0, mask=offs < n)
+    tl.store(o_ptr, 1.0)
+
+
+start = len(guard.RACES.seen)
+both_write[(2,)](torch.empty(64), 64, BLOCK=64)
+out["races_both_write"] = guard.RACES.seen[start:]
+start = len(guard.RACES.seen)
+same_value[(4,)](torch.empty(256), 256, BLOCK=64)
+add_blocks[(triton.cdiv(5003, 256),)](x, y, o, 5003, BLOCK=256)
+out["races_benign"] = guard.RACES.seen[start:]
+
 # --- bf16 arithmetic: on the values, not the interpreter's uint16 bits ---
 @triton.jit
 def bf16_ops(x_ptr, y_ptr, add_ptr, red_ptr, BLOCK: tl.constexpr):
@@ -387,3 +411,15 @@ def test_bf16_reductions_and_casts_from_integers_are_exact(computed):
     assert (mx, mn) == (want_mx, want_mn)
     arg, want_arg, count, want_count = computed["bf16_argmax_count"]
     assert (arg, count) == (want_arg, want_count)
+
+
+# --- races ----------------------------------------------------------------------------------------
+
+
+def test_two_programs_writing_one_element_different_values_is_a_race(computed):
+    noted = computed["races_both_write"]
+    assert len(noted) == 1 and noted[0].startswith("has 64 element(s) that two programs of one launch of `both_write`"), noted
+
+
+def test_programs_writing_the_same_value_or_their_own_blocks_do_not_race(computed):
+    assert computed["races_benign"] == []

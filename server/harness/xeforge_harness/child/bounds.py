@@ -10,9 +10,10 @@ knows the storage of every tensor among its arguments (inside tuples and tensor 
 access outside all of them is not made (a load gives the masked-off value, a store or an atomic
 writes nothing) and is noted in `guard.OOB`, which the recorders report as `oob`.
 
-A launch that makes pointers out of integers (`int_to_ptr`: a table of `data_ptr()`s, as grouped
-GEMMs pass) or loads pointers from memory reaches tensors it was not given, legitimately: such a
-launch is not bounded.
+A launch that makes pointers out of integers that address memory outside its arguments (`int_to_ptr`:
+a table of `data_ptr()`s, as grouped GEMMs pass) or loads pointers from memory reaches tensors it was
+not given, legitimately: such a launch is not bounded. A null or an address inside an argument made
+into a pointer (a dead cast) does not lift the bounds.
 """
 
 from __future__ import annotations
@@ -162,11 +163,17 @@ def install() -> None:
                 raise IndexError(f"an atomic_cas outside every argument of `{launch.kernel}`")
         return cas(self, ptr, cmp, val, sem, scope)
 
-    def create_int_to_ptr(self, *args, **kwargs):
+    def create_int_to_ptr(self, src, *args, **kwargs):
         launch = _active()
-        if launch is not None:
-            launch.bounded = False  # pointers made from integers: tensors it was not given
-        return int_to_ptr(self, *args, **kwargs)
+        if launch is not None and launch.bounded:
+            # Pointers made from integers reach tensors the launch was not given (a table of
+            # `data_ptr()`s), but only integers that are such addresses: a null, a small number or an
+            # address inside an argument (a dead cast meant to switch these bounds off) keeps them.
+            values = np.asarray(src.data).astype(np.uint64, copy=False).reshape(-1)
+            far = values[(values >= 4096) & ~launch.inside(values, 1)] if values.size else values
+            if far.size:
+                launch.bounded = False
+        return int_to_ptr(self, src, *args, **kwargs)
 
     def call(self, *args, **kwargs):
         try:

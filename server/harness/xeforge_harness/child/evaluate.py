@@ -87,6 +87,10 @@ class Problem:
     original_oob: list[str] = field(default_factory=list)
     # The dots and narrowing casts the original's kernels ran (the interpreter's record).
     original_precision: set[str] = field(default_factory=set)
+    # Whether a call of the original changed what an earlier call had returned (a buffer it hands out again).
+    original_overwrites: bool = False
+    # Whether the original's own launches race (two programs writing one element), on the interpreter.
+    original_races: bool = False
 
 
 def _name(v: Variant | None) -> str:
@@ -500,6 +504,8 @@ class Judge:
                 )
                 rec = reply["record"]
                 problem.original_oob.extend(rec.get("oob") or [])
+                problem.original_overwrites |= bool(rec.get("overwritten"))
+                problem.original_races |= bool(rec.get("races"))
                 if rec["of"] == "original":
                     problem.original_ops |= set(rec["ops"])
                     problem.original_kernels |= set(rec["kernels"])
@@ -750,6 +756,19 @@ class Judge:
                 report["ok"] = False
                 report["reason"] = oob
                 return report, Stop(P.INCORRECT, oob)
+            if rec.get("races") and not problem.original_races:
+                reason = f"{name}, seed {seed}: the candidate {rec['races'][0]}, where the original's programs never write one element"
+                report["ok"] = False
+                report["reason"] = reason
+                return report, Stop(P.INCORRECT, reason)
+            if rec.get("overwritten") and not problem.original_overwrites:
+                reason = (
+                    f"{name}, seed {seed}: this call changed the tensor an earlier call returned (one buffer handed out "
+                    "again): a caller's earlier result silently becomes the later one's, which the original never does"
+                )
+                report["ok"] = False
+                report["reason"] = reason
+                return report, Stop(P.INCORRECT, reason)
             try:
                 out_tree = reply["outputs"]
                 outputs = wire.decode(out_tree, tensors[reply["n_inputs"] : reply["n_inputs"] + reply["n_outputs"]])

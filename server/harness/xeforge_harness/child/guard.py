@@ -188,6 +188,7 @@ class _Violations:
 
 
 OOB = _Violations()
+RACES = _Violations()  # plain stores of two programs of one launch to one element (interpreter only)
 
 
 class _Executed:
@@ -318,6 +319,7 @@ class Recording:
         self.launches = 0
         self.launched: list[str] = []  # the Triton kernels launched, by name
         self.oob: list[str] = []  # accesses outside every argument (`bounds`, interpreter only)
+        self.races: list[str] = []  # elements two programs of a launch write (interpreter only)
         self.precision: list[str] = []  # dots and narrowing casts the kernels ran (interpreter only)
         self.tampered: list[str] = []
         self._mode = OpRecorder()
@@ -339,6 +341,7 @@ class Recording:
         self._launches0 = LAUNCHES.count
         self._by_name0 = dict(LAUNCHES.by_name)
         self._oob0 = len(OOB.seen)
+        self._races0 = len(RACES.seen)
         self._precision0 = dict(PRECISION.counts)
         self._mode.__enter__()
         return self
@@ -353,6 +356,7 @@ class Recording:
         self.launches = LAUNCHES.count - self._launches0
         self.launched = sorted(n for n, c in LAUNCHES.by_name.items() if c > self._by_name0.get(n, 0))
         self.oob = list(dict.fromkeys(OOB.seen[self._oob0 :]))[:4]
+        self.races = list(dict.fromkeys(RACES.seen[self._races0 :]))[:4]
         self.precision = sorted(k for k, c in dict(PRECISION.counts).items() if c > self._precision0.get(k, 0))
         self.ops |= self._mode.ops
         try:
@@ -379,6 +383,7 @@ class Recording:
             "launches": self.launches,
             "launched": self.launched,
             "oob": self.oob,
+            "races": self.races,
             "precision": self.precision,
             "tampered": self.tampered,
         }

@@ -34,7 +34,7 @@ import threading
 import numpy as np
 import torch
 
-from . import bounds
+from . import bounds, guard
 
 # A generic GPU for wrappers that size work from the device (the field names are Triton's CUDA driver's,
 # which the tutorials read). The interpreter runs every program in turn, so only correctness depends
@@ -589,8 +589,6 @@ def _precision_record() -> None:
     import triton.language as tl
     from triton.runtime import interpreter as interp
 
-    from . import guard
-
     builder = interp.InterpreterBuilder
     dot = builder.create_dot
     if getattr(dot, "_xeforge_precision", False):
@@ -753,6 +751,25 @@ def _overlay(stores: list[_PendingStore], ptrs, mask, out) -> bool:
     return True
 
 
+def _racing(programs: list[list[_PendingStore]]) -> int:
+    """Elements that two programs' pending stores write with different values: on a GPU which one
+    lands is not defined (the interpreter would keep the later program's, always)."""
+    if sum(1 for p in programs if p) < 2:
+        return 0
+    addrs, bits, owner = [], [], []
+    for i, stores in enumerate(programs):
+        for st in stores:
+            a, b = st.lookup()
+            addrs.append(a)
+            bits.append(b.astype(np.uint64))
+            owner.append(np.full(a.size, i, dtype=np.int64))
+    a, b, o = np.concatenate(addrs), np.concatenate(bits), np.concatenate(owner)
+    order = np.argsort(a, kind="stable")
+    a, b, o = a[order], b[order], o[order]
+    clash = (a[1:] == a[:-1]) & (o[1:] != o[:-1]) & (b[1:] != b[:-1])
+    return int(np.unique(a[1:][clash]).size)
+
+
 def _concurrent_programs() -> None:
     """A grid's programs as a GPU runs them: concurrently, so a program does not see another's plain
     stores before the launch ends.
@@ -788,6 +805,13 @@ def _concurrent_programs() -> None:
         stores.clear()
 
     def write_all(self, launch: _Launch) -> None:
+        racing = _racing(launch.programs)
+        if racing:
+            at = bounds._active()
+            guard.RACES.note(
+                f"has {racing} element(s) that two programs of one launch of `{at.kernel if at else 'a kernel'}` write with "
+                "different values and no atomic between them (a race: on a GPU either value may land)"
+            )
         for stores in launch.programs:
             write(self, stores)
         launch.programs.clear()

@@ -112,6 +112,9 @@ _REACHING_MODULES = {
     "dill",
     "cloudpickle",
     "runpy",
+    # bytes of a tensor taken apart on the host (a pure-Python compute beside a decoy launch)
+    "struct",
+    "zipfile",
     "code",
     "codeop",
     "types",
@@ -225,8 +228,11 @@ def reaching(text: str) -> list[tuple[str, int]]:
         elif isinstance(node, ast.Name) and node.id in _REACHING_ATTRS | _REACHING_CALLS:
             found.append((node.id, node.lineno))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            found += _call_reaching(node)
-        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _asks_where(node.test):
+            found += _call_reaching(node, sys_names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SERIALISING:
+            if _root(node.func) == "torch":
+                found.append((ast.unparse(node.func), node.lineno))
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _asks_where(node.test) and not _only_names_or_refuses(node):
             found.append((f"branches on where it runs: `{ast.unparse(node.test)[:60]}`", node.lineno))
         elif (
             isinstance(node, ast.Constant)
@@ -285,14 +291,50 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _call_reaching(call: ast.Call) -> list[tuple[str, int]]:
-    """`getattr(x, name)` with a name built at run time or one of `_REACHING_ATTRS`; `setattr` and
-    `delattr` on a library (`setattr(torch, ...)`)."""
+# torch functions that turn a tensor into bytes or back (`torch.save` into a buffer, `frombuffer`):
+# with `struct`, a way to compute on the host that runs no ATen operator.
+_SERIALISING = {"save", "load", "frombuffer", "from_file"}
+
+
+def _only_names_or_refuses(node: ast.AST) -> bool:
+    """A condition on the device that cannot make the result differ: `"cuda" if ... else "cpu"` (a
+    device named for a self-test, as Triton's tutorials do), or an `if` that only raises (input
+    validation, `if not x.is_cuda: raise ValueError(...)`)."""
+    if isinstance(node, ast.IfExp):
+        return all(_a_name(b) for b in (node.body, node.orelse))
+    if isinstance(node, ast.If):
+        return not node.orelse and all(isinstance(b, ast.Raise) for b in node.body)
+    return False
+
+
+_DEVICE_NAMES = {"cuda", "cpu", "xpu", "mps", "cuda:0", "xpu:0"}
+
+
+def _a_name(node: ast.AST) -> bool:
+    """A device's name (`"cuda"`), or `torch.device("cuda")`: not a switch of any other meaning
+    (`"fast" if torch.cuda.is_available() else "safe"` stays flagged)."""
+    if isinstance(node, ast.Constant):
+        return node.value in _DEVICE_NAMES
+    return (
+        isinstance(node, ast.Call)
+        and ast.unparse(node.func) in ("torch.device", "device")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value in _DEVICE_NAMES
+    )
+
+
+def _call_reaching(call: ast.Call, sys_names: set[str]) -> list[tuple[str, int]]:
+    """`getattr(x, name)` with a name built at run time or one of `_REACHING_ATTRS`; `getattr(sys,
+    "modules")` and the `sys` of another module by name; `setattr` and `delattr` on a library
+    (`setattr(torch, ...)`)."""
     name, args = call.func.id, call.args  # type: ignore[attr-defined]
     what = (ast.unparse(call)[:60], call.lineno)
     if name in ("getattr", "setattr", "delattr", "hasattr") and len(args) >= 2:
         attr = args[1]
         if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
+            return [what]
+        if attr.value == "sys" or (attr.value == "modules" and _root(args[0]) in sys_names):
             return [what]
         if attr.value in _REACHING_ATTRS or attr.value in _REACHING_CALLS or (_private(attr.value) and _root(args[0]) in _LIBRARIES):
             return [what]

@@ -178,6 +178,18 @@ class Worker:
         self.flush_buf: torch.Tensor | None = None
         self.zero_us: float | None = None  # one zeroing of flush_buf on the device, measured on first use
         self.snapshot: integrity.Snapshot | None = None
+        # The last checked call's outputs as returned, and copies taken then (`_overwrote`).
+        self.last_outputs: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])
+
+    def _overwrote(self, returned: Any) -> bool:
+        """Whether this call changed a tensor the previous checked call returned (a buffer kept and
+        handed out again: a caller's earlier result silently becomes the later one's); then hold this
+        call's outputs, and copies of them, for the next call to be checked against."""
+        held, copies = self.last_outputs
+        changed = any(t.shape != c.shape or not _same_values(t, c) for t, c in zip(held, copies))
+        tensors = [t for t in flatten(returned) if isinstance(t, torch.Tensor)]
+        self.last_outputs = (tensors, [t.detach().clone() for t in tensors])
+        return changed
 
     def loop(self) -> None:
         device.prepare(self.kind)
@@ -319,6 +331,8 @@ class Worker:
             device.synchronize(self.kind)
         report = rec.report()
         report["of"] = "reference" if orig is not ref else "original"
+        if not msg.get("summary"):  # a timed-only variant's outputs are large, and never compared
+            report["overwritten"] = self._overwrote(out)
         if orig is not ref and msg.get("record_original"):
             with torch.no_grad(), guard.Recording(self.kind) as rec_orig:
                 orig(*inputs.clone_args(base))
@@ -345,6 +359,7 @@ class Worker:
             out = _copied(plain)
             device.synchronize(self.kind)
         report = rec.report()
+        report["overwritten"] = self._overwrote(plain)
         hooks = [n for n, h in (("sys.setprofile", sys.getprofile()), ("sys.settrace", sys.gettrace())) if h is not None]
         if hooks:
             sys.setprofile(None)
@@ -594,6 +609,12 @@ class _Diag:
             self.events[1].synchronize()
             out["calls_gpu_us"] = self.events[0].elapsed_time(self.events[1]) * 1000.0
         return out
+
+
+def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return torch.equal(a, b)
 
 
 def _plain(value: Any) -> Any:
