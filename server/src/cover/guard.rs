@@ -527,6 +527,12 @@ mod tests {
             "m = vars(__import__('sys'))['mod' + 'ules']",
             "from triton.runtime.interpreter import np",
             "if x.device.type == 'cpu':\n    x = x * 1",
+            // A second round (stop 48).
+            "import sys as S\nm = S.modules['xeforge_harness.child.guard']",
+            "import sys\nm = getattr(sys, 'modules')",
+            "import io\nb = io.BytesIO()\ntorch.save(x, b)",
+            "import struct\nv = struct.unpack('f', b)",
+            "n = x[0].item()",
         ] {
             let r = check(ORIGINAL, &in_forward(lines), LAUNCH);
             if r.is_ok() {

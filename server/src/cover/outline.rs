@@ -387,10 +387,11 @@ impl Outline {
                 let names: Vec<&str> = lit.split('.').collect();
                 if names.iter().any(|s| is_compute_op(s)) {
                     self.push(SuspectKind::OpByName, format!("{callee}(..., \"{}\")", short(&lit)), n);
-                } else if names
-                    .iter()
-                    .any(|s| ESCAPE_MODULES.contains(s) || *s == "__dict__" || identifier_kind(s) == Some(SuspectKind::Introspection))
-                {
+                } else if names.iter().any(|s| {
+                    ESCAPE_MODULES.contains(s)
+                        || matches!(*s, "__dict__" | "modules")
+                        || identifier_kind(s) == Some(SuspectKind::Introspection)
+                }) {
                     self.push(SuspectKind::Introspection, format!("{callee}(..., \"{}\")", short(&lit)), n);
                 }
             }
@@ -725,6 +726,8 @@ fn identifier_kind(t: &str) -> Option<SuspectKind> {
         "ctypes" | "_ctypes" | "cffi" | "ctypeslib" | "cpp_extension" | "cudart" => SuspectKind::NativeCode,
         "shutil" | "tempfile" => SuspectKind::FileWrite,
         "atexit" => SuspectKind::Deferred,
+        // A tensor's bytes taken apart on the host, beside a decoy launch.
+        "struct" | "zipfile" => SuspectKind::HostCompute,
         _ if DUNDER_ESCAPES.contains(&t) => SuspectKind::Introspection,
         _ => return None,
     })
@@ -750,6 +753,9 @@ fn reference_kind(r: &Ref) -> Option<SuspectKind> {
         | (_, "_profiler_enabled" | "_disable_profiler" | "_is_profiler_enabled" | "_get_dispatch_mode") => Introspection,
         (_, "_toggle_collection_dynamic" | "_disable_current_modes" | "_enable_profiler") => Introspection,
         (_, "map_" | "map2_" | "apply_") if n >= 2 => HostCompute,
+        // A tensor's values read on the host: a memo key, a test for large inputs, a loop in Python.
+        (_, "item") if n >= 2 => HostCompute,
+        ("torch", "frombuffer" | "from_file") => HostCompute,
         ("torch" | "autograd", "profiler") => Introspection,
         ("", "fork" | "forkpty") if n == 1 => Processes,
         (
