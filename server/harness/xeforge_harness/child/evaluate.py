@@ -106,6 +106,17 @@ def _tolerance(variant: Variant | None, dtype) -> tuple[float, float]:
 
 
 @dataclass
+class Call:
+    """One checked call of the candidate, as the judge reads it back."""
+
+    record: dict
+    out_tree: Any
+    outputs: Any
+    changed: dict[int, Any]
+    alias: dict[int, int]
+
+
+@dataclass
 class Prepared:
     """What the trusted side set up once, before any candidate's code exists anywhere."""
 
@@ -548,6 +559,32 @@ class Judge:
         names = [f"`{params[i]}` ×{f:g}" if i < len(params) else f"input {i} ×{f:g}" for i, f in scaled]
         problem.stress = (name, _reference(reply, tensors), names)
 
+    def _candidate_run(self, variant_name: str, ref: Reference, what: str, seen: tuple) -> Call:
+        """The candidate on `ref`'s inputs; what its record says is added to `seen` (ops, kernels,
+        launches, tampering), and the precision it ran at to the candidate's."""
+        cand_ops, cand_kernels, launches, tampered = seen
+        self.set_phase("candidate:forward")
+        msg = {"op": "run", "variant": variant_name, "args": ref.inputs[0]}
+        if self.args.search_timed:  # the search that counts is the timed shape's (`_search`)
+            msg["search"] = False
+        reply, tensors = self.candidate_call(msg, ref.inputs[1], what=what)
+        rec = reply.get("record") or {}
+        cand_ops |= set(rec.get("ops") or [])
+        cand_kernels |= set(rec.get("kernels") or [])
+        launches.append(int(rec.get("launches") or 0))
+        tampered.extend(rec.get("tampered") or [])
+        self.cand_precision |= set(rec.get("precision") or [])
+        self.set_phase("candidate:check")
+        try:
+            out_tree = reply["outputs"]
+            n_in, n_out = reply["n_inputs"], reply["n_outputs"]
+            outputs = wire.decode(out_tree, tensors[n_in : n_in + n_out])
+            changed = dict(zip([int(i) for i in reply["changed"]], tensors[n_in + n_out :]))
+            alias = {int(k): int(v) for k, v in reply["alias"].items()}
+        except (KeyError, TypeError, ValueError, wire.WireError) as e:
+            raise Stop(P.CRASHED, f"the candidate's process sent a malformed reply ({e})") from None
+        return Call(rec, out_tree, outputs, changed, alias)
+
     def _edge_reference(self, problem: Problem) -> None:
         """The edge check's reference, on the interpreter: the smallest checked variant with every size
         doubled plus one (`Spec.edge_variant`), so a candidate that only holds for the spec's sizes (a
@@ -597,30 +634,12 @@ class Judge:
         result["correctness"]["edges"] = report
         what = f"{base} with sizes {' '.join(f'{k}={v}' for k, v in edge.dims.items())}"
         self._build_candidate(problem, edge)
-        self.set_phase("candidate:forward")
-        msg = {"op": "run", "variant": edge.name, "args": ref.inputs[0]}
-        if self.args.search_timed:
-            msg["search"] = False
-        reply, tensors = self.candidate_call(msg, ref.inputs[1], what=what)
-        rec = reply.get("record") or {}
-        cand_ops |= set(rec.get("ops") or [])
-        cand_kernels |= set(rec.get("kernels") or [])
-        launches.append(int(rec.get("launches") or 0))
-        tampered.extend(rec.get("tampered") or [])
-        self.set_phase("candidate:check")
-        try:
-            out_tree = reply["outputs"]
-            outputs = wire.decode(out_tree, tensors[reply["n_inputs"] : reply["n_inputs"] + reply["n_outputs"]])
-            changed_idx = [int(i) for i in reply["changed"]]
-            after = tensors[reply["n_inputs"] + reply["n_outputs"] :]
-            alias = {int(k): int(v) for k, v in reply["alias"].items()}
-        except (KeyError, TypeError, ValueError, wire.WireError) as e:
-            raise Stop(P.CRASHED, f"the candidate's process sent a malformed reply ({e})") from None
-        failure = _oob(what, rec)
+        call = self._candidate_run(edge.name, ref, what, (cand_ops, cand_kernels, launches, tampered))
+        failure = _oob(what, call.record)
         if failure is None:
-            failure = _compare(what, _seeds(1)[0], edge, ref, out_tree, outputs, report, problem.spec)
+            failure = _compare(what, _seeds(1)[0], edge, ref, call.out_tree, call.outputs, report, problem.spec)
         if failure is None:
-            failure = _check_memory(what, edge, ref, dict(zip(changed_idx, after)), alias)
+            failure = _check_memory(what, edge, ref, call.changed, call.alias)
         if failure is not None:
             report["ok"] = False
             report["reason"] = (
@@ -639,23 +658,8 @@ class Judge:
         report: dict = {"variant": name, "inputs": names, "ok": False}
         result["correctness"]["range"] = report
         what = f"{name} with its inputs scaled ({', '.join(names)})"
-        self.set_phase("candidate:forward")
-        msg = {"op": "run", "variant": name, "args": ref.inputs[0]}
-        if self.args.search_timed:
-            msg["search"] = False
-        reply, tensors = self.candidate_call(msg, ref.inputs[1], what=what)
-        rec = reply.get("record") or {}
-        cand_ops |= set(rec.get("ops") or [])
-        cand_kernels |= set(rec.get("kernels") or [])
-        launches.append(int(rec.get("launches") or 0))
-        tampered.extend(rec.get("tampered") or [])
-        self.set_phase("candidate:check")
-        try:
-            out_tree = reply["outputs"]
-            outputs = wire.decode(out_tree, tensors[reply["n_inputs"] : reply["n_inputs"] + reply["n_outputs"]])
-        except (KeyError, TypeError, ValueError, wire.WireError) as e:
-            raise Stop(P.CRASHED, f"the candidate's process sent a malformed reply ({e})") from None
-        failure = _finite_where_reference_is(what, ref, out_tree, outputs)
+        call = self._candidate_run(name, ref, what, (cand_ops, cand_kernels, launches, tampered))
+        failure = _finite_where_reference_is(what, ref, call.out_tree, call.outputs)
         if failure is not None:
             report["reason"] = failure
             return Stop(P.INCORRECT, failure)
@@ -739,19 +743,9 @@ class Judge:
             self._warm(variant)
         ref_prints, cand_prints = [], []
         for n, (seed, ref) in enumerate(zip(_seeds(self.args.seeds), problem.refs[name])):
-            self.set_phase("candidate:forward")
-            msg = {"op": "run", "variant": name, "args": ref.inputs[0]}
-            if self.args.search_timed:  # the search that counts is the timed shape's (`_search`)
-                msg["search"] = False
-            reply, tensors = self.candidate_call(msg, ref.inputs[1], what=f"{name}, seed {seed}")
-            rec = reply.get("record") or {}
-            cand_ops |= set(rec.get("ops") or [])
-            cand_kernels |= set(rec.get("kernels") or [])
-            launches.append(int(rec.get("launches") or 0))
-            tampered.extend(rec.get("tampered") or [])
-            self.cand_precision |= set(rec.get("precision") or [])
+            call = self._candidate_run(name, ref, f"{name}, seed {seed}", (cand_ops, cand_kernels, launches, tampered))
+            rec = call.record
             report["seeds"] = n + 1
-            self.set_phase("candidate:check")
             if not problem.original_oob and (oob := _oob(f"{name}, seed {seed}", rec)):
                 report["ok"] = False
                 report["reason"] = oob
@@ -769,23 +763,15 @@ class Judge:
                 report["ok"] = False
                 report["reason"] = reason
                 return report, Stop(P.INCORRECT, reason)
-            try:
-                out_tree = reply["outputs"]
-                outputs = wire.decode(out_tree, tensors[reply["n_inputs"] : reply["n_inputs"] + reply["n_outputs"]])
-                changed_idx = [int(i) for i in reply["changed"]]
-                after = tensors[reply["n_inputs"] + reply["n_outputs"] :]
-                alias = {int(k): int(v) for k, v in reply["alias"].items()}
-            except (KeyError, TypeError, ValueError, wire.WireError) as e:
-                raise Stop(P.CRASHED, f"the candidate's process sent a malformed reply ({e})") from None
-            failure = _compare(name, seed, variant, ref, out_tree, outputs, report, problem.spec)
+            failure = _compare(name, seed, variant, ref, call.out_tree, call.outputs, report, problem.spec)
             if failure is None:
-                failure = _check_memory(name, variant, ref, dict(zip(changed_idx, after)), alias)
+                failure = _check_memory(name, variant, ref, call.changed, call.alias)
             if failure is not None:
                 report["ok"] = False
                 report["reason"] = failure
                 return report, Stop(P.INCORRECT, failure)
             ref_prints.append(fingerprint(flatten(ref.outputs)))
-            cand_prints.append(fingerprint(flatten(outputs)))
+            cand_prints.append(fingerprint(flatten(call.outputs)))
         if len(set(cand_prints)) == 1 and len(set(ref_prints)) > 1:
             reason = f"{name}: the candidate returns the same output for every seed while the reference's output changes"
             report["ok"] = False
