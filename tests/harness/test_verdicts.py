@@ -128,6 +128,20 @@ def test_a_precision_spelled_in_dead_code_still_shows_in_what_ran(serve, tmp_pat
     assert "no longer tl.dot fp32×fp32→fp32 at ieee; now tl.dot fp32×fp32→fp32 at tf32" in reply["log"], reply["log"]
 
 
+@pytest.mark.skipif(ON_GPU, reason="the edge check runs on the interpreter")
+def test_an_original_that_leaves_edge_outputs_unwritten_skips_the_edge_check(serve, tmp_path):
+    # A softmax whose block covers the spec's rows (100 columns) and not the edge check's (201): the
+    # columns past 128 are never written, so the original is no reference there.
+    (tmp_path / "narrow.py").write_text((HERE / "adversarial" / "sm_fixed_block_128.py").read_text())
+    (tmp_path / "narrow.yaml").write_text((PROBLEMS / "softmax.yaml").read_text())
+    args = evaluate_args(str(tmp_path / "narrow.py"), "softmax")
+    args["kernel"], args["spec"] = str(tmp_path / "narrow.py"), str(tmp_path / "narrow.yaml")
+    reply = serve.request("evaluate", args)
+    assert reply["verdict"] == "correct", reply
+    assert "edges" not in reply["correctness"]
+    assert "leaves part of its output unwritten" in reply["log"], reply["log"]
+
+
 def test_more_seeds_are_honoured(serve):
     reply = serve.request("evaluate", evaluate_args("fixtures/add_correct.py", seeds=5))
     assert all(v["seeds"] == 5 for v in reply["correctness"]["variants"])

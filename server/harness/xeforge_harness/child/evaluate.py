@@ -608,10 +608,20 @@ class Judge:
             model = self.trusted_call(
                 {"op": "model", "variant": name, "dtype": edge.dtype}, what=f"building the reference model for {name}", may_fail=True
             )
-            msg = {"op": "reference", "variant": name, "seed": _seeds(1)[0], "record_original": True}
+            # Twice, its fresh allocations filled with different values: what it returns must not
+            # depend on them (an output it leaves partly unwritten on these sizes, a block that
+            # covers the spec's row and not this one, is no reference).
+            msg = {"op": "reference", "variant": name, "seed": _seeds(1)[0], "record_original": True, "fill": 0.0}
             reply, tensors = self.trusted_call(msg, what=f"the reference on {name}", may_fail=True)
+            again, more = self.trusted_call({**msg, "fill": 7777.0}, what=f"the reference on {name}", may_fail=True)
         except Failed as e:
             problem.notes.append(f"edge check skipped: the original fails on {base.name} with sizes {sizes} ({e.error})")
+            return
+        if not _same_outputs(_reference(reply, tensors), _reference(again, more)):
+            problem.notes.append(
+                f"edge check skipped: on {base.name} with sizes {sizes} the original leaves part of its output unwritten "
+                "(what it returns depends on memory it never wrote)"
+            )
             return
         rec = reply["record"]
         if rec.get("oob"):
@@ -955,6 +965,22 @@ def _compare(name, seed, variant, ref: Reference, out_tree, outputs, report, spe
         if not diff.ok:
             return diff.reason
     return None
+
+
+def _same_outputs(a: Reference, b: Reference) -> bool:
+    """Two references of one call agree element for element (NaN where both are)."""
+    if a.structure != b.structure:
+        return False
+    for x, y in zip(flatten(a.outputs), flatten(b.outputs)):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or x.dtype != y.dtype:
+                return False
+            same = (x == y) | (torch.isnan(x) & torch.isnan(y)) if x.dtype.is_floating_point else x == y
+            if not bool(same.all()):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 def _oob(what: str, rec: dict) -> str | None:

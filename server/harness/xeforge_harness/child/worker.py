@@ -15,6 +15,7 @@ failure is a reply (`ok: false`), never a dead loop.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import faulthandler
 import importlib
@@ -326,7 +327,7 @@ class Worker:
             variant = self.spec.variant_by_name(name) if self.spec is not None and name != "default" else None
             base, scaled = inputs.stressed(base, self.spec, variant)
         args = inputs.clone_args(base)
-        with torch.no_grad(), guard.Recording(self.kind) as rec:
+        with torch.no_grad(), guard.Recording(self.kind) as rec, _filled_allocations(msg.get("fill")):
             out = ref(*args)
             device.synchronize(self.kind)
         report = rec.report()
@@ -609,6 +610,36 @@ class _Diag:
             self.events[1].synchronize()
             out["calls_gpu_us"] = self.events[0].elapsed_time(self.events[1]) * 1000.0
         return out
+
+
+@contextlib.contextmanager
+def _filled_allocations(value: float | None):
+    """With `value`, every `torch.empty*` in the block comes back filled with it: two calls of a
+    deterministic original with different fills agree only if it writes every element it returns
+    (`evaluate._edge_reference`; trusted worker only). Without, nothing changes."""
+    if value is None:
+        yield
+        return
+    names = ("empty", "empty_like", "empty_strided")
+    saved = {n: getattr(torch, n) for n in names}
+    new_empty = torch.Tensor.new_empty
+
+    def filled(make):
+        def call(*args, **kwargs):
+            t = make(*args, **kwargs)
+            return t if t.dtype.is_complex else t.fill_(value)
+
+        return call
+
+    try:
+        for n in names:
+            setattr(torch, n, filled(saved[n]))
+        torch.Tensor.new_empty = filled(new_empty)  # type: ignore[method-assign]
+        yield
+    finally:
+        for n in names:
+            setattr(torch, n, saved[n])
+        torch.Tensor.new_empty = new_empty  # type: ignore[method-assign]
 
 
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
