@@ -16,6 +16,13 @@ _TOLERANCES = {
 }
 
 
+def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Element for element equal, NaN where both are NaN (shapes and dtypes already alike)."""
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return torch.equal(a, b)
+
+
 def default_tolerance(dtype: torch.dtype) -> tuple[float, float]:
     if dtype in _TOLERANCES:
         return _TOLERANCES[dtype]

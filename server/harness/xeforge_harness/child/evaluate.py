@@ -31,7 +31,7 @@ from .. import wire
 from ..gate import DEVICE, TIMING
 from ..spec import EDGES, Spec, SpecError, Variant, load_spec
 from . import entry, guard, search_effects, source, timing
-from .compare import compare_one, default_tolerance, fingerprint, flatten
+from .compare import compare_one, default_tolerance, fingerprint, flatten, same_values
 from .link import Died, Failed, Hung, Link, stray_processes
 from .worker import give_to_sandbox, sandbox_uid
 
@@ -973,10 +973,7 @@ def _same_outputs(a: Reference, b: Reference) -> bool:
         return False
     for x, y in zip(flatten(a.outputs), flatten(b.outputs)):
         if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
-            if x.shape != y.shape or x.dtype != y.dtype:
-                return False
-            same = (x == y) | (torch.isnan(x) & torch.isnan(y)) if x.dtype.is_floating_point else x == y
-            if not bool(same.all()):
+            if x.shape != y.shape or x.dtype != y.dtype or not same_values(x, y):
                 return False
         elif x != y:
             return False

@@ -38,7 +38,7 @@ from .. import wire
 from ..spec import Spec, load_spec
 from . import affinity, compile_meta, device, entry, guard, inputs, integrity, interpreter, loading, precompile, search_effects
 from . import digest as digests
-from .compare import aliased_inputs, changed_inputs, flatten
+from .compare import aliased_inputs, changed_inputs, flatten, same_values
 from .digest import weights as _weights
 
 PR_SET_PDEATHSIG = 1
@@ -187,7 +187,7 @@ class Worker:
         handed out again: a caller's earlier result silently becomes the later one's); then hold this
         call's outputs, and copies of them, for the next call to be checked against."""
         held, copies = self.last_outputs
-        changed = any(t.shape != c.shape or not _same_values(t, c) for t, c in zip(held, copies))
+        changed = any(t.shape != c.shape or not same_values(t, c) for t, c in zip(held, copies))
         tensors = [t for t in flatten(returned) if isinstance(t, torch.Tensor)]
         self.last_outputs = (tensors, [t.detach().clone() for t in tensors])
         return changed
@@ -640,12 +640,6 @@ def _filled_allocations(value: float | None):
         for n in names:
             setattr(torch, n, saved[n])
         torch.Tensor.new_empty = new_empty  # type: ignore[method-assign]
-
-
-def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.dtype.is_floating_point or a.dtype.is_complex:
-        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
-    return torch.equal(a, b)
 
 
 def _plain(value: Any) -> Any:
