@@ -756,20 +756,8 @@ class Judge:
             call = self._candidate_run(name, ref, f"{name}, seed {seed}", (cand_ops, cand_kernels, launches, tampered))
             rec = call.record
             report["seeds"] = n + 1
-            if not problem.original_oob and (oob := _oob(f"{name}, seed {seed}", rec)):
-                report["ok"] = False
-                report["reason"] = oob
-                return report, Stop(P.INCORRECT, oob)
-            if rec.get("races") and not problem.original_races:
-                reason = f"{name}, seed {seed}: the candidate {rec['races'][0]}, where the original's programs never write one element"
-                report["ok"] = False
-                report["reason"] = reason
-                return report, Stop(P.INCORRECT, reason)
-            if rec.get("overwritten") and not problem.original_overwrites:
-                reason = (
-                    f"{name}, seed {seed}: this call changed the tensor an earlier call returned (one buffer handed out "
-                    "again): a caller's earlier result silently becomes the later one's, which the original never does"
-                )
+            reason = _unlike_original(f"{name}, seed {seed}", rec, problem)
+            if reason is not None:
                 report["ok"] = False
                 report["reason"] = reason
                 return report, Stop(P.INCORRECT, reason)
@@ -978,6 +966,21 @@ def _same_outputs(a: Reference, b: Reference) -> bool:
         elif x != y:
             return False
     return True
+
+
+def _unlike_original(what: str, rec: dict, problem: Problem) -> str | None:
+    """What a checked call's record shows the candidate doing that the original never does: reaching
+    past its arguments, racing between programs, changing an earlier call's result."""
+    if not problem.original_oob and (oob := _oob(what, rec)):
+        return oob
+    if rec.get("races") and not problem.original_races:
+        return f"{what}: the candidate {rec['races'][0]}, where the original's programs never write one element"
+    if rec.get("overwritten") and not problem.original_overwrites:
+        return (
+            f"{what}: this call changed the tensor an earlier call returned (one buffer handed out again): a caller's "
+            "earlier result silently becomes the later one's, which the original never does"
+        )
+    return None
 
 
 def _oob(what: str, rec: dict) -> str | None:
