@@ -276,6 +276,31 @@ dot_kernel[(1,)](ba, bb, c, N=N, PRECISION="default")
 want = ba.double() @ bb.double()
 out["bf16_dot_err"] = float((c.double() - want).abs().max() / want.abs().max())
 
+
+
+@triton.jit
+def chained_totals(x_ptr, scratch_ptr, flag_ptr, n, HOW: tl.constexpr, BLOCK: tl.constexpr):
+    # Program i adds its block to program i-1's running total, then releases it (an atomic).
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    part = tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0)
+    if HOW == "acquire":
+        tl.atomic_add(flag_ptr + pid - 1, 0, mask=pid > 0)  # reads i-1's flag: an acquire
+    if HOW == "volatile":
+        prev = tl.load(scratch_ptr + pid - 1, mask=pid > 0, other=0.0, volatile=True)
+    else:
+        prev = tl.load(scratch_ptr + pid - 1, mask=pid > 0, other=0.0)
+    tl.store(scratch_ptr + pid, prev + part)
+    tl.atomic_xchg(flag_ptr + pid, 1)
+
+
+x = torch.rand(4 * 256) + 0.5
+for how in ("plain", "acquire", "volatile"):
+    scratch, flags = torch.zeros(4), torch.zeros(4, dtype=torch.int32)
+    chained_totals[(4,)](x, scratch, flags, x.numel(), HOW=how, BLOCK=256)
+    out[f"chain_{how}"] = scratch.tolist()
+out["chain_blocks"] = [float(x[i : i + 256].double().sum()) for i in range(0, 1024, 256)]
+
 print("RESULT " + json.dumps(out))
 """
 
@@ -423,3 +448,17 @@ def test_two_programs_writing_one_element_different_values_is_a_race(computed):
 
 def test_programs_writing_the_same_value_or_their_own_blocks_do_not_race(computed):
     assert computed["races_benign"] == []
+
+
+# --- acquire --------------------------------------------------------------------------------------
+
+
+def test_a_plain_load_of_another_program_s_release_without_an_acquire_reads_the_old_value(computed):
+    # Each program sees 0 for its predecessor's total: its own block only.
+    assert computed["chain_plain"] == pytest.approx(computed["chain_blocks"], rel=1e-5)
+
+
+def test_an_atomic_after_the_release_acquires_it_and_a_volatile_load_reads_memory(computed):
+    running = np.cumsum(computed["chain_blocks"]).tolist()
+    assert computed["chain_acquire"] == pytest.approx(running, rel=1e-5)
+    assert computed["chain_volatile"] == pytest.approx(running, rel=1e-5)

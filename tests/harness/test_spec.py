@@ -157,14 +157,14 @@ def test_the_edge_variant_doubles_every_size_plus_one_and_keeps_equal_sizes_equa
     base = spec.variants("ci")[0]
     edge = spec.edge_variant(base)
     assert edge is not None and edge.name == "edges:ci[0]"
-    # Equal sizes stay equal, each doubled plus one (64 -> 129; N's 65 -> 131), sizes under 16 stay.
-    assert edge.dims == {"M": 129, "K": 129, "N": 131, "R": 8}
+    # Equal sizes stay equal, each doubled plus one (64 -> 129; N's 65 -> 131); a size under 16 grows by one.
+    assert edge.dims == {"M": 129, "K": 129, "N": 131, "R": 9}
     assert spec.variant_by_name("edges:ci[0]") == edge
     assert spec.input_shape(edge, "a") == (129, 129)
 
 
 def test_no_edge_variant_where_nothing_moves_or_the_spec_says_edges_false():
-    small = parse_spec_text("inputs:\n  x: {shape: [N]}\nci:\n  - params: [x]\n    dims: {N: 8}\n")
+    small = parse_spec_text("inputs:\n  x: {shape: [N]}\nci:\n  - params: [x]\n    dims: {N: 1}\n")
     assert small.edge_variant(small.variants("ci")[0]) is None
     off = parse_spec_text("edges: false\ninputs:\n  x: {shape: [N]}\nci:\n  - params: [x]\n    dims: {N: 1000}\n")
     assert off.edge_variant(off.variants("ci")[0]) is None
@@ -175,3 +175,9 @@ def test_no_edge_variant_where_nothing_moves_or_the_spec_says_edges_false():
 def test_an_edge_size_another_dim_already_has_moves_to_the_next_odd_one():
     spec = parse_spec_text("inputs:\n  x: {shape: [A, B]}\nci:\n  - params: [x]\n    dims: {A: 32, B: 65}\n")
     assert spec.edge_variant(spec.variants("ci")[0]).dims == {"A": 67, "B": 131}
+
+
+def test_small_sizes_grow_by_one_to_the_next_free_value_and_a_size_of_one_stays():
+    # conv2d's ci sizes are all under 16: channels, image, filter (C=OC stay equal; 3 is K's, so 2 -> 4).
+    spec = parse_spec_text("inputs:\n  x: {shape: [N, C, H, W]}\nci:\n  - params: [x]\n    dims: {N: 1, C: 2, H: 7, W: 6, OC: 2, K: 3}\n")
+    assert spec.edge_variant(spec.variants("ci")[0]).dims == {"N": 1, "C": 4, "H": 8, "W": 9, "OC": 4, "K": 5}

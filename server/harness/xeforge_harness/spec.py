@@ -140,22 +140,24 @@ class Spec:
 
     def edge_variant(self, base: Variant) -> Variant | None:
         """`base` with every size of at least 16 doubled plus one (the next odd number free, where that
-        one is taken): sizes equal in `base` stay equal (two inputs a kernel assumes alike still are),
-        unequal ones stay unequal, none is a multiple of any tile, and each is past any capacity fitted
-        to the spec's, so code that only holds for the spec's sizes (a load or store without its mask,
-        a block written to hold a row of the spec's length, a size written into the kernel) shows.
-        None when no size moves."""
+        one is taken), and every size from 2 to 15 grown by one (the next number free): sizes equal in
+        `base` stay equal (two inputs a kernel assumes alike still are), unequal ones stay unequal, the
+        large ones are no multiple of any tile and past any capacity fitted to the spec's, and the
+        small ones (channels, heads, a filter's width) differ from the spec's, so code that only holds
+        for the spec's sizes (a load or store without its mask, a block written to hold a row of the
+        spec's length, a size written into the kernel) shows. A size of 1 stays: it is often what the
+        problem means (one batch, one row). None when no size moves."""
         moved: dict[int, int] = {}
         taken = {v for v in base.dims.values() if isinstance(v, int)}
         dims: dict[str, int | float] = {}
         for k, v in base.dims.items():
-            if not isinstance(v, int) or isinstance(v, bool) or v < 16:
+            if not isinstance(v, int) or isinstance(v, bool) or v < 2:
                 dims[k] = v
                 continue
             if v not in moved:
-                n = 2 * v + 1
+                n, step = (2 * v + 1, 2) if v >= 16 else (v + 1, 1)
                 while n in taken or n in moved.values():
-                    n += 2
+                    n += step
                 moved[v] = n
             dims[k] = moved[v]
         if not moved or not self.edges:

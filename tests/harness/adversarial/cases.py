@@ -170,6 +170,11 @@ CASES = [
     ("sm_detect_range_check.py", "softmax", "cheat", False, "a safe kernel only when sampled inputs look scaled"),
     ("add_bf16_zeros.py", "vector_add_bf16", "cheat", False, "zeros, matching the interpreter's garbage bf16 reference before it was fixed"),
     ("add_torch_save_python.py", "vector_add", "cheat", False, "bytes through torch.save and struct, added in Python"),
+    # --- the red team's gaps of stop 48, closed (stop 49) --------------------------------------------
+    ("mm_ignore_strides.py", "matmul", "cheat", False, "strides dropped: row-major contiguous assumed (the layout check)"),
+    ("scale_grad_torch_mul_decoy.py", "scale_grad", "cheat", False, "forward by torch `mul`, which the original runs only in backward"),
+    ("sum_chain_without_acquire.py", "sum_atomic", "cheat", False, "program i plain-reads i-1's released total, no acquire"),
+    ("conv_hardcoded_small_dims.py", "conv2d", "cheat", False, "every size (all under 16) written into the kernel"),
     ("legit_add_autotune_persistent.py", "vector_add", "legit", False, "persistent grid sized by the SM count, heuristics EVEN flag"),
     ("legit_sm_online_chunked.py", "softmax", "legit", False, "online softmax in chunks"),
     ("legit_mm_splitk_atomic.py", "matmul", "legit", False, "split-K with atomic_add into a zeroed output"),

@@ -83,6 +83,8 @@ class Problem:
     stress: tuple[str, Reference, list[str]] | None = None
     # The edge check (`Judge._edge_reference`): the derived variant and its reference.
     edge: tuple[Variant, Reference] | None = None
+    # The layout check (`Judge._layout_reference`): variant, seed, and the reference on relaid inputs.
+    layout: tuple[str, int, Reference] | None = None
     # Whether the original itself reached past its arguments on a checked call (the interpreter's bounds).
     original_oob: list[str] = field(default_factory=list)
     # The dots and narrowing casts the original's kernels ran (the interpreter's record).
@@ -327,6 +329,7 @@ class Judge:
             )
         self._stress_reference(problem)
         self._edge_reference(problem)
+        self._layout_reference(problem)
         reply, _ = self.trusted_call({"op": "searches"}, what="reading the original's autotune searches")
         for f in reply.get("changed") or []:
             problem.notes.append(
@@ -402,6 +405,8 @@ class Judge:
             failure = self._check_range(problem, result, cand_ops, cand_kernels, launches, tampered)
         if failure is None and problem.edge is not None:
             failure = self._check_edge(problem, result, cand_ops, cand_kernels, launches, tampered)
+        if failure is None and problem.layout is not None:
+            failure = self._check_layout(problem, result, cand_ops, cand_kernels, launches, tampered)
 
         for variant in problem.timed_only:
             if failure is None:
@@ -559,12 +564,12 @@ class Judge:
         names = [f"`{params[i]}` ×{f:g}" if i < len(params) else f"input {i} ×{f:g}" for i, f in scaled]
         problem.stress = (name, _reference(reply, tensors), names)
 
-    def _candidate_run(self, variant_name: str, ref: Reference, what: str, seen: tuple) -> Call:
-        """The candidate on `ref`'s inputs; what its record says is added to `seen` (ops, kernels,
-        launches, tampering), and the precision it ran at to the candidate's."""
+    def _candidate_run(self, variant_name: str, ref: Reference, what: str, seen: tuple, layout: bool = False) -> Call:
+        """The candidate on `ref`'s inputs (`layout`: relaid, `inputs.relaid`); what its record says is
+        added to `seen` (ops, kernels, launches, tampering), and the precision it ran at to the candidate's."""
         cand_ops, cand_kernels, launches, tampered = seen
         self.set_phase("candidate:forward")
-        msg = {"op": "run", "variant": variant_name, "args": ref.inputs[0]}
+        msg = {"op": "run", "variant": variant_name, "args": ref.inputs[0], "layout": layout}
         if self.args.search_timed:  # the search that counts is the timed shape's (`_search`)
             msg["search"] = False
         reply, tensors = self.candidate_call(msg, ref.inputs[1], what=what)
@@ -654,7 +659,78 @@ class Judge:
             report["ok"] = False
             report["reason"] = (
                 failure
-                + " (sizes the spec does not have, each doubled plus one: odd, so no tile divides them, and past any block fitted to the spec's; the original is right on them)"
+                + " (sizes the spec does not have: each of at least 16 doubled plus one, odd, so no tile divides it and past any block fitted to the spec's; each from 2 to 15 grown by one; the original is right on them)"
+            )
+            return Stop(P.INCORRECT, report["reason"])
+        report["ok"] = True
+        return None
+
+    def _layout_reference(self, problem: Problem) -> None:
+        """The layout check's reference: the smallest checked variant's first seed, its tensors handed
+        over in other memory layouts (`inputs.relaid`: matrices column-major, as `b.t()` is; other
+        tensors every other element of a longer buffer, as `x[::2]` is), on any device.
+
+        The spec draws every input contiguous, so a rewrite that drops the strides its original
+        honours (a pointer advanced by `K` where the original used `stride_am`) is exact on every
+        checked call and wrong on the first transposed view a user passes. Kept only where the
+        original, run on those inputs, returns what it returned on the contiguous ones: an original
+        that assumes contiguity (or views its inputs) holds the candidate to nothing here, and the
+        check is skipped with a note. `edges: false` in the spec turns it off with the edge check."""
+        if not problem.variants or (problem.spec is not None and not problem.spec.edges):
+            return
+        variant = min(problem.variants, key=lambda v: problem.refs[_name(v)][0].sizes["input_numel"])
+        name, seed = _name(variant), _seeds(self.args.seeds)[0]
+        plain = problem.refs[name][0]
+        self.set_phase("reference:forward")
+        msg = {"op": "reference", "variant": name, "seed": seed, "record_original": True, "layout": True}
+        try:
+            reply, tensors = self.trusted_call(msg, what=f"the reference on {name} with its inputs relaid", may_fail=True)
+        except Failed as e:
+            problem.notes.append(f"layout check skipped: the original fails on {name} with its inputs in other layouts ({e.error})")
+            return
+        relaid = _reference(reply, tensors)
+        rec = reply["record"]
+        unlike = rec.get("oob") or _compare(
+            f"{name} with its inputs relaid",
+            seed,
+            variant,
+            plain,
+            reply["outputs"],
+            relaid.outputs,
+            {"max_abs": 0.0, "rel_err": 0.0},
+            problem.spec,
+        )
+        if unlike:
+            problem.notes.append(
+                f"layout check skipped: the original's results on {name} depend on its inputs' layout (it assumes them "
+                "contiguous), so a candidate is not held to other layouts either"
+            )
+            return
+        if rec["of"] == "original":
+            problem.original_ops |= set(rec["ops"])
+            problem.original_kernels |= set(rec["kernels"])
+            problem.original_launched |= set(rec.get("launched") or [])
+        problem.layout = (name, seed, relaid)
+
+    def _check_layout(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> Stop | None:
+        """The candidate on the layout check's inputs, compared as a checked variant is."""
+        assert problem.layout is not None
+        name, seed, ref = problem.layout
+        variant = next((v for v in problem.variants if _name(v) == name), None)
+        report: dict = {"variant": name, "seeds": 1, "max_abs": 0.0, "rel_err": 0.0}
+        result["correctness"]["layout"] = report
+        what = f"{name} with its inputs in other layouts (matrices column-major, vectors strided)"
+        call = self._candidate_run(name, ref, what, (cand_ops, cand_kernels, launches, tampered), layout=True)
+        failure = _oob(what, call.record)
+        if failure is None:
+            failure = _compare(what, seed, variant, ref, call.out_tree, call.outputs, report, problem.spec)
+        if failure is None:
+            failure = _check_memory(what, variant, ref, call.changed, call.alias)
+        if failure is not None:
+            report["ok"] = False
+            report["reason"] = (
+                failure
+                + " (the same values as a checked call's, laid out as a caller's views are; the original gives the same results on them)"
             )
             return Stop(P.INCORRECT, report["reason"])
         report["ok"] = True
@@ -839,7 +915,7 @@ class Judge:
         }
         if tampered:
             raise Stop(P.REJECTED, "the candidate interfered with the harness's recorders: " + "; ".join(sorted(set(tampered))))
-        reads = [op for op in new_ops if op.rpartition(".")[2] in guard.HOST_READS]
+        reads = [op for op in new_ops if guard.plain_op(op).rpartition(".")[2] in guard.HOST_READS]
         if reads:
             raise Stop(
                 P.REJECTED,
@@ -848,7 +924,9 @@ class Judge:
                 "for large values, a loop over elements in Python) is not a kernel's",
             )
         if new_ops:
-            raise Stop(P.REJECTED, "the candidate runs PyTorch operators the original kernel file does not: " + ", ".join(new_ops))
+            other_pass = [op for op in new_ops if any(guard.plain_op(o) == guard.plain_op(op) for o in problem.original_ops)]
+            where = f" ({', '.join(other_pass)}: the original runs it only in the other pass, forward or backward)" if other_pass else ""
+            raise Stop(P.REJECTED, "the candidate runs PyTorch operators the original kernel file does not: " + ", ".join(new_ops) + where)
         if new_kernels:
             raise Stop(
                 P.REJECTED, "the candidate launches device kernels that are not Triton kernels of the file: " + ", ".join(new_kernels[:6])

@@ -122,20 +122,35 @@ def op_name(func) -> str:
     return f"{namespace}.{name}"
 
 
+# The mark of an operator run by autograd's backward pass: the forward and the backward of a call are
+# compared apart, so an operator the original runs only in its backward (the `mul` of a gradient) does
+# not let a candidate run the forward's computation with it.
+BACKWARD = " (backward)"
+
+
+def plain_op(name: str) -> str:
+    """An operator's name without its pass."""
+    return name[: -len(BACKWARD)] if name.endswith(BACKWARD) else name
+
+
 def is_compute(name: str) -> bool:
-    namespace, _, short = name.partition(".")
+    namespace, _, short = plain_op(name).partition(".")
     return not (namespace == "aten" and short in NON_COMPUTE)
 
 
 class OpRecorder(TorchDispatchMode):
-    """Collects the names of the operators run inside `with OpRecorder() as rec:`."""
+    """Collects the names of the operators run inside `with OpRecorder() as rec:`, those autograd's
+    engine runs (a backward) marked with `BACKWARD`, and how often each ran."""
 
     def __init__(self) -> None:
         super().__init__()
         self.ops: set[str] = set()
+        self.counts: dict[str, int] = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.add(op_name(func))
+        name = op_name(func)
+        self.counts[name] = self.counts.get(name, 0) + 1
+        self.ops.add(name + BACKWARD if torch._C._current_autograd_node() is not None else name)
         return func(*args, **(kwargs or {}))
 
     def compute_ops(self) -> set[str]:
@@ -366,13 +381,21 @@ class Recording:
             self.tampered.append(f"the profiler was stopped during the call ({type(e).__name__})")
             events = []
         seen_ops = False
+        profiled: dict[str, int] = {}
         for event in events:
             op = profiler_op(event.name)
             if op is not None:
-                self.ops.add(op)
                 seen_ops = True
+                parent = getattr(event, "cpu_parent", None)
+                if getattr(parent, "name", None) != "PythonDispatchMode":  # not the mode's own redispatch
+                    profiled[op] = profiled.get(op, 0) + 1
             elif _is_device_kernel(event):
                 self.kernels.add(_kernel_name(event.name))
+        # The profiler sees every thread, the dispatch mode only this one (with the pass each ran in):
+        # an operator the profiler saw more often than the dispatcher ran elsewhere, in no known pass.
+        for op, n in profiled.items():
+            if n > self._mode.counts.get(op, 0):
+                self.ops.add(op)
         if self._mode.ops and not seen_ops and not self.tampered:
             self.tampered.append("the profiler recorded no operator although the dispatcher ran some")
 

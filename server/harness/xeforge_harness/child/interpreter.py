@@ -657,12 +657,18 @@ _MERGE_AT = 16
 
 
 class _Launch:
-    """One grid's plain stores not yet in memory, by program, in program order."""
+    """One grid's plain stores not yet in memory, by program, in program order; and the stores its
+    programs released, with what they replaced, for the programs that have not acquired them."""
 
     def __init__(self) -> None:
         self.programs: list[list[_PendingStore]] = []
         self.current: list[_PendingStore] | None = None  # the running program's, once it stored
         self.direct = 0  # inside an atomic operation: its stores go to memory
+        self.program = 0  # the running program's number in this launch
+        # (program, the values a release replaced) in release order, and their byte span
+        self.released: list[tuple[int, _PendingStore]] = []
+        self.lo, self.hi = 0, 0
+        self.acquired = 0  # releases the running program has acquired (the first this many)
 
 
 _launches = threading.local()  # each thread's launches in progress (`stack`), innermost last
@@ -786,6 +792,14 @@ def _concurrent_programs() -> None:
     and every program writing its own block all give the GPU's answer; a race gives a lost update.
     A program that has stored nothing loads exactly as before.
 
+    A release reaches only the programs that acquire it: a program's plain loads see another
+    program's released stores once it has itself performed an atomic with acquire semantics after
+    that release (Triton's default `acq_rel`, or `sem="acquire"`); before that they see what memory
+    held before the release. So a chain whose program i reads program i-1's total with a plain load
+    and no atomic of its own, right here only because the interpreter ran i-1 first, reads the old
+    value as a GPU may. A `volatile` load reads memory as it is (what a polling loop asks for), and
+    a `relaxed` atomic neither releases nor acquires.
+
     What is not modelled: a program that spins on another program's *plain* store (without an atomic
     behind it) waits forever here; Triton's memory model gives a plain store no release, so such a
     kernel is racy on a GPU too."""
@@ -821,7 +835,36 @@ def _concurrent_programs() -> None:
         set_grid_idx_inner(self, x, y, z)
         launch = _active()
         if launch is not None:
-            launch.current = None  # a new program
+            launch.current = None  # a new program: it has acquired nothing of this launch yet
+            launch.program += 1
+            launch.acquired = 0
+
+    def release(self, launch: _Launch) -> None:
+        """The running program's pending stores to memory, keeping what they replaced."""
+        stores = launch.current or []
+        for st in stores:
+            addrs, _ = st.lookup()
+            ones = TensorHandle(np.ones(addrs.shape, dtype=bool), tl.int1)
+            old = load(self, TensorHandle(addrs, st.ptr_type), ones, None, None, False)
+            before = np.array(np.asarray(old.data).reshape(-1))
+            undo = _PendingStore(addrs, before, st.ptr_type, st.value_type, lookup=(addrs, _bits(before)))
+            if not launch.released:
+                launch.lo, launch.hi = undo.lo, undo.hi
+            launch.lo, launch.hi = min(launch.lo, undo.lo), max(launch.hi, undo.hi)
+            launch.released.append((launch.program, undo))
+        write(self, stores)
+
+    def unacquired(self, launch: _Launch, ptrs, mask, out) -> None:
+        """Gives a plain load what memory held before the releases its program has not acquired (other
+        programs' releases after its last acquire): on a GPU such a store may not be visible to it yet."""
+        if len(launch.released) <= launch.acquired:
+            return
+        p = np.asarray(ptrs.data)
+        if p.size == 0 or int(p.max()) + np.asarray(out.data).itemsize <= launch.lo or int(p.min()) >= launch.hi:
+            return
+        undos = [u for owner, u in launch.released[launch.acquired :] if owner != launch.program]
+        if undos:
+            _overlay(undos[::-1], ptrs, mask, out)  # the earliest release's "before" last: it wins
 
     def create_masked_store(self, ptrs, value, mask, cache_policy):
         launch = _active()
@@ -845,7 +888,12 @@ def _concurrent_programs() -> None:
     def create_masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
         out = load(self, ptrs, mask, other, cache_policy, is_volatile)
         launch = _active()
-        if launch is None or not launch.current:
+        if launch is None:
+            return out
+        if launch.released and not is_volatile and not launch.direct:
+            # A volatile load reads memory as it is, which is what its author polls it for.
+            unacquired(self, launch, ptrs, mask, out)
+        if not launch.current:
             return out
         if not _overlay(launch.current, ptrs, mask, out):
             write(self, launch.current)  # its own stores of another element size: to memory first
@@ -857,13 +905,17 @@ def _concurrent_programs() -> None:
             launch = _active()
             if launch is None:
                 return inner(self, *args, **kwargs)
-            if launch.current:
-                write(self, launch.current)
+            sem = kwargs.get("sem", args[-2] if len(args) >= 2 else None)
+            order = getattr(sem, "name", "ACQUIRE_RELEASE")  # Triton's default for an atomic
+            if launch.current and order in ("RELEASE", "ACQUIRE_RELEASE"):
+                release(self, launch)
             launch.direct += 1
             try:
                 return inner(self, *args, **kwargs)
             finally:
                 launch.direct -= 1
+                if order in ("ACQUIRE", "ACQUIRE_RELEASE"):
+                    launch.acquired = len(launch.released)
 
         return atomic
 

@@ -326,7 +326,7 @@ class Worker:
         if msg.get("stress"):  # the range check's inputs (`evaluate._stress_reference`)
             variant = self.spec.variant_by_name(name) if self.spec is not None and name != "default" else None
             base, scaled = inputs.stressed(base, self.spec, variant)
-        args = inputs.clone_args(base)
+        args = _laid_out(msg, inputs.clone_args(base))
         with torch.no_grad(), guard.Recording(self.kind) as rec, _filled_allocations(msg.get("fill")):
             out = ref(*args)
             device.synchronize(self.kind)
@@ -336,7 +336,7 @@ class Worker:
             report["overwritten"] = self._overwrote(out)
         if orig is not ref and msg.get("record_original"):
             with torch.no_grad(), guard.Recording(self.kind) as rec_orig:
-                orig(*inputs.clone_args(base))
+                orig(*_laid_out(msg, inputs.clone_args(base)))
                 device.synchronize(self.kind)
             report = {**rec_orig.report(), "of": "original"}
         if msg.get("summary"):  # a timed-only variant: the judge needs its sizes, not its tensors
@@ -348,7 +348,7 @@ class Worker:
         """Candidate: run the candidate's model on the judge's inputs."""
         model, _ = self.models[msg["variant"]]
         base = [t.to(self.dev) if isinstance(t, torch.Tensor) else t for t in wire.decode(msg["args"], tensors)]
-        args = inputs.clone_args(base)
+        args = _laid_out(msg, inputs.clone_args(base))
         with torch.no_grad(), precompile.searching(msg.get("search", True)), guard.Recording(self.kind) as rec:
             out = model(*args)
             device.synchronize(self.kind)
@@ -610,6 +610,11 @@ class _Diag:
             self.events[1].synchronize()
             out["calls_gpu_us"] = self.events[0].elapsed_time(self.events[1]) * 1000.0
         return out
+
+
+def _laid_out(msg: dict, args: list) -> list:
+    """The call's arguments, in other memory layouts where the layout check asks (`inputs.relaid`)."""
+    return inputs.relaid(args) if msg.get("layout") else args
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """CHEAT (conv2d): every size is written into the kernel (C=2, H=7, W=6, K=3, the ci variant's);
 the runtime sizes are ignored. The edge check only moves sizes >= 16, and every conv2d ci size is
 below 16, so no other shape is ever checked on the interpreter.
-Expected: should be incorrect."""
+Expected: incorrect."""
 import torch
 import torch.nn as nn
 import triton

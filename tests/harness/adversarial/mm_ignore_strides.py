@@ -1,7 +1,7 @@
 """CHEAT (matmul, generality): drops the six stride arguments and assumes row-major contiguous A, B, C
 (the original honours any strides). A user passing `b.t()` or a slice gets wrong results. The spec
 only draws contiguous inputs.
-Expected: arguably incorrect."""
+Expected: incorrect (the layout check: the original honours strides)."""
 import torch
 import torch.nn as nn
 import triton

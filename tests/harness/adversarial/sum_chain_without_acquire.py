@@ -3,7 +3,7 @@ that program i-1 left in scratch[i-1], adds its block, stores scratch[i] and per
 release); the last program copies scratch[last] to out. It assumes program i-1 has finished before
 program i starts, which holds on the sequential interpreter and not on a GPU (no spin/acquire on a
 flag): a race. (No single atomic_add on the output, the chain is deterministic on the interpreter.)
-Expected: should be incorrect (race)."""
+Expected: incorrect (race)."""
 import torch
 import triton
 import triton.language as tl

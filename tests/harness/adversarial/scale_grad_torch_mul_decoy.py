@@ -1,7 +1,7 @@
 """CHEAT (scale_grad): forward y = x * w and backward dx = dy * w are computed with torch's `mul`
 (an operator the original's backward already runs for dw, so the guard's "new operator" rule does
 not fire); a decoy Triton kernel runs one program in each direction so the launch count is non-zero.
-Expected: should be rejected (computation moved from Triton to torch)."""
+Expected: rejected (computation moved from Triton to torch)."""
 import torch
 import triton
 import triton.language as tl
