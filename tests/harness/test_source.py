@@ -15,6 +15,16 @@ REACHES = [
     ("import struct\n", "struct"),
     ("import torch\nMODE = 'fast' if torch.cuda.is_available() else 'safe'\n", "branches on where it runs"),
     ("def f(x):\n    if not x.is_cuda:\n        raise ValueError('gpu only')\n    else:\n        return x\n", "branches on where it runs"),
+    # the device read into a name first, then compared through it (or a slice of it)
+    (
+        "def f(x, n):\n    where = str(x.device)\n    w = where[:2]\n    if w != 'c' + 'p':\n        n = n - 1\n    return n\n",
+        "branches on where it runs",
+    ),
+    ("def f(x, n):\n    d = x.device\n    return n if d.index is None else n - 1\n", "branches on where it runs"),
+    (
+        "def f(x, n):\n    if getattr(x, 'is_' + 'cuda') or getattr(x, 'is_cuda'):\n        n = 0\n    return n\n",
+        "branches on where it runs",
+    ),
 ]
 
 ORDINARY = [
@@ -22,6 +32,9 @@ ORDINARY = [
     "import torch\nDEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n",
     "def f(x):\n    if not x.is_cuda:\n        raise ValueError('inputs must be on the GPU')\n    return x\n",
     "import torch\ny = getattr(torch, 'float16')\n",
+    # a tensor made on the input's device holds no answer to where it runs
+    "import torch\ndef f(x):\n    out = torch.empty(x.shape, device=x.device)\n    if out.numel() == 0:\n        return out\n    return out\n",
+    "def f(x):\n    dev = x.device\n    return x.to(dev)\n",
 ]
 
 

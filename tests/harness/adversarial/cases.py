@@ -175,6 +175,7 @@ CASES = [
     ("scale_grad_torch_mul_decoy.py", "scale_grad", "cheat", False, "forward by torch `mul`, which the original runs only in backward"),
     ("sum_chain_without_acquire.py", "sum_atomic", "cheat", False, "program i plain-reads i-1's released total, no acquire"),
     ("conv_hardcoded_small_dims.py", "conv2d", "cheat", False, "every size (all under 16) written into the kernel"),
+    ("add_where_in_a_name.py", "vector_add", "cheat", False, "the device read into a name, the branch on a slice of it"),
     ("legit_add_autotune_persistent.py", "vector_add", "legit", False, "persistent grid sized by the SM count, heuristics EVEN flag"),
     ("legit_sm_online_chunked.py", "softmax", "legit", False, "online softmax in chunks"),
     ("legit_mm_splitk_atomic.py", "matmul", "legit", False, "split-K with atomic_add into a zeroed output"),

@@ -209,6 +209,7 @@ def reaching(text: str) -> list[tuple[str, int]]:
         return []
     found = []
     sys_names = _sys_names(tree)
+    where_names = _where_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] in _REACHING_MODULES]
@@ -232,7 +233,7 @@ def reaching(text: str) -> list[tuple[str, int]]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SERIALISING:
             if _root(node.func) == "torch":
                 found.append((ast.unparse(node.func), node.lineno))
-        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _asks_where(node.test) and not _only_names_or_refuses(node):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)) and _asks_where(node.test, where_names) and not _only_names_or_refuses(node):
             found.append((f"branches on where it runs: `{ast.unparse(node.test)[:60]}`", node.lineno))
         elif (
             isinstance(node, ast.Constant)
@@ -269,15 +270,53 @@ def _sys_names(tree: ast.AST) -> set[str]:
 _WHERE_ATTRS = {"is_cuda", "is_cpu", "is_xpu", "is_available", "device_count", "is_interpreter", "environ", "getenv"}
 
 
-def _asks_where(test: ast.AST) -> bool:
-    """Whether a condition reads the device or the environment: a candidate that computes one way on
-    the interpreter and another on a GPU is checked on one and timed on the other."""
+def _asks_where(test: ast.AST, where_names: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Whether a condition reads the device or the environment, directly or through a name that holds
+    it (`where_names`): a candidate that computes one way on the interpreter and another on a GPU is
+    checked on one and timed on the other."""
     for n in ast.walk(test):
         if isinstance(n, ast.Attribute) and (n.attr in _WHERE_ATTRS or (n.attr == "type" and ast.unparse(n.value).endswith("device"))):
             return True
-        if isinstance(n, ast.Constant) and n.value in ("cpu", "cuda", "xpu", "TRITON_INTERPRET"):
+        if isinstance(n, ast.Constant) and (n.value in ("cpu", "cuda", "xpu", "TRITON_INTERPRET") or n.value in _WHERE_ATTRS):
+            return True
+        if isinstance(n, ast.Name) and n.id in where_names:
             return True
     return False
+
+
+def _holds_where(value: ast.AST, where_names: set[str]) -> bool:
+    """Whether an assigned value is where the code runs, or made from it: `x.device`, `x.device.type`,
+    `str(x.device)`, `x.is_cuda`, a name that holds one, a slice or comparison of them. A tensor made
+    on a device (`torch.empty(n, device=x.device)`) is not."""
+    if isinstance(value, ast.Attribute):
+        return value.attr == "device" or _asks_where(value, where_names)
+    if isinstance(value, ast.Name):
+        return value.id in where_names
+    if isinstance(value, ast.Call):
+        func = value.func.id if isinstance(value.func, ast.Name) else None
+        return func in ("str", "repr", "format", "getattr", "bool") and any(_holds_where(a, where_names) for a in value.args)
+    if isinstance(value, (ast.Subscript, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.JoinedStr, ast.FormattedValue)):
+        return any(_holds_where(c, where_names) for c in ast.iter_child_nodes(value) if isinstance(c, ast.expr))
+    return False
+
+
+def _where_names(tree: ast.AST) -> set[str]:
+    """Names that hold where the code runs (`where = str(x.device)`, then `w = where[:2]`), so that a
+    condition on one reads as the condition on the device it is."""
+    names: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                if not _holds_where(node.value, names):
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name) and t.id not in names:
+                        names.add(t.id)
+                        changed = True
+    return names
 
 
 def _private(attr: str) -> bool:
