@@ -248,6 +248,19 @@ same_value[(4,)](torch.empty(256), 256, BLOCK=64)
 add_blocks[(triton.cdiv(5003, 256),)](x, y, o, 5003, BLOCK=256)
 out["races_benign"] = guard.RACES.seen[start:]
 
+
+@triton.jit
+def exchange(o_ptr, lock_ptr):
+    # Every program leaves its own id in o[0] by an exchange (the last one wins, on a GPU any one),
+    # and releases a lock with the value every program writes (0: not a race).
+    tl.atomic_xchg(o_ptr, tl.program_id(0))
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+start = len(guard.RACES.seen)
+exchange[(3,)](torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32))
+out["races_exchange"] = guard.RACES.seen[start:]
+
 # --- bf16 arithmetic: on the values, not the interpreter's uint16 bits ---
 @triton.jit
 def bf16_ops(x_ptr, y_ptr, add_ptr, red_ptr, BLOCK: tl.constexpr):
@@ -462,3 +475,8 @@ def test_an_atomic_after_the_release_acquires_it_and_a_volatile_load_reads_memor
     running = np.cumsum(computed["chain_blocks"]).tolist()
     assert computed["chain_acquire"] == pytest.approx(running, rel=1e-5)
     assert computed["chain_volatile"] == pytest.approx(running, rel=1e-5)
+
+
+def test_programs_exchanging_one_element_with_different_values_race_and_a_lock_s_release_does_not(computed):
+    noted = computed["races_exchange"]
+    assert len(noted) == 1 and noted[0].startswith("has 1 element(s) that two programs of one launch of `exchange` set by an atomic"), noted

@@ -366,6 +366,15 @@ class Judge:
         if reaching and os.environ.get("XEFORGE_HARNESS_SOURCE_CHECK") == "off":
             problem.notes.append("the source check is off (XEFORGE_HARNESS_SOURCE_CHECK=off): " + ", ".join(c for c, _ in reaching[:4]))
         elif reaching:
+            where = [(c.removeprefix(WHERE_PREFIX), n) for c, n in reaching if c.startswith(WHERE_PREFIX)]
+            if len(where) == len(reaching):
+                shown = ", ".join(f"{c} (line {n})" for c, n in where[:4])
+                raise Stop(
+                    P.REJECTED,
+                    f"the candidate branches on where it runs ({shown}), which the original does not: on the "
+                    "interpreter it would be checked on one path and on a GPU timed on another; choose tiles, "
+                    "grids and paths from the sizes (or `torch.cuda.get_device_properties`), not from the device",
+                )
             shown = ", ".join(f"`{c}` (line {n})" for c, n in reaching[:4])
             raise Stop(
                 P.REJECTED,
@@ -564,12 +573,14 @@ class Judge:
         names = [f"`{params[i]}` ×{f:g}" if i < len(params) else f"input {i} ×{f:g}" for i, f in scaled]
         problem.stress = (name, _reference(reply, tensors), names)
 
-    def _candidate_run(self, variant_name: str, ref: Reference, what: str, seen: tuple, layout: bool = False) -> Call:
+    def _candidate_run(
+        self, variant_name: str, ref: Reference, what: str, seen: tuple, layout: bool = False, fill: float | None = None
+    ) -> Call:
         """The candidate on `ref`'s inputs (`layout`: relaid, `inputs.relaid`); what its record says is
         added to `seen` (ops, kernels, launches, tampering), and the precision it ran at to the candidate's."""
         cand_ops, cand_kernels, launches, tampered = seen
         self.set_phase("candidate:forward")
-        msg = {"op": "run", "variant": variant_name, "args": ref.inputs[0], "layout": layout}
+        msg = {"op": "run", "variant": variant_name, "args": ref.inputs[0], "layout": layout, "fill": fill}
         if self.args.search_timed:  # the search that counts is the timed shape's (`_search`)
             msg["search"] = False
         reply, tensors = self.candidate_call(msg, ref.inputs[1], what=what)
@@ -649,7 +660,9 @@ class Judge:
         result["correctness"]["edges"] = report
         what = f"{base} with sizes {' '.join(f'{k}={v}' for k, v in edge.dims.items())}"
         self._build_candidate(problem, edge)
-        call = self._candidate_run(edge.name, ref, what, (cand_ops, cand_kernels, launches, tampered))
+        # Its fresh allocations filled with a value neither reference run had: the original's result was
+        # shown not to depend on them, so the candidate's must not either (an accumulator never zeroed).
+        call = self._candidate_run(edge.name, ref, what, (cand_ops, cand_kernels, launches, tampered), fill=EDGE_FILL)
         failure = _oob(what, call.record)
         if failure is None:
             failure = _compare(what, _seeds(1)[0], edge, ref, call.out_tree, call.outputs, report, problem.spec)
@@ -919,7 +932,7 @@ class Judge:
         if reads:
             raise Stop(
                 P.REJECTED,
-                f"the candidate reads tensor values on the host ({', '.join(reads)}: `.item()`, `bool(t)`, `float(t)`), which "
+                f"the candidate reads tensor values on the host ({', '.join(reads)}: `.item()`, `bool(t)`, `float(t)`, numpy's `np.asarray(t)`), which "
                 "the original does not: a result chosen by what the inputs hold where the checks look (a memo key, a test "
                 "for large values, a loop over elements in Python) is not a kernel's",
             )
@@ -937,6 +950,13 @@ class Judge:
                 "the candidate launched no Triton kernel in a checked call (the original launches "
                 f"{problem.original_launches}): its result was computed some other way",
             )
+
+
+# What the candidate's fresh allocations hold on the edge check's call (the reference ran with 0 and 7777).
+EDGE_FILL = -3333.0
+
+# How the source check names a branch on the device (`source.reaching`).
+WHERE_PREFIX = "branches on where it runs: "
 
 
 def _installed_roots() -> tuple[str, ...]:

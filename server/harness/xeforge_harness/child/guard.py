@@ -33,7 +33,14 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 # Reading a tensor's values on the host (`.item()`, `bool(t)`, `float(t)`): computes nothing, but a
 # candidate that does it where the original does not decides by what the inputs hold (a memo key, a
 # test for the range check's large values, a Python loop over elements), so it is reported like compute.
-HOST_READS = frozenset({"_local_scalar_dense", "item", "is_nonzero"})
+HOST_READS = frozenset({"_local_scalar_dense", "item", "is_nonzero", "__array__", "numpy", "tolist", "__dlpack__", "from_numpy"})
+
+# Ways a tensor's values leave for the host, or come back from it, that run no ATen operator (numpy's
+# `np.asarray(t)` calls `Tensor.__array__`; `torch.from_numpy` lifts an array without a copy): the
+# host-transfer recorder (`install_host_hooks`) records each as `host.<name>` where a candidate's
+# code (not torch's, Triton's or the harness's own) makes it.
+HOST_TRANSFERS = ("__array__", "numpy", "tolist", "__dlpack__")
+_LIBRARY_MODULES = ("torch", "triton", "numpy", "xeforge_harness")
 
 NON_COMPUTE = frozenset(
     {
@@ -222,6 +229,37 @@ class _Executed:
 PRECISION = _Executed()
 
 
+def install_host_hooks() -> None:
+    """Record, in the call being recorded, each transfer of a tensor's values to the host (or of an
+    array back) made by code outside the libraries: numpy compute on a tensor's values runs no ATen
+    operator, so neither the dispatch mode nor the profiler sees it. Installed before any user module
+    is imported; the integrity snapshot then sees a candidate that rebinds them."""
+    import sys as _sys
+
+    def recorded(name: str, inner):
+        if getattr(inner, "_xeforge_host", False):
+            return inner
+
+        def transfer(*args, **kwargs):
+            rec = _recording
+            if rec is not None:
+                caller = _sys._getframe(1).f_globals.get("__name__") or ""
+                if not caller.startswith(_LIBRARY_MODULES):
+                    rec.host.add(f"host.{name}")
+            return inner(*args, **kwargs)
+
+        transfer._xeforge_host = True  # type: ignore[attr-defined]
+        transfer.__name__ = getattr(inner, "__name__", name)
+        transfer.__doc__ = getattr(inner, "__doc__", None)
+        return transfer
+
+    for attr in HOST_TRANSFERS:
+        inner = getattr(torch.Tensor, attr, None)
+        if inner is not None:
+            setattr(torch.Tensor, attr, recorded(attr, inner))
+    torch.from_numpy = recorded("from_numpy", torch.from_numpy)
+
+
 def install_launch_hooks() -> None:
     """Wrap Triton's two launch paths once per process, before any user module is imported."""
     from triton.runtime import jit
@@ -336,6 +374,7 @@ class Recording:
         self.oob: list[str] = []  # accesses outside every argument (`bounds`, interpreter only)
         self.races: list[str] = []  # elements two programs of a launch write (interpreter only)
         self.precision: list[str] = []  # dots and narrowing casts the kernels ran (interpreter only)
+        self.host: set[str] = set()  # tensor values moved to or from the host by the caller's code
         self.tampered: list[str] = []
         self._mode = OpRecorder()
         self._prof: Any = None  # torch.profiler.profile once entered
@@ -373,7 +412,7 @@ class Recording:
         self.oob = list(dict.fromkeys(OOB.seen[self._oob0 :]))[:4]
         self.races = list(dict.fromkeys(RACES.seen[self._races0 :]))[:4]
         self.precision = sorted(k for k, c in dict(PRECISION.counts).items() if c > self._precision0.get(k, 0))
-        self.ops |= self._mode.ops
+        self.ops |= self._mode.ops | self.host
         try:
             self._prof.__exit__(*exc)
             events = list(self._prof.events())

@@ -38,6 +38,15 @@ def _namespaces() -> list[tuple[str, object]]:
         spaces += [("triton.runtime.jit.JITFunction", jit.JITFunction), ("triton.runtime.autotuner.Autotuner", autotuner.Autotuner)]
     except ImportError:
         pass
+    try:  # the interpreter's builder and executor carry the device model (TF32, concurrency, bounds)
+        from triton.runtime import interpreter
+
+        spaces += [
+            ("triton.runtime.interpreter.InterpreterBuilder", interpreter.InterpreterBuilder),
+            ("triton.runtime.interpreter.GridExecutor", interpreter.GridExecutor),
+        ]
+    except (ImportError, AttributeError):
+        pass
     spaces += [(name, mod) for name, mod in list(sys.modules.items()) if name.startswith("xeforge_harness") and mod is not None]
     return spaces
 

@@ -669,6 +669,8 @@ class _Launch:
         self.released: list[tuple[int, _PendingStore]] = []
         self.lo, self.hi = 0, 0
         self.acquired = 0  # releases the running program has acquired (the first this many)
+        # each program's atomic exchanges and stores, by program number: what each left in memory
+        self.exchanged: dict[int, list[_PendingStore]] = {}
 
 
 _launches = threading.local()  # each thread's launches in progress (`stack`), innermost last
@@ -820,12 +822,20 @@ def _concurrent_programs() -> None:
 
     def write_all(self, launch: _Launch) -> None:
         racing = _racing(launch.programs)
+        at = bounds._active()
         if racing:
-            at = bounds._active()
             guard.RACES.note(
                 f"has {racing} element(s) that two programs of one launch of `{at.kernel if at else 'a kernel'}` write with "
                 "different values and no atomic between them (a race: on a GPU either value may land)"
             )
+        exchanged = _racing(list(launch.exchanged.values()))
+        if exchanged:
+            guard.RACES.note(
+                f"has {exchanged} element(s) that two programs of one launch of `{at.kernel if at else 'a kernel'}` set by an "
+                "atomic exchange or store with different values (on a GPU which one is left depends on the programs' order; "
+                "here the last program's always was)"
+            )
+        launch.exchanged.clear()
         for stores in launch.programs:
             write(self, stores)
         launch.programs.clear()
@@ -900,13 +910,18 @@ def _concurrent_programs() -> None:
             out = load(self, ptrs, mask, other, cache_policy, is_volatile)
         return out
 
-    def releasing(inner):
+    def releasing(name: str, inner):
         def atomic(self, *args, **kwargs):
             launch = _active()
             if launch is None:
                 return inner(self, *args, **kwargs)
             sem = kwargs.get("sem", args[-2] if len(args) >= 2 else None)
             order = getattr(sem, "name", "ACQUIRE_RELEASE")  # Triton's default for an atomic
+            if name == "create_atomic_store" or (name == "create_atomic_rmw" and getattr(args[0], "name", "") == "XCHG"):
+                ptr, val, mask = args[-5:-2]  # (ptr, val, mask, sem, scope) for both
+                left = _pending(ptr, val, mask)
+                if left is not None:
+                    launch.exchanged.setdefault(launch.program, []).append(left)
             if launch.current and order in ("RELEASE", "ACQUIRE_RELEASE"):
                 release(self, launch)
             launch.direct += 1
@@ -922,7 +937,7 @@ def _concurrent_programs() -> None:
     for name in ("create_atomic_cas", "create_atomic_rmw", "create_atomic_load", "create_atomic_store", "create_atomic_poll"):
         inner = getattr(builder, name, None)
         if inner is not None:
-            setattr(builder, name, releasing(inner))
+            setattr(builder, name, releasing(name, inner))
 
     executor = interp.GridExecutor
     call, restore_args = executor.__call__, executor._restore_args_dev

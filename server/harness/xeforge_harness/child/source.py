@@ -189,6 +189,13 @@ _REACHING_ATTRS = {
     "_disable_profiler",
     # the interpreter's own module (its numpy, its builder)
     "interpreter",
+    # a tensor's values handed to the host without an ATen operator (numpy's protocols, storages)
+    "__array__",
+    "__array_interface__",
+    "__cuda_array_interface__",
+    "__dlpack__",
+    "from_dlpack",
+    "untyped_storage",
     "FunctionType",
     "CodeType",
 }
@@ -213,6 +220,19 @@ def reaching(text: str) -> list[tuple[str, int]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] in _REACHING_MODULES]
+            # `import triton.runtime.interpreter as TI`, `import torch._C as K`: a private module of
+            # the libraries, or the interpreter's, however it is named afterwards
+            found += [(f"import {a.name}", node.lineno) for a in node.names if _library_internal(a.name)]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.split(".")[0] in _LIBRARIES
+            and (_library_internal(node.module) or any(_private(a.name) or a.name in ("_C", "interpreter") for a in node.names))
+        ):
+            # `from torch._C import _DisableTorchDispatch as quiet`, `from torch import _C as K`: the
+            # switches that blind the recorders, renamed so that no later attribute spells them
+            names = ", ".join(a.name for a in node.names)
+            found.append((f"from {node.module} import {names}", node.lineno))
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in _REACHING_MODULES | {"sys"}:
             if node.module.split(".")[0] != "sys" or any(a.name in ("modules", "_getframe") for a in node.names):
                 found.append((f"from {node.module} import ...", node.lineno))
@@ -267,7 +287,7 @@ def _sys_names(tree: ast.AST) -> set[str]:
 
 
 # What a condition reads to tell a GPU from the interpreter (or one run from another).
-_WHERE_ATTRS = {"is_cuda", "is_cpu", "is_xpu", "is_available", "device_count", "is_interpreter", "environ", "getenv"}
+_WHERE_ATTRS = {"is_cuda", "is_cpu", "is_xpu", "is_available", "device_count", "is_interpreter", "environ", "getenv", "get_device"}
 
 
 def _asks_where(test: ast.AST, where_names: set[str] | frozenset[str] = frozenset()) -> bool:
@@ -275,7 +295,9 @@ def _asks_where(test: ast.AST, where_names: set[str] | frozenset[str] = frozense
     it (`where_names`): a candidate that computes one way on the interpreter and another on a GPU is
     checked on one and timed on the other."""
     for n in ast.walk(test):
-        if isinstance(n, ast.Attribute) and (n.attr in _WHERE_ATTRS or (n.attr == "type" and ast.unparse(n.value).endswith("device"))):
+        if isinstance(n, ast.Attribute) and (
+            n.attr in _WHERE_ATTRS or (n.attr in ("type", "index") and ast.unparse(n.value).endswith("device"))
+        ):
             return True
         if isinstance(n, ast.Constant) and (n.value in ("cpu", "cuda", "xpu", "TRITON_INTERPRET") or n.value in _WHERE_ATTRS):
             return True
@@ -317,6 +339,13 @@ def _where_names(tree: ast.AST) -> set[str]:
                         names.add(t.id)
                         changed = True
     return names
+
+
+def _library_internal(module: str) -> bool:
+    """A module path into torch's or Triton's private parts (`torch._C`, `torch._dynamo`) or the
+    interpreter's module (`triton.runtime.interpreter`)."""
+    parts = module.split(".")
+    return parts[0] in _LIBRARIES and any(_private(p) or p == "_C" or p == "interpreter" for p in parts[1:])
 
 
 def _private(attr: str) -> bool:

@@ -180,22 +180,24 @@ class Worker:
         self.zero_us: float | None = None  # one zeroing of flush_buf on the device, measured on first use
         self.snapshot: integrity.Snapshot | None = None
         # The last checked call's outputs as returned, and copies taken then (`_overwrote`).
-        self.last_outputs: tuple[list[torch.Tensor], list[torch.Tensor]] = ([], [])
+        # Earlier checked calls' outputs, and copies of them, newest last (`_overwrote`).
+        self.last_outputs: list[tuple[list[torch.Tensor], list[torch.Tensor]]] = []
 
     def _overwrote(self, returned: Any) -> bool:
-        """Whether this call changed a tensor the previous checked call returned (a buffer kept and
-        handed out again: a caller's earlier result silently becomes the later one's); then hold this
-        call's outputs, and copies of them, for the next call to be checked against."""
-        held, copies = self.last_outputs
-        changed = any(t.shape != c.shape or not same_values(t, c) for t, c in zip(held, copies))
+        """Whether this call changed a tensor an earlier checked call returned (a buffer kept and handed
+        out again, or two handed out in turn: a caller's earlier result silently becomes a later one's);
+        then hold this call's outputs, and copies of them, for the later calls to be checked against.
+        The last `HELD_CALLS` calls are held."""
+        changed = any(t.shape != c.shape or not same_values(t, c) for held, copies in self.last_outputs for t, c in zip(held, copies))
         tensors = [t for t in flatten(returned) if isinstance(t, torch.Tensor)]
-        self.last_outputs = (tensors, [t.detach().clone() for t in tensors])
+        self.last_outputs = [*self.last_outputs, (tensors, [t.detach().clone() for t in tensors])][-HELD_CALLS:]
         return changed
 
     def loop(self) -> None:
         device.prepare(self.kind)
         warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
         guard.install_launch_hooks()
+        guard.install_host_hooks()
         if self.kind == "cpu":
             interpreter.install()
         else:
@@ -349,7 +351,12 @@ class Worker:
         model, _ = self.models[msg["variant"]]
         base = [t.to(self.dev) if isinstance(t, torch.Tensor) else t for t in wire.decode(msg["args"], tensors)]
         args = _laid_out(msg, inputs.clone_args(base))
-        with torch.no_grad(), precompile.searching(msg.get("search", True)), guard.Recording(self.kind) as rec:
+        with (
+            torch.no_grad(),
+            precompile.searching(msg.get("search", True)),
+            guard.Recording(self.kind) as rec,
+            _filled_allocations(msg.get("fill")),
+        ):
             out = model(*args)
             device.synchronize(self.kind)
             # Sealed while still recorded: what is sent is a copy taken here, so work done after the
@@ -612,6 +619,11 @@ class _Diag:
         return out
 
 
+# Earlier calls whose outputs a call must leave as they were (a ring of more buffers than this is
+# handed out rarely enough that a caller would notice less, and holds more of the device's memory).
+HELD_CALLS = 4
+
+
 def _laid_out(msg: dict, args: list) -> list:
     """The call's arguments, in other memory layouts where the layout check asks (`inputs.relaid`)."""
     return inputs.relaid(args) if msg.get("layout") else args
@@ -621,7 +633,9 @@ def _laid_out(msg: dict, args: list) -> list:
 def _filled_allocations(value: float | None):
     """With `value`, every `torch.empty*` in the block comes back filled with it: two calls of a
     deterministic original with different fills agree only if it writes every element it returns
-    (`evaluate._edge_reference`; trusted worker only). Without, nothing changes."""
+    (`evaluate._edge_reference`), and a candidate that relies on what a fresh allocation holds (an
+    accumulator from `torch.empty`) fails where the original was shown not to (`_check_edge`).
+    Without, nothing changes."""
     if value is None:
         yield
         return
