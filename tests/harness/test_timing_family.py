@@ -114,9 +114,9 @@ def test_without_timing_the_timed_family_costs_no_reference_call(tmp_path):
     rc, r = _untimed(*_setup(tmp_path))
     assert rc == 0 and r["verdict"] == "correct", r
     requests = r["elapsed"]["requests"]
-    # The checked variant's three seeds, the range check's call and, on the interpreter, the edge
-    # check's two (its allocations filled two ways); nothing for `big`.
-    assert requests["trusted:reference"]["n"] == 3 + 1 + (2 if DEVICE == "cpu" else 0), requests
+    # The checked variant's three seeds, the range check's call, the layout check's and, on the
+    # interpreter, the edge check's two (its allocations filled two ways); nothing for `big`.
+    assert requests["trusted:reference"]["n"] == 3 + 1 + 1 + (2 if DEVICE == "cpu" else 0), requests
     assert "candidate:once" not in requests
 
 

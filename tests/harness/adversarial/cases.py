@@ -191,6 +191,7 @@ CASES = [
     ("scale_interpreter_numpy.py", "add_scale", "cheat", False, "numpy reached as the interpreter module's np"),
     ("sum_last_exchange.py", "sum_atomic", "cheat", False, "each program exchanges its running total into the output: the last writer wins"),
     ("sum_empty_accumulator.py", "sum_atomic", "cheat", False, "atomic_add into torch.empty, never zeroed (the edge check fills allocations)"),
+    ("add_autotune_configs_never_run.py", "vector_add", "cheat", False, "configs 6 and 7 of its list have no masks: more configs than checked calls"),
     ("legit_add_heuristics.py", "vector_add", "legit", False, "BLOCK from @triton.heuristics, 1024"),
     ("legit_scale_fused.py", "add_scale", "legit", False, "add and scale fused, other tiles"),
     ("legit_mm_autotune_grouped_rt3.py", "matmul", "legit", False, "grouped program order, autotuned"),

@@ -403,6 +403,7 @@ class Judge:
         cand_ops: set[str] = set()
         cand_kernels: set[str] = set()
         self.cand_precision: set[str] = set()
+        self.configs_unrun = 0
         launches: list[int] = []
         tampered: list[str] = []
         for variant in problem.variants:
@@ -416,6 +417,8 @@ class Judge:
             failure = self._check_edge(problem, result, cand_ops, cand_kernels, launches, tampered)
         if failure is None and problem.layout is not None:
             failure = self._check_layout(problem, result, cand_ops, cand_kernels, launches, tampered)
+        if failure is None and self.configs_unrun:
+            failure = self._check_every_config(problem, result, cand_ops, cand_kernels, launches, tampered)
 
         for variant in problem.timed_only:
             if failure is None:
@@ -590,6 +593,7 @@ class Judge:
         launches.append(int(rec.get("launches") or 0))
         tampered.extend(rec.get("tampered") or [])
         self.cand_precision |= set(rec.get("precision") or [])
+        self.configs_unrun = int(rec.get("configs_unrun") or 0)
         self.set_phase("candidate:check")
         try:
             out_tree = reply["outputs"]
@@ -747,6 +751,33 @@ class Judge:
             )
             return Stop(P.INCORRECT, report["reason"])
         report["ok"] = True
+        return None
+
+    def _check_every_config(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> Stop | None:
+        """On the interpreter, the candidate's `@triton.autotune` configs that no checked call ran: the
+        smallest variant's first seed again, each call of a key taking the next config
+        (`interpreter._fixed_autotune`), until every config ran (at most `EVERY_CONFIG` calls). On a
+        GPU the search may pick any of them for a user's sizes, so each must be right."""
+        variant = min(problem.variants, key=lambda v: problem.refs[_name(v)][0].sizes["input_numel"])
+        name, seed = _name(variant), _seeds(self.args.seeds)[0]
+        ref = problem.refs[name][0]
+        report: dict = {"variant": name, "calls": 0, "max_abs": 0.0, "rel_err": 0.0}
+        result["correctness"]["configs"] = report
+        seen = (cand_ops, cand_kernels, launches, tampered)
+        while self.configs_unrun and report["calls"] < EVERY_CONFIG:
+            report["calls"] += 1
+            what = f"{name} with the next config of its autotune list (call {report['calls']})"
+            call = self._candidate_run(name, ref, what, seen)
+            failure = _unlike_original(what, call.record, problem) or _compare(
+                what, seed, variant, ref, call.out_tree, call.outputs, report, problem.spec
+            )
+            if failure is not None:
+                report["ok"], report["reason"] = False, failure + " (a config of its autotune list that no checked call ran)"
+                return Stop(P.INCORRECT, report["reason"])
+        report["ok"] = True
+        report["unrun"] = self.configs_unrun
+        if self.configs_unrun:
+            problem.notes.append(f"{self.configs_unrun} config(s) of the candidate's autotune list never ran ({EVERY_CONFIG} calls)")
         return None
 
     def _check_range(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> Stop | None:
@@ -951,6 +982,9 @@ class Judge:
                 f"{problem.original_launches}): its result was computed some other way",
             )
 
+
+# Calls the judge makes at most to run every config of a candidate's autotune list (interpreter).
+EVERY_CONFIG = 32
 
 # What the candidate's fresh allocations hold on the edge check's call (the reference ran with 0 and 7777).
 EDGE_FILL = -3333.0

@@ -373,6 +373,8 @@ class Recording:
         self.launched: list[str] = []  # the Triton kernels launched, by name
         self.oob: list[str] = []  # accesses outside every argument (`bounds`, interpreter only)
         self.races: list[str] = []  # elements two programs of a launch write (interpreter only)
+        # autotuner (by id) → configs of its list not yet run in this process (interpreter only)
+        self.unrun: dict[int, int] = {}
         self.precision: list[str] = []  # dots and narrowing casts the kernels ran (interpreter only)
         self.host: set[str] = set()  # tensor values moved to or from the host by the caller's code
         self.tampered: list[str] = []
@@ -446,6 +448,7 @@ class Recording:
             "launched": self.launched,
             "oob": self.oob,
             "races": self.races,
+            "configs_unrun": max(self.unrun.values(), default=0),
             "precision": self.precision,
             "tampered": self.tampered,
         }

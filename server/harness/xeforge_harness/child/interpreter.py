@@ -168,11 +168,21 @@ def _fixed_autotune() -> None:
 
     def rotating(self, *args, **kwargs):
         configs = self.configs
-        if self.cache and len(configs) > 1 and self.early_config_prune is None and self.perf_model is None:
+        rotates = len(configs) > 1 and self.early_config_prune is None and self.perf_model is None
+        if self.cache and rotates:
             for key, picked in list(self.cache.items()):
                 i = next((k for k, c in enumerate(configs) if c is picked), -1)
                 self.cache[key] = configs[(i + 1) % len(configs)]
-        return run(self, *args, **kwargs)
+        result = run(self, *args, **kwargs)
+        # Which configs have run in this process: the judge calls a candidate again until each has
+        # (`evaluate._check_every_config`), since the checked calls may be fewer than the configs.
+        if rotates:
+            ran = self.__dict__.setdefault("_xeforge_ran", set())
+            ran.add(next((k for k, c in enumerate(configs) if c is getattr(self, "best_config", None)), -1))
+            rec = guard._recording
+            if rec is not None:
+                rec.unrun[id(self)] = len(configs) - len(ran - {-1})
+        return result
 
     rotating._xeforge_rotating = True  # type: ignore[attr-defined]
     autotuner.Autotuner.run = rotating
