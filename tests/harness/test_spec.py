@@ -181,3 +181,14 @@ def test_small_sizes_grow_by_one_to_the_next_free_value_and_a_size_of_one_stays(
     # conv2d's ci sizes are all under 16: channels, image, filter (C=OC stay equal; 3 is K's, so 2 -> 4).
     spec = parse_spec_text("inputs:\n  x: {shape: [N, C, H, W]}\nci:\n  - params: [x]\n    dims: {N: 1, C: 2, H: 7, W: 6, OC: 2, K: 3}\n")
     assert spec.edge_variant(spec.variants("ci")[0]).dims == {"N": 1, "C": 4, "H": 8, "W": 9, "OC": 4, "K": 5}
+
+
+def test_a_salted_edge_variant_grows_further_by_its_salt_and_is_rebuilt_from_its_name():
+    spec = parse_spec_text("inputs:\n  x: {shape: [M, N]}\nci:\n  - params: [x]\n    dims: {M: 64, N: 64, K: 3}\n")
+    base = spec.variants("ci")[0]
+    drawn = [spec.edge_variant(base, salt=s) for s in range(1, 40)]
+    for edge in drawn:
+        m, n, k = edge.dims["M"], edge.dims["N"], edge.dims["K"]
+        assert m == n and m % 2 == 1 and 131 <= m <= 129 + 2 * 16 and 4 <= k < 8, edge.dims
+        assert spec.variant_by_name(edge.name) == edge
+    assert len({e.dims["M"] for e in drawn}) > 4  # not one size every run

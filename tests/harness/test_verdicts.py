@@ -1,5 +1,7 @@
 """Each kind of candidate gets its verdict, through one long-lived `serve` that must survive them all."""
 
+import re
+
 import pytest
 from cases import VERDICT_CASES, hang_timeout
 from conftest import DEVICE, HERE, ON_GPU, PROBLEMS, evaluate_args
@@ -44,12 +46,13 @@ def test_correct_candidate_reports_every_variant_and_seed(serve):
     assert all(v["rtol"] == 1e-4 and v["atol"] == 1e-4 for v in variants)
     assert reply["guard"]["ok"] is True and reply["guard"]["new_torch_ops"] == []
     # Two variants by three seeds, then the range check's call (`x` and `y` scaled) and, on the
-    # interpreter, the edge check's (N=1000 made 2001).
+    # interpreter, the edge check's (N=1000 made 2001, plus an even amount drawn per judge).
     assert reply["guard"]["triton_launches"] == [1] * (7 if ON_GPU else 8) and reply["guard"]["tampered"] == []
     assert reply["correctness"]["range"] == {"variant": "ci[0]", "inputs": ["`x` ×64", "`y` ×64"], "ok": True}
     if not ON_GPU:
         edges = reply["correctness"]["edges"]
-        assert (edges["name"], edges["of"], edges["dims"], edges["ok"]) == ("edges:ci[0]", "ci[0]", {"N": 2001}, True)
+        assert re.fullmatch(r"edges:\d+:ci\[0\]", edges["name"]) and (edges["of"], edges["ok"]) == ("ci[0]", True), edges
+        assert edges["dims"]["N"] in range(2003, 2001 + 2 * 251, 2), edges
     assert reply["device"]["kind"] == DEVICE
     if not ON_GPU:
         assert reply["timing"]["meaningful"] is False

@@ -36,6 +36,7 @@ import ast
 import math
 import operator
 import os
+import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -129,16 +130,21 @@ class Spec:
 
     def variant_by_name(self, name: str) -> Variant:
         """`ci[1]` → that variant (the name a variant is known by between processes); `edges:ci[1]` →
-        its [`edge_variant`]."""
+        its [`edge_variant`], `edges:7:ci[1]` the one drawn with salt 7."""
         if name.startswith(EDGES):
-            edge = self.edge_variant(self.variant_by_name(name[len(EDGES) :]))
+            rest = name[len(EDGES) :]
+            salt, sep, after = rest.partition(":")
+            if sep and salt.isdigit():
+                edge = self.edge_variant(self.variant_by_name(after), salt=int(salt))
+            else:
+                edge = self.edge_variant(self.variant_by_name(rest))
             if edge is None:
                 raise KeyError(name)
             return edge
         family, _, rest = name.partition("[")
         return self.families[family][int(rest.rstrip("]"))]
 
-    def edge_variant(self, base: Variant) -> Variant | None:
+    def edge_variant(self, base: Variant, salt: int = 0) -> Variant | None:
         """`base` with every size of at least 16 doubled plus one (the next odd number free, where that
         one is taken), and every size from 2 to 15 grown by one (the next number free): sizes equal in
         `base` stay equal (two inputs a kernel assumes alike still are), unequal ones stay unequal, the
@@ -146,7 +152,13 @@ class Spec:
         small ones (channels, heads, a filter's width) differ from the spec's, so code that only holds
         for the spec's sizes (a load or store without its mask, a block written to hold a row of the
         spec's length, a size written into the kernel) shows. A size of 1 stays: it is often what the
-        problem means (one batch, one row). None when no size moves."""
+        problem means (one batch, one row). None when no size moves.
+
+        With a `salt` (the judge draws one per process, unknown to the candidate until it is called),
+        each large size grows by a further even amount drawn from it (2 up to half the size), and
+        each small one by up to three: the sizes are not the same two in every run, so a candidate that
+        lists them (a block table fitted to `2n+1`) does not pass."""
+        rng = random.Random(salt) if salt else None
         moved: dict[int, int] = {}
         taken = {v for v in base.dims.values() if isinstance(v, int)}
         dims: dict[str, int | float] = {}
@@ -156,13 +168,16 @@ class Spec:
                 continue
             if v not in moved:
                 n, step = (2 * v + 1, 2) if v >= 16 else (v + 1, 1)
+                if rng is not None:  # never the unsalted size itself: that one a candidate could list
+                    n += step * (rng.randrange(1, max(2, v // 4 + 1)) if v >= 16 else rng.randrange(0, 4))
                 while n in taken or n in moved.values():
                     n += step
                 moved[v] = n
             dims[k] = moved[v]
         if not moved or not self.edges:
             return None
-        return replace(base, family=EDGES + base.name, index=0, dims=dims, flop=None, mem_bytes=None)
+        family = EDGES + (f"{salt}:" if salt else "") + base.name
+        return replace(base, family=family, index=0, dims=dims, flop=None, mem_bytes=None)
 
     def input_dtype(self, variant: Variant, name: str) -> str:
         declared = self.inputs[name].dtype

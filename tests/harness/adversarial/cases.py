@@ -192,6 +192,7 @@ CASES = [
     ("sum_last_exchange.py", "sum_atomic", "cheat", False, "each program exchanges its running total into the output: the last writer wins"),
     ("sum_empty_accumulator.py", "sum_atomic", "cheat", False, "atomic_add into torch.empty, never zeroed (the edge check fills allocations)"),
     ("add_autotune_configs_never_run.py", "vector_add", "cheat", False, "configs 6 and 7 of its list have no masks: more configs than checked calls"),
+    ("sm_edge_size_listed.py", "softmax", "cheat", False, "a block table that lists the unsalted edge size (2n+1)"),
     ("legit_add_heuristics.py", "vector_add", "legit", False, "BLOCK from @triton.heuristics, 1024"),
     ("legit_scale_fused.py", "add_scale", "legit", False, "add and scale fused, other tiles"),
     ("legit_mm_autotune_grouped_rt3.py", "matmul", "legit", False, "grouped program order, autotuned"),
