@@ -183,6 +183,39 @@ const EXPECTED: &[(&str, &[(&str, i64)], u32, &[&str])] = &[
             "[lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)](x, out, n, slope)\n",
         ],
     ),
+    // Kernels made by a call, `add_kernel = triton.jit(_add_impl)` (Unsloth's way): the list goes into
+    // the assignment, around the JIT and any heuristics over it; the `def` stays as it is.
+    (
+        "jit_by_call.py",
+        &[("BLOCK", 128)],
+        4,
+        &[
+            "\n\nadd_kernel = triton.autotune(\n    configs=[\n        triton.Config({'BLOCK': 256}, num_warps=8, num_stages=3),\n    ],\n    key=['n'],\n)(triton.jit(_add_impl))\n",
+            "\n\ndef _add_impl(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n",
+            "    add_kernel[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, y, out, n)\n",
+        ],
+    ),
+    // `from triton import jit` alone: the list brings `import triton`.
+    ("jit_by_call_imported.py", &[("BLOCK", 256)], 4, &["from triton import jit\nimport triton\n", "    key=['n'],\n)(jit(_mul_impl))\n"]),
+    (
+        "jit_by_call_rebound.py",
+        &[("BLOCK", 512)],
+        4,
+        &[
+            "\n\n_clamp = triton.autotune(\n",
+            ")(triton.heuristics({\"EVEN\": lambda args: args[\"n\"] % args[\"BLOCK\"] == 0})(triton.jit(_clamp)))\n",
+            "    _clamp[lambda META: (triton.cdiv(n, META['BLOCK']),)](x, out, n, lo, hi)\n",
+        ],
+    ),
+    // Its own list, applied by a call: replaced where it stands.
+    (
+        "jit_by_call_autotuned.py",
+        &[("BLOCK", 256)],
+        4,
+        &[
+            "neg_kernel = triton.autotune(\n    configs=[\n        triton.Config({'BLOCK': 512}, num_warps=8, num_stages=3),\n    ],\n    key=[\"n\"],\n)(triton.jit(_neg_impl))\n",
+        ],
+    ),
 ];
 
 #[test]
@@ -286,6 +319,15 @@ const PINNED: &[(&str, &[&str])] = &[
         &["bias_add_kernel[(triton.cdiv(total, 1024),)](x, self.bias, y, x.shape[-1], total, BLOCK=1024, num_warps=8, num_stages=3)\n"],
     ),
     ("triton_op_wrapped.py", &["    wrap_triton(clamp_scale_kernel)[grid](x, out, n, lo, hi, scale, 512, num_warps=8, num_stages=3)\n"]),
+    // A kernel made by a call: its assignment stays as it is.
+    (
+        "jit_by_call.py",
+        &[
+            "\n\nadd_kernel = triton.jit(_add_impl)\n",
+            "    add_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256, num_warps=8, num_stages=3)\n",
+        ],
+    ),
+    ("jit_by_call_rebound.py", &["    _clamp[(triton.cdiv(n, 1024),)](x, out, n, lo, hi, BLOCK=1024, num_warps=8, num_stages=3)\n"]),
 ];
 
 /// A local the launch read its tile through (`BLOCK_S = 32` ... `BLOCK_S=BLOCK_S`) is gone once the

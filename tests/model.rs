@@ -551,6 +551,61 @@ fn a_launch_through_fn_skips_the_outermost_autotuner() {
     assert_eq!(pairs, [(Some(0), Some(0), Value::Int(64)), (Some(1), Some(0), Value::Int(128)), (None, Some(1), Value::Int(256))]);
 }
 
+/// A module-level `def` made a kernel by an assignment, as Unsloth writes them: a kernel named as the
+/// assignment binds it (what its launches use), the `def`'s own name kept as Triton's; autotune and
+/// heuristics applied by calls around the JIT are its own.
+#[test]
+fn a_def_made_a_kernel_by_an_assignment_is_the_kernel_it_binds() {
+    let head = "import triton\nimport triton.language as tl\nfrom triton import jit\n\n";
+    let body = ":\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, 1.0, mask=offs < n)\n\n";
+    for (def, stmt, name) in [
+        ("_add_impl", "add_kernel = triton.jit(_add_impl)", "add_kernel"),
+        ("_add_impl", "add_kernel = jit(_add_impl)", "add_kernel"),
+        ("_k", "_k = triton.jit(_k)", "_k"),
+    ] {
+        let text =
+            format!("{head}def {def}(x_ptr, n, BLOCK: tl.constexpr){body}{stmt}\n\ndef run(x, n):\n    {name}[(1,)](x, n, BLOCK=64)\n");
+        let m = model::build_text(&text);
+        assert_eq!(names(&m), [name], "{stmt}");
+        let k = kernel(&m, name);
+        assert_eq!(constexprs(k), ["BLOCK"], "{stmt}");
+        assert!(k.ops.iter().any(|o| o.callee == "tl.arange"), "{stmt}");
+        let made = k.made_by.as_ref().unwrap();
+        assert_eq!((made.def_name.as_str(), &text[made.statement.start..made.statement.end]), (def, stmt), "{stmt}");
+        assert_eq!(&text[k.name_range.start..k.name_range.end], def, "{stmt}");
+        // The kernel's text: its `def` through the statement that makes it, as decorators and `def` are.
+        let whole = &text[k.range.start..k.range.end];
+        assert!(whole.starts_with(&format!("def {def}(")) && whole.ends_with(stmt), "{stmt}: {whole}");
+        let l = launches_of(&m, name);
+        assert_eq!(l.len(), 1, "{stmt}");
+        assert_eq!(l[0].get("BLOCK").map(|b| &b.value), Some(&Value::Int(64)), "{stmt}");
+    }
+
+    let text = format!(
+        "{head}def _impl(x_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr){body}\
+         k = triton.autotune(configs=[triton.Config({{'BLOCK': 64}}), triton.Config({{'BLOCK': 128}})], key=['n'])(\
+         triton.heuristics({{'EVEN': lambda a: a['n'] % a['BLOCK'] == 0}})(triton.jit(_impl)))\n\n\
+         def run(x, n):\n    k[lambda m: (triton.cdiv(n, m['BLOCK']),)](x, n)\n"
+    );
+    let m = model::build_text(&text);
+    let k = kernel(&m, "k");
+    let at = k.autotune.as_ref().expect("the autotune applied around the JIT is the kernel's");
+    assert!(at.functional);
+    assert_eq!(config_lines(k), ["BLOCK=64 | ", "BLOCK=128 | "]);
+    assert_eq!(k.heuristics.iter().flat_map(|h| h.names.clone()).collect::<Vec<_>>(), ["EVEN"]);
+    let l = launches_of(&m, "k");
+    assert!(l.len() == 1 && l[0].via_tuner && k.autotunes(l[0]), "{l:?}");
+
+    // Not at module level, or of a `def` decorated otherwise: no kernel.
+    for text in [
+        format!("{head}def _impl(x_ptr, n, BLOCK: tl.constexpr){body}def make():\n    k = triton.jit(_impl)\n    return k\n"),
+        format!("{head}@other\ndef _impl(x_ptr, n, BLOCK: tl.constexpr){body}k = triton.jit(_impl)\n"),
+        format!("{head}k = triton.jit(_impl)\n\ndef _impl(x_ptr, n, BLOCK: tl.constexpr){body}"),
+    ] {
+        assert!(model::build_text(&text).kernels.is_empty(), "{text}");
+    }
+}
+
 #[test]
 fn suppressions_and_obfuscated_calls() {
     let m = build("suppressions_obfuscation.py");

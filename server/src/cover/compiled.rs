@@ -55,7 +55,9 @@ pub fn diagnostics(model: &FileModel, report: &CompileReport, ran: &DeviceInfo, 
     let device = kb.device_named(&ran.name);
     let mut out = Vec::new();
     for meta in &report.configs {
-        let Some(kernel) = meta.kernel.as_deref().and_then(|n| model.kernels.iter().find(|k| k.name == n)) else { continue };
+        // Triton names a kernel made by a call (`add = triton.jit(_add_impl)`) by its `def`.
+        let named = |k: &&std::sync::Arc<crate::model::Kernel>, n: &str| k.name == n || k.made_by.as_ref().is_some_and(|m| m.def_name == n);
+        let Some(kernel) = meta.kernel.as_deref().and_then(|n| model.kernels.iter().find(|k| named(k, n))) else { continue };
         let (range, related) = locate(model, kernel, meta);
         let base = |rule: RuleId, severity: Severity, message: String| Diagnostic {
             code: rule.code,

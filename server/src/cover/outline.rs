@@ -29,7 +29,8 @@ pub struct Param {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Function {
     pub name: String,
-    /// From the first decorator to the end of the body.
+    /// From the first decorator to the end of the body; for a kernel made by an assignment, the `def`
+    /// and that statement and whatever stands between them (what a record hashes as the kernel).
     pub range: TextRange,
     /// The `def` itself (without decorators).
     pub def_range: TextRange,
@@ -40,6 +41,28 @@ pub struct Function {
     pub is_kernel: bool,
     /// Index into `decorators` of `@triton.autotune(...)`, if any.
     pub autotune: Option<usize>,
+    /// A kernel made by an assignment rather than decorators (`add_kernel = triton.jit(_add_impl)`):
+    /// `name` is the name it binds (what launches use), and `decorators` the callees it applies.
+    pub made: Option<MadeByCall>,
+}
+
+/// The assignment that makes a kernel of an undecorated `def` (the model's `MadeBy`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MadeByCall {
+    /// The `def`'s own name, which Triton gives the kernel (`fn.__name__`).
+    pub def_name: String,
+    /// The assignment statement.
+    pub statement: TextRange,
+    /// The call applying each of the function's `decorators`, in the same order: `triton.jit(_add_impl)`
+    /// for `triton.jit`, `triton.autotune(...)(triton.jit(_add_impl))` for `triton.autotune(...)`.
+    pub applied: Vec<TextRange>,
+}
+
+impl Function {
+    /// What Triton calls the kernel in its launch records and compile metadata: the `def`'s name.
+    pub fn triton_name(&self) -> &str {
+        self.made.as_ref().map_or(self.name.as_str(), |m| m.def_name.as_str())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,13 +194,17 @@ impl Outline {
         let root = tree.root_node();
         let mut o = Outline { syntax_errors: crate::syntax::error_ranges(&tree), ..Default::default() };
         // Which functions are kernels is the model's decision (imports resolved, `@cute.jit` and
-        // `@gluon.jit` not Triton's), so the guard, the stages and the linter agree.
-        let kernel_defs: HashSet<usize> = crate::model::build(text, &tree).kernels.iter().map(|k| k.def_range.start).collect();
+        // `@gluon.jit` not Triton's, `k = triton.jit(fn)` read), so the guard, the stages and the linter agree.
+        let model = crate::model::build(text, &tree);
+        let kernels = Kernels {
+            defs: model.kernels.iter().map(|k| k.def_range.start).collect(),
+            made: model.kernels.iter().filter_map(|k| Some((k.def_range.start, (k.name.clone(), k.made_by.clone()?)))).collect(),
+        };
         for stmt in named_children(root) {
-            o.top_level(text, stmt, &kernel_defs);
+            o.top_level(text, stmt, &kernels);
         }
         let mut facts = Facts::collect(text, root);
-        facts.kernel_defs = kernel_defs;
+        facts.kernel_defs = kernels.defs;
         walk(root, &mut |n| o.visit(text, n, &mut facts));
         o
     }
@@ -193,15 +220,20 @@ impl Outline {
         let mut launched: Vec<&str> = self.launches.iter().map(|l| l.kernel.as_str()).filter(|k| self.function(k).is_none()).collect();
         launched.sort_unstable();
         launched.dedup();
-        // `k = triton.jit(k)`: a kernel made by a call, not a decorator (Unsloth writes them so).
+        // `k = triton.jit(k)` is a kernel where it is a module-level assignment of a module-level
+        // `def` (the model's `MadeBy`); one the model does not read as such is named here.
         let functional = self.others.iter().find_map(|(t, _)| {
             let (name, rhs) = t.split_once('=')?;
-            let inner = rhs.trim().strip_prefix("triton.jit(").or_else(|| rhs.trim().strip_prefix("jit("))?.strip_suffix(')')?.trim();
+            let (_, arg) = rhs.rsplit_once("jit(")?;
+            let inner = arg.split([')', ',']).next()?.trim();
             self.function(inner).map(|_| (name.trim().to_string(), inner.to_string(), t.clone()))
         });
         if let Some((name, def, stmt)) = functional {
             return format!(
-                "`{name}` is made a Triton kernel by a call, `{stmt}`, which the stages cannot rewrite yet: write `@triton.jit` (and any `triton.heuristics(...)`/`triton.autotune(...)` applied the same way) as decorators above `def {def}`"
+                "`{name}` is made a Triton kernel by a call, `{stmt}`, which the stages cannot rewrite: they read \
+                 `name = triton.jit(fn)` at module level, of a module-level `def fn` without decorators, also under \
+                 `triton.heuristics(...)(...)`/`triton.autotune(...)(...)` or another wrapper of one argument; write it \
+                 so, or write `@triton.jit` as a decorator above `def {def}`"
             );
         }
         match launched.as_slice() {
@@ -214,8 +246,9 @@ impl Outline {
         }
     }
 
+    /// The kernel launched as `name`; for one made by a call, its `def`'s name finds it too.
     pub fn kernel(&self, name: &str) -> Option<&Function> {
-        self.kernels().find(|f| f.name == name)
+        self.kernels().find(|f| f.name == name).or_else(|| self.kernels().find(|f| f.triton_name() == name))
     }
 
     pub fn function(&self, name: &str) -> Option<&Function> {
@@ -226,7 +259,7 @@ impl Outline {
         self.classes.iter().find(|c| c.name == name)
     }
 
-    fn top_level(&mut self, text: &str, stmt: Node, kernel_defs: &HashSet<usize>) {
+    fn top_level(&mut self, text: &str, stmt: Node, kernels: &Kernels) {
         match stmt.kind() {
             "import_statement" | "import_from_statement" | "future_import_statement" => {
                 self.imports.push(Import { text: squash(node_text(text, stmt)), roots: import_roots(text, stmt), range: range(stmt) })
@@ -235,9 +268,9 @@ impl Outline {
                 let (decorators, def) = split_decorated(stmt);
                 let Some(def) = def else { return };
                 if def.kind() == "function_definition" {
-                    self.functions.push(function(text, stmt, def, &decorators, kernel_defs));
+                    self.functions.push(function(text, stmt, def, &decorators, kernels));
                 } else if def.kind() == "class_definition" {
-                    self.classes.push(class(text, stmt, def, kernel_defs));
+                    self.classes.push(class(text, stmt, def, kernels));
                 }
             }
             // Definitions under a module-level guard (`if triton_available(): ... else: ...`, `try:
@@ -258,11 +291,13 @@ impl Outline {
                     let name = def.and_then(|f| f.child_by_field_name("name")).map_or("", |n| node_text(text, n));
                     masked.push_str(&format!("def {name}: ..."));
                     at = d.end_byte();
-                    self.top_level(text, *d, kernel_defs);
+                    self.top_level(text, *d, kernels);
                 }
                 masked.push_str(&text[at..stmt.end_byte()]);
                 self.others.push((squash(&masked), range(stmt)));
             }
+            // The assignment that makes a kernel is the kernel's, as its decorators would be.
+            _ if kernels.made.values().any(|(_, m)| m.statement == range(stmt)) => {}
             _ => self.others.push((squash(node_text(text, stmt)), range(stmt))),
         }
     }
@@ -1406,17 +1441,30 @@ fn guarded_defs<'t>(n: Node<'t>, out: &mut Vec<Node<'t>>) {
     }
 }
 
-fn function(text: &str, outer: Node, def: Node, decorators: &[Node], kernel_defs: &HashSet<usize>) -> Function {
+fn function(text: &str, outer: Node, def: Node, decorators: &[Node], kernels: &Kernels) -> Function {
     let name = def.child_by_field_name("name").map(|n| node_text(text, n).to_string()).unwrap_or_default();
-    let is_kernel = kernel_defs.contains(&def.start_byte());
-    let mut autotune = None;
-    for (i, d) in decorators.iter().enumerate() {
-        let head = decorator_head(text, *d);
-        if head == "triton.autotune" || head == "autotune" || head.ends_with(".autotune") {
-            autotune = Some(i);
-        }
-    }
+    let is_kernel = kernels.defs.contains(&def.start_byte());
     let params = def.child_by_field_name("parameters").map(|p| params(text, p)).unwrap_or_default();
+    let is_autotune = |head: &str| head == "triton.autotune" || head == "autotune" || head.ends_with(".autotune");
+    if let Some((bound, m)) = kernels.made.get(&def.start_byte()) {
+        let decorators: Vec<TextRange> = m.chain.iter().map(|(callee, _)| *callee).collect();
+        let head = |r: &TextRange| squash(slice(text, *r)).split('(').next().unwrap_or("").trim().to_string();
+        return Function {
+            name: bound.clone(),
+            range: range(def).cover(m.statement),
+            def_range: range(def),
+            autotune: decorators.iter().rposition(|d| is_autotune(&head(d))),
+            decorators,
+            params,
+            is_kernel,
+            made: Some(MadeByCall {
+                def_name: m.def_name.clone(),
+                statement: m.statement,
+                applied: m.chain.iter().map(|(_, applied)| *applied).collect(),
+            }),
+        };
+    }
+    let autotune = decorators.iter().rposition(|d| is_autotune(&decorator_head(text, *d)));
     Function {
         name,
         range: range(outer),
@@ -1425,7 +1473,15 @@ fn function(text: &str, outer: Node, def: Node, decorators: &[Node], kernel_defs
         params,
         is_kernel,
         autotune,
+        made: None,
     }
+}
+
+/// The model's kernels as the outline reads them: each one's `def` (by start byte), and for those
+/// made by an assignment, the name bound and how.
+struct Kernels {
+    defs: HashSet<usize>,
+    made: HashMap<usize, (String, crate::model::MadeBy)>,
 }
 
 fn params(text: &str, list: Node) -> Vec<Param> {
@@ -1449,7 +1505,7 @@ fn params(text: &str, list: Node) -> Vec<Param> {
         .collect()
 }
 
-fn class(text: &str, outer: Node, def: Node, kernel_defs: &HashSet<usize>) -> Class {
+fn class(text: &str, outer: Node, def: Node, kernels: &Kernels) -> Class {
     let name = def.child_by_field_name("name").map(|n| node_text(text, n).to_string()).unwrap_or_default();
     let header_end = def.child_by_field_name("body").map(|b| b.start_byte()).unwrap_or(def.end_byte());
     let header = squash(text.get(def.start_byte()..header_end).unwrap_or(""));
@@ -1458,7 +1514,7 @@ fn class(text: &str, outer: Node, def: Node, kernel_defs: &HashSet<usize>) -> Cl
         for stmt in named_children(body) {
             let (decorators, inner) = split_decorated(stmt);
             if let Some(f) = inner.filter(|n| n.kind() == "function_definition") {
-                methods.push(function(text, stmt, f, &decorators, kernel_defs));
+                methods.push(function(text, stmt, f, &decorators, kernels));
             }
         }
     }
@@ -1528,12 +1584,69 @@ fn bracketed(sub: Node) -> Option<TextRange> {
 mod tests {
     /// The outline's kernels are the model's: Triton's jit under any import spelling, never another
     /// DSL's `jit`.
+    /// A module-level `def` made a kernel by an assignment is a kernel under the name the assignment
+    /// binds (what launches use); its decorators are the calls applied to it, and the statement is the
+    /// kernel's, not one of the module's other statements.
     #[test]
-    fn a_kernel_made_by_a_jit_call_is_named_with_the_decorator_to_write() {
-        let text = "import triton\nimport triton.language as tl\n\ndef _k(x, BLOCK: tl.constexpr):\n    pass\n\n\
-                    _k = triton.jit(_k)\n\ndef run(x):\n    _k[(1,)](x, BLOCK=64)\n";
-        let m = Outline::build(text).no_kernel_message();
-        assert!(m.contains("`_k = triton.jit(_k)`") && m.contains("above `def _k`"), "{m}");
+    fn a_kernel_made_by_a_jit_call_is_the_kernel_its_assignment_names() {
+        let head = "import triton\nimport triton.language as tl\nfrom triton import jit\n\n";
+        let def = |name: &str| format!("def {name}(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n\n");
+        let cases = [
+            ("add_kernel = triton.jit(_add_impl)", "_add_impl", "add_kernel", vec!["triton.jit"]),
+            ("add_kernel = jit(_add_impl)", "_add_impl", "add_kernel", vec!["jit"]),
+            ("_k = triton.jit(_k)", "_k", "_k", vec!["triton.jit"]),
+            ("_k = (triton.jit(_k, debug=True))", "_k", "_k", vec!["triton.jit"]),
+            (
+                "k = triton.autotune(configs=[triton.Config({'BLOCK': 64})], key=['n'])(triton.heuristics({'E': lambda a: 1})(triton.jit(_impl)))",
+                "_impl",
+                "k",
+                vec![
+                    "triton.autotune(configs=[triton.Config({'BLOCK': 64})], key=['n'])",
+                    "triton.heuristics({'E': lambda a: 1})",
+                    "triton.jit",
+                ],
+            ),
+        ];
+        for (stmt, def_name, name, decorators) in cases {
+            let text = format!("{head}{}{stmt}\n\ndef run(x, n):\n    {name}[(1,)](x, n, BLOCK=64)\n", def(def_name));
+            let o = Outline::build(&text);
+            let kernels: Vec<&Function> = o.kernels().collect();
+            let [k] = kernels.as_slice() else { panic!("{stmt}: {kernels:?}") };
+            assert_eq!((k.name.as_str(), k.triton_name()), (name, def_name), "{stmt}");
+            assert_eq!(slice(&text, k.def_range), def(def_name).trim_end(), "{stmt}");
+            assert_eq!(k.decorators.iter().map(|d| slice(&text, *d)).collect::<Vec<_>>(), decorators, "{stmt}");
+            assert_eq!(k.autotune, stmt.contains("autotune").then_some(0), "{stmt}");
+            let made = k.made.as_ref().unwrap();
+            assert_eq!(slice(&text, made.statement), stmt, "{stmt}");
+            let rhs = stmt.split_once("= ").unwrap().1;
+            let rhs = rhs.strip_prefix('(').and_then(|r| r.strip_suffix(')')).unwrap_or(rhs);
+            assert_eq!(slice(&text, made.applied[0]), rhs, "{stmt}");
+            let jit = slice(&text, *made.applied.last().unwrap());
+            assert!(jit.starts_with(decorators.last().unwrap()) && jit.contains(&format!("({def_name}")), "{stmt}: {jit}");
+            assert!(slice(&text, k.range).starts_with("def ") && slice(&text, k.range).ends_with(stmt), "{stmt}");
+            assert!(o.others.is_empty(), "{stmt}: {:?}", o.others);
+            assert_eq!(o.kernel(def_name).map(|f| f.name.as_str()), Some(name), "{stmt}");
+            assert!(o.launches.iter().any(|l| l.targets(&k.name)), "{stmt}");
+        }
+    }
+
+    /// A call the model does not read as making a kernel (here a wrapper of two arguments; a kernel
+    /// made inside a function) is named, with the forms the stages read.
+    #[test]
+    fn a_jit_call_the_stages_do_not_read_is_named_with_the_forms_they_do() {
+        for stmt in ["_k = wrap(triton.jit(_k), cache=True)", "_k = triton.jit(_k, _other)"] {
+            let text = format!(
+                "import triton\nimport triton.language as tl\n\ndef _k(x, BLOCK: tl.constexpr):\n    pass\n\n{stmt}\n\n\
+                 def run(x):\n    _k[(1,)](x, BLOCK=64)\n"
+            );
+            let o = Outline::build(&text);
+            assert_eq!(o.kernels().count(), 0, "{stmt}");
+            let m = o.no_kernel_message();
+            assert!(
+                m.contains(&format!("`{stmt}`")) && m.contains("`name = triton.jit(fn)` at module level") && m.contains("above `def _k`"),
+                "{m}"
+            );
+        }
     }
 
     #[test]

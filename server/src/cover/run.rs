@@ -260,6 +260,9 @@ pub(super) struct Ctx<'a> {
     policy: GuardPolicy,
     started: u64,
     kernel: String,
+    /// What Triton calls `kernel` where it records launches: its `def`'s name, which differs for a
+    /// kernel made by an assignment (`add_kernel = triton.jit(_add_impl)` launches `_add_impl`).
+    triton_name: String,
     /// The file launches `kernel` itself (not a helper other kernels call): the harness then checks
     /// that the original reaches it (`EvaluateArgs::target_kernel`).
     launched: bool,
@@ -312,13 +315,13 @@ impl StageRunner {
             return Err(StageError::OriginalDoesNotParse { line: crate::text::LineIndex::new(&req.text).line_of(r.start) + 1 });
         }
         let target = req.target(&self.kb)?;
-        let (kernel_name, kernel_range) = match autotune::pick_kernel(&outline, req.kernel.as_deref()) {
-            Ok(k) => (k.name.clone(), k.range),
+        let (kernel_name, kernel_range, triton_name) = match autotune::pick_kernel(&outline, req.kernel.as_deref()) {
+            Ok(k) => (k.name.clone(), k.range, k.triton_name().to_string()),
             Err(e) if stage.generator() == Some(Generator::Autotune) || req.kernel.is_some() => {
                 return Err(e.into());
             }
             // An LLM stage over a file with several kernels works on the whole file.
-            Err(_) => ("*".to_string(), TextRange::new(0, req.text.len())),
+            Err(_) => ("*".to_string(), TextRange::new(0, req.text.len()), "*".to_string()),
         };
         progress(Progress::Started { stage: stage.name.clone(), kernel: kernel_name.clone(), rounds: req.rounds });
 
@@ -358,6 +361,7 @@ impl StageRunner {
             policy,
             started,
             kernel: kernel_name.clone(),
+            triton_name,
             launched: outline.launches.iter().any(|l| l.targets(&kernel_name)),
             target: (target.device.id.clone(), target.toolchain.id.clone()),
             findings,
@@ -498,7 +502,7 @@ impl StageRunner {
         args.family = ctx.req.family.clone();
         args.seeds = ctx.req.seeds.max(3);
         args.timeout = ctx.req.timeout;
-        args.target_kernel = ctx.launched.then(|| ctx.kernel.clone());
+        args.target_kernel = ctx.launched.then(|| ctx.triton_name.clone());
         if opts.is_none() {
             args.timing_family = ctx.bench.clone();
         }

@@ -152,6 +152,10 @@ impl<'a, 't> Resolver<'a, 't> {
                 self.kernels.iter().position(|k| k.qualified_name == want || k.qualified_name.ends_with(&format!(".{want}")))
             }
             "call" => {
+                // `triton.jit(fn)` in `k = triton.jit(fn)`: the kernel that assignment makes.
+                if let Some(k) = self.sites.iter().position(|s| s.made == Some(range(node))) {
+                    return Some(k);
+                }
                 // `wrap(k)`, `capture_triton(k)`, `triton.autotune(...)(k)`, `tuner(k)`.
                 let args = call_first_arg(node)?;
                 self.kernel_of(args, depth + 1)

@@ -186,7 +186,7 @@ fn build_flat(
             }
             cache.reused += 1;
             kernels.push(k);
-            sites.push(kernel::KernelSite { scope: None });
+            sites.push(kernel::KernelSite { scope: None, made: None });
             continue;
         }
         if top {
@@ -202,6 +202,19 @@ fn build_flat(
             kernels.push(k);
             sites.push(site);
         }
+    }
+
+    // Kernels made by an assignment (`add = triton.jit(_add_impl)`): built afresh each time, since
+    // two statements make one and the cache keeps what one statement builds. Then all in document order.
+    let made: Vec<_> = found.assignments.iter().filter_map(|(left, right)| kernel::build_made(&cx, *left, *right)).collect();
+    if !made.is_empty() {
+        for (k, site) in made {
+            kernels.push(std::sync::Arc::new(k));
+            sites.push(site);
+        }
+        let mut both: Vec<_> = kernels.into_iter().zip(sites).collect();
+        both.sort_by_key(|(k, _)| k.range.start);
+        (kernels, sites) = both.into_iter().unzip();
     }
 
     // Aliases and tuners first (document order), then functional autotune/heuristics.

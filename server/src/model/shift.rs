@@ -175,6 +175,7 @@ impl MapRanges for Kernel {
             has_syntax_errors: _,
             calls: _,
             dot_in_callees: _,
+            made_by,
         } = self;
         f(range);
         f(def_range);
@@ -187,6 +188,13 @@ impl MapRanges for Kernel {
         heuristics.map_ranges(f);
         ops.map_ranges(f);
         api_calls.map_ranges(f);
+        if let Some(m) = made_by {
+            f(&mut m.statement);
+            for (callee, applied) in &mut m.chain {
+                f(callee);
+                f(applied);
+            }
+        }
     }
 }
 

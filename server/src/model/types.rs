@@ -234,7 +234,8 @@ pub struct Kernel {
     pub name: String,
     /// Dotted path of enclosing classes/functions, e.g. "Operator.softmax_kernel".
     pub qualified_name: String,
-    /// From the first decorator to the end of the body.
+    /// From the first decorator to the end of the body; for a kernel made by an assignment
+    /// ([`MadeBy`]), from its `def` to the end of that statement.
     pub range: TextRange,
     pub def_range: TextRange,
     pub name_range: TextRange,
@@ -260,6 +261,23 @@ pub struct Kernel {
     /// A `@triton.jit` helper it calls, directly or through others, uses `tl.dot`: set per build for
     /// the helpers of the file, and by `package` for those imported from other files.
     pub dot_in_callees: bool,
+    /// Set for a kernel made by a call rather than a decorator (`add_kernel = triton.jit(_add_impl)`,
+    /// as Unsloth writes them); `name` is then the name the assignment binds, which launches use.
+    pub made_by: Option<MadeBy>,
+}
+
+/// The assignment that makes a kernel of an undecorated `def`: `name = triton.jit(fn)`, `name =
+/// jit(fn)`, `fn = triton.jit(fn)`, each perhaps under one-argument wrappers applied as decorators
+/// would be (`triton.autotune(...)(triton.heuristics(...)(triton.jit(fn)))`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MadeBy {
+    /// The statement holding the assignment.
+    pub statement: TextRange,
+    /// The `def`'s own name: Triton's name for the kernel (`fn.__name__`), in what it launches and compiles.
+    pub def_name: String,
+    /// What is applied to the `def`, outermost first as decorators stack, the JIT last: each
+    /// callee (`triton.autotune(...)`, `triton.jit`) and the call that applies it (`triton.jit(fn)`).
+    pub chain: Vec<(TextRange, TextRange)>,
 }
 
 impl Kernel {

@@ -81,6 +81,9 @@ pub struct Plan {
     /// stage writes names them in `restore_value`, unless its decorator already restores or zeroes.
     pub restore: Vec<String>,
     how: How,
+    /// Where `import triton` goes when a list is written into a file that does not bind `triton`
+    /// (`from triton import jit` alone): the start of the line after its last import.
+    import_at: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +92,10 @@ enum How {
     ReplaceConfigs { configs: TextRange, indent: String },
     /// Insert a decorator at `at`, and drop tuned keywords from these launches.
     AddDecorator { at: TextRange, indent: String },
+    /// A kernel made by an assignment (`add = triton.jit(_add_impl)`): wrap the call at `at` (the
+    /// JIT's, or that of the `triton.heuristics` over it) in `triton.autotune(...)(...)`, the `def`
+    /// left as it is; a `pre_hook` goes above the statement, at `hook_at`.
+    WrapCall { at: TextRange, hook_at: usize, indent: String },
 }
 
 /// Why a kernel without configs has no launch to tune: launched through a compiled handle
@@ -136,10 +143,12 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         .filter(|p| p.annotation.as_deref().is_some_and(|a| a.contains("constexpr")))
         .map(|p| p.name.as_str())
         .collect();
-    let body = slice(text, kernel.range);
+    // The kernel's code: for one made by an assignment, its `def` alone (its range spans the statement too).
+    let body = slice(text, if kernel.made.is_some() { kernel.def_range } else { kernel.range });
     let has_dot = body.contains("tl.dot(") || body.contains(".dot(");
     let default_stages = if backend == space::TuneBackend::Xpu { 2 } else { 3 };
-    let indent = line_indent(text, kernel.range.start);
+    // A kernel made by an assignment is tuned there: the list goes into its statement.
+    let indent = line_indent(text, kernel.made.as_ref().map_or(kernel.range.start, |m| m.statement.start));
     let tree = crate::syntax::parse(text);
 
     let launches: Vec<&LaunchSite> = o.launches.iter().filter(|l| l.targets(&kernel.name)).collect();
@@ -252,8 +261,14 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
                 Some((name.clone(), line_at(text, at)))
             })
             .collect();
-        let at = autotune_slot(text, kernel);
-        (cfg, key, How::AddDecorator { at: TextRange::empty(at.start), indent }, !computed && same_everywhere)
+        let how = match &kernel.made {
+            Some(m) => How::WrapCall { at: m.applied[autotune_slot(text, kernel)], hook_at: m.statement.start, indent },
+            None => {
+                let at = kernel.decorators.get(autotune_slot(text, kernel)).copied().unwrap_or(kernel.def_range);
+                How::AddDecorator { at: TextRange::empty(at.start), indent }
+            }
+        };
+        (cfg, key, how, !computed && same_everywhere)
     };
 
     let blocks: Vec<(String, i64)> = start
@@ -357,27 +372,38 @@ pub fn plan(text: &str, o: &Outline, kernel: &Function, backend: space::TuneBack
         through,
         restore,
         how,
+        import_at: import_slot(text, o),
     })
 }
 
-/// Where a new `@triton.autotune` goes: right above the JIT function and the `@triton.heuristics`
-/// over it, as Triton stacks them. Whatever else decorates the kernel wraps the autotuner, not the
-/// other way round: `@staticmethod` in a class body, a library's launch cache (`@libentry()`, as
-/// FlagGems writes it), which expects the autotuner beneath it.
-fn autotune_slot(text: &str, kernel: &Function) -> TextRange {
+/// Where `import triton` goes if the file does not bind the name `triton` (see [`Plan::import_at`]).
+fn import_slot(text: &str, o: &Outline) -> Option<usize> {
+    if crate::model::build_text(text).imports.triton.iter().any(|n| n == "triton") {
+        return None;
+    }
+    let Some(last) = o.imports.iter().map(|i| i.range.end).max() else { return Some(0) };
+    Some(text[last..].find('\n').map_or(text.len(), |n| last + n + 1))
+}
+
+/// Which of the kernel's decorators a new `@triton.autotune` goes above: right above the JIT
+/// function and the `@triton.heuristics` over it, as Triton stacks them. Whatever else decorates the
+/// kernel wraps the autotuner, not the other way round: `@staticmethod` in a class body, a library's
+/// launch cache (`@libentry()`, as FlagGems writes it), which expects the autotuner beneath it. The
+/// same for the calls an assignment applies (`libentry()(triton.heuristics(...)(triton.jit(fn)))`).
+fn autotune_slot(text: &str, kernel: &Function) -> usize {
     let triton = |d: &TextRange, names: &[&str]| {
         let t = slice(text, *d).trim().trim_start_matches('@');
         let head = t.split('(').next().unwrap_or(t).trim();
         names.iter().any(|n| head == *n || head.ends_with(&format!(".{n}")))
     };
     let Some(jit) = kernel.decorators.iter().rposition(|d| triton(d, &["jit"])) else {
-        return kernel.decorators.first().copied().unwrap_or(kernel.def_range);
+        return 0;
     };
     let mut first = jit;
     while first > 0 && triton(&kernel.decorators[first - 1], &["heuristics"]) {
         first -= 1;
     }
-    kernel.decorators[first]
+    first
 }
 
 /// The tiles `launch` passes that the start config does not hold (computed, or read from an object):
@@ -673,7 +699,7 @@ impl Plan {
         }
         // A key is shapes only: a name the spec gives a fractional value (`eps: 1e-6`, `p: 0.5`) would
         // start a new search for every value a caller passes.
-        if matches!(self.how, How::AddDecorator { .. }) {
+        if matches!(self.how, How::AddDecorator { .. } | How::WrapCall { .. }) {
             let floats = derive::float_values(spec);
             self.key.retain(|k| !floats.contains(k));
         }
@@ -706,24 +732,24 @@ impl Plan {
             .find_map(|a| slice(text, a.value).trim().parse::<u32>().ok())
             .filter(|c| *c != 1);
         let restore = self.restore_list();
+        // First: a decorator may start on the line it goes on.
+        if let Some(at) = self.import_at {
+            edits.push((TextRange::empty(at), "import triton\n".into()));
+        }
         match &self.how {
             How::ReplaceConfigs { configs: r, indent } => {
                 let tail = if restore.is_empty() { String::new() } else { format!(", restore_value=[{restore}]") };
                 edits.push((*r, format!("{}{tail}", list(configs, indent, ctas, None))));
             }
             How::AddDecorator { at, indent } => {
-                let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
-                let restore = if restore.is_empty() { String::new() } else { format!("{indent}    restore_value=[{restore}],\n") };
-                let (hook, configs) = match self.descriptor_hook(indent) {
-                    Some((name, def)) => (def, list(configs, indent, ctas, Some(&name))),
-                    None => (String::new(), list(configs, indent, ctas, None)),
-                };
-                edits.push((
-                    *at,
-                    format!(
-                        "{hook}@triton.autotune(\n{indent}    configs={configs},\n{indent}    key=[{key}],\n{restore}{indent})\n{indent}"
-                    ),
-                ));
+                let (hook, autotune) = self.autotune_call(configs, indent, ctas);
+                edits.push((*at, format!("{hook}@{autotune}\n{indent}")));
+            }
+            How::WrapCall { at, hook_at, indent } => {
+                let (hook, autotune) = self.autotune_call(configs, indent, ctas);
+                edits.push((TextRange::empty(*hook_at), hook));
+                edits.push((TextRange::empty(at.start), format!("{autotune}(")));
+                edits.push((TextRange::empty(at.end), ")".into()));
             }
         }
         edits.extend(self.grid.edits(reading));
@@ -750,6 +776,19 @@ impl Plan {
 }
 
 impl Plan {
+    /// `triton.autotune(configs=..., key=...)` for `configs` at `indent`, and the definition of the
+    /// `pre_hook` its configs name, to stand above it (empty without one).
+    fn autotune_call(&self, configs: &[TuneConfig], indent: &str, ctas: Option<u32>) -> (String, String) {
+        let key = self.key.iter().map(|k| format!("'{k}'")).collect::<Vec<_>>().join(", ");
+        let restore = self.restore_list();
+        let restore = if restore.is_empty() { String::new() } else { format!("{indent}    restore_value=[{restore}],\n") };
+        let (hook, configs) = match self.descriptor_hook(indent) {
+            Some((name, def)) => (def, list(configs, indent, ctas, Some(&name))),
+            None => (String::new(), list(configs, indent, ctas, None)),
+        };
+        (hook, format!("triton.autotune(\n{indent}    configs={configs},\n{indent}    key=[{key}],\n{restore}{indent})"))
+    }
+
     /// The `pre_hook` that sets the host descriptors' blocks from a config's tiles (see
     /// [`Plan::descriptors`]): its name and its definition, to stand above the decorator.
     fn descriptor_hook(&self, indent: &str) -> Option<(String, String)> {
