@@ -193,6 +193,8 @@ CASES = [
     ("sum_empty_accumulator.py", "sum_atomic", "cheat", False, "atomic_add into torch.empty, never zeroed (the edge check fills allocations)"),
     ("add_autotune_configs_never_run.py", "vector_add", "cheat", False, "configs 6 and 7 of its list have no masks: more configs than checked calls"),
     ("sm_edge_size_listed.py", "softmax", "cheat", False, "a block table that lists the unsalted edge size (2n+1)"),
+    ("sm_triton_op_torch_body.py", "softmax", "cheat", False, "a triton_op of its own whose body is torch.softmax, a decoy launch"),
+    ("legit_sm_triton_op.py", "softmax", "legit", False, "the kernel registered with torch.library.triton_op, launched by wrap_triton"),
     ("legit_add_heuristics.py", "vector_add", "legit", False, "BLOCK from @triton.heuristics, 1024"),
     ("legit_scale_fused.py", "add_scale", "legit", False, "add and scale fused, other tiles"),
     ("legit_mm_autotune_grouped_rt3.py", "matmul", "legit", False, "grouped program order, autotuned"),

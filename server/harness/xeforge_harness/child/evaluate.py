@@ -941,7 +941,10 @@ class Judge:
         }
 
     def _guard(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> None:
-        new_ops = guard.new_compute_ops(cand_ops, problem.original_ops)
+        # A `triton_op` of the candidate's own is how PyTorch asks Triton kernels to be wrapped; what
+        # its body runs is recorded on its own.
+        own_ops = source.triton_ops(source.read(self.args.candidate))
+        new_ops = [op for op in guard.new_compute_ops(cand_ops, problem.original_ops) if guard.plain_op(op) not in own_ops]
         triton_names = source.triton_kernels(source.read(self.args.candidate)) | source.triton_kernels(source.read(self.args.kernel))
         new_kernels = [k for k in guard.library_kernels(sorted(cand_kernels), triton_names) if k not in problem.original_kernels]
         no_triton = bool(launches) and problem.original_launches > 0 and min(launches) == 0

@@ -265,6 +265,25 @@ def reaching(text: str) -> list[tuple[str, int]]:
     return found
 
 
+def triton_ops(text: str) -> set[str]:
+    """Operators the file registers with `torch.library.triton_op("ns::name", ...)`, as the recorders
+    name them (`ns.name`): a body that launches Triton kernels through `wrap_triton`, which the
+    recorders see run inside the operator (the profiler counts any ATen operator it runs)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    ops = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            first = node.args[0]
+            if name == "triton_op" and isinstance(first, ast.Constant) and isinstance(first.value, str) and "::" in first.value:
+                ops.add(first.value.replace("::", "."))
+    return ops
+
+
 def _sys_names(tree: ast.AST) -> set[str]:
     """Names `sys` is known by in the file: `import sys as S`, `S = sys`, `from os import sys`, so that
     `S.modules` reads as what it is."""
