@@ -668,11 +668,7 @@ class Judge:
         # Its fresh allocations filled with a value neither reference run had: the original's result was
         # shown not to depend on them, so the candidate's must not either (an accumulator never zeroed).
         call = self._candidate_run(edge.name, ref, what, (cand_ops, cand_kernels, launches, tampered), fill=EDGE_FILL)
-        failure = _oob(what, call.record)
-        if failure is None:
-            failure = _compare(what, _seeds(1)[0], edge, ref, call.out_tree, call.outputs, report, problem.spec)
-        if failure is None:
-            failure = _check_memory(what, edge, ref, call.changed, call.alias)
+        failure = _differs(what, _seeds(1)[0], edge, ref, call, report, problem.spec)
         if failure is not None:
             report["ok"] = False
             report["reason"] = (
@@ -739,11 +735,7 @@ class Judge:
         result["correctness"]["layout"] = report
         what = f"{name} with its inputs in other layouts (matrices column-major, vectors strided)"
         call = self._candidate_run(name, ref, what, (cand_ops, cand_kernels, launches, tampered), layout=True)
-        failure = _oob(what, call.record)
-        if failure is None:
-            failure = _compare(what, seed, variant, ref, call.out_tree, call.outputs, report, problem.spec)
-        if failure is None:
-            failure = _check_memory(what, variant, ref, call.changed, call.alias)
+        failure = _differs(what, seed, variant, ref, call, report, problem.spec)
         if failure is not None:
             report["ok"] = False
             report["reason"] = (
@@ -1089,6 +1081,16 @@ def _compare(name, seed, variant, ref: Reference, out_tree, outputs, report, spe
         if not diff.ok:
             return diff.reason
     return None
+
+
+def _differs(what: str, seed, variant, ref: Reference, call: Call, report: dict, spec: Spec | None) -> str | None:
+    """Why one extra call of the candidate (the edge or the layout check's) fails against `ref`: a
+    reach past its arguments, outputs outside the tolerance, or inputs changed unlike the original's."""
+    return (
+        _oob(what, call.record)
+        or _compare(what, seed, variant, ref, call.out_tree, call.outputs, report, spec)
+        or _check_memory(what, variant, ref, call.changed, call.alias)
+    )
 
 
 def _same_outputs(a: Reference, b: Reference) -> bool:
