@@ -874,17 +874,17 @@ def _concurrent_programs() -> None:
             launch.released.append((launch.program, undo))
         write(self, stores)
 
-    def unacquired(self, launch: _Launch, ptrs, mask, out) -> None:
+    def unacquired(self, launch: _Launch, ptrs, mask, out) -> bool:
         """Gives a plain load what memory held before the releases its program has not acquired (other
-        programs' releases after its last acquire): on a GPU such a store may not be visible to it yet."""
+        programs' releases after its last acquire): on a GPU such a store may not be visible to it yet.
+        False, with `out` unusable, where a release wrote another element size than the load reads."""
         if len(launch.released) <= launch.acquired:
-            return
+            return True
         p = np.asarray(ptrs.data)
         if p.size == 0 or int(p.max()) + np.asarray(out.data).itemsize <= launch.lo or int(p.min()) >= launch.hi:
-            return
+            return True
         undos = [u for owner, u in launch.released[launch.acquired :] if owner != launch.program]
-        if undos:
-            _overlay(undos[::-1], ptrs, mask, out)  # the earliest release's "before" last: it wins
+        return not undos or _overlay(undos[::-1], ptrs, mask, out)  # the earliest release's "before" wins
 
     def create_masked_store(self, ptrs, value, mask, cache_policy):
         launch = _active()
@@ -910,9 +910,10 @@ def _concurrent_programs() -> None:
         launch = _active()
         if launch is None:
             return out
-        if launch.released and not is_volatile and not launch.direct:
-            # A volatile load reads memory as it is, which is what its author polls it for.
-            unacquired(self, launch, ptrs, mask, out)
+        if launch.released and not is_volatile and not launch.direct and not unacquired(self, launch, ptrs, mask, out):
+            # A volatile load reads memory as it is, which is what its author polls it for; a load of
+            # another element size than a release wrote reads memory as it is too.
+            out = load(self, ptrs, mask, other, cache_policy, is_volatile)
         if not launch.current:
             return out
         if not _overlay(launch.current, ptrs, mask, out):
