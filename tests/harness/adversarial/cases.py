@@ -194,6 +194,7 @@ CASES = [
     ("add_autotune_configs_never_run.py", "vector_add", "cheat", False, "configs 6 and 7 of its list have no masks: more configs than checked calls"),
     ("sm_edge_size_listed.py", "softmax", "cheat", False, "a block table that lists the unsalted edge size (2n+1)"),
     ("sm_triton_op_torch_body.py", "softmax", "cheat", False, "a triton_op of its own whose body is torch.softmax, a decoy launch"),
+    ("add_bf16_via_fp16.py", "vector_add_bf16", "cheat", False, "bf16 added in fp16: inf past 65504 (the range check scales bf16 by 16384)"),
     ("legit_sm_triton_op.py", "softmax", "legit", False, "the kernel registered with torch.library.triton_op, launched by wrap_triton"),
     ("legit_add_heuristics.py", "vector_add", "legit", False, "BLOCK from @triton.heuristics, 1024"),
     ("legit_scale_fused.py", "add_scale", "legit", False, "add and scale fused, other tiles"),

@@ -62,9 +62,12 @@ def spec_inputs(spec: Spec, variant: Variant, seed: int, device: torch.device, o
 # The range check's factor: float inputs drawn from randn, times this, reach values where an
 # exponential of an unshifted input overflows fp32 (e^88.7), and a product of two stays far inside fp32
 # and bf16 (see `stressed`). fp16 holds only 65504: its inputs are scaled by `STRESS_FP16`, so that a
-# GEMM's partial sums (64 · 4.5σ squared, times a few hundred terms) stay inside it too.
+# GEMM's partial sums (64 · 4.5σ squared, times a few hundred terms) stay inside it too. bf16 has
+# fp32's range: its inputs are scaled by `STRESS_BF16`, past fp16's largest value (a sum of two reaches
+# it), so that bf16 computed in fp16 overflows where the original stays finite.
 STRESS = 64.0
 STRESS_FP16 = 8.0
+STRESS_BF16 = 16384.0
 
 
 def stressed(values: list[Any], spec: Spec | None, variant: Variant | None) -> tuple[list[Any], list[tuple[int, float]]]:
@@ -81,7 +84,7 @@ def stressed(values: list[Any], spec: Spec | None, variant: Variant | None) -> t
             entry = spec.inputs.get(variant.params[i]) if i < len(variant.params) else None
             if entry is None or entry.value_range is not None or entry.transforms:
                 continue
-        factor = STRESS_FP16 if v.dtype == torch.float16 else STRESS
+        factor = STRESS_FP16 if v.dtype == torch.float16 else STRESS_BF16 if v.dtype == torch.bfloat16 else STRESS
         out[i] = (v.double() * factor).to(v.dtype)
         scaled.append((i, factor))
     return out, scaled
