@@ -555,7 +555,7 @@ class Judge:
         fails on those inputs."""
         if not problem.variants:
             return
-        variant = min(problem.variants, key=lambda v: problem.refs[_name(v)][0].sizes["input_numel"])
+        variant = _smallest(problem)
         name = _name(variant)
         self.set_phase("reference:forward")
         msg = {"op": "reference", "variant": name, "seed": _seeds(self.args.seeds + 1)[-1], "record_original": True, "stress": True}
@@ -568,10 +568,7 @@ class Judge:
         if not scaled:
             return
         rec = reply["record"]
-        if rec["of"] == "original":  # what the original runs on large values is the original's too
-            problem.original_ops |= set(rec["ops"])
-            problem.original_kernels |= set(rec["kernels"])
-            problem.original_launched |= set(rec.get("launched") or [])
+        _add_original_record(problem, rec)  # what the original runs on large values is the original's too
         params = variant.params if variant is not None else []
         names = [f"`{params[i]}` ×{f:g}" if i < len(params) else f"input {i} ×{f:g}" for i, f in scaled]
         problem.stress = (name, _reference(reply, tensors), names)
@@ -617,7 +614,7 @@ class Judge:
         would write past its outputs on such sizes, into memory the trusted worker holds."""
         if self.kind != "cpu" or problem.spec is None or not problem.variants or problem.variants[0] is None:
             return
-        base = min(problem.variants, key=lambda v: problem.refs[_name(v)][0].sizes["input_numel"])
+        base = _smallest(problem)
         # Salted per judge: the sizes are not the same in every run (`Spec.edge_variant`).
         edge = problem.spec.edge_variant(base, salt=secrets.randbelow(2**31) + 1) if base is not None else None
         if base is None or edge is None:
@@ -692,7 +689,7 @@ class Judge:
         check is skipped with a note. `edges: false` in the spec turns it off with the edge check."""
         if not problem.variants or (problem.spec is not None and not problem.spec.edges):
             return
-        variant = min(problem.variants, key=lambda v: problem.refs[_name(v)][0].sizes["input_numel"])
+        variant = _smallest(problem)
         name, seed = _name(variant), _seeds(self.args.seeds)[0]
         plain = problem.refs[name][0]
         self.set_phase("reference:forward")
@@ -720,10 +717,7 @@ class Judge:
                 "contiguous), so a candidate is not held to other layouts either"
             )
             return
-        if rec["of"] == "original":
-            problem.original_ops |= set(rec["ops"])
-            problem.original_kernels |= set(rec["kernels"])
-            problem.original_launched |= set(rec.get("launched") or [])
+        _add_original_record(problem, rec)
         problem.layout = (name, seed, relaid)
 
     def _check_layout(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> Stop | None:
@@ -751,7 +745,7 @@ class Judge:
         smallest variant's first seed again, each call of a key taking the next config
         (`interpreter._fixed_autotune`), until every config ran (at most `EVERY_CONFIG` calls). On a
         GPU the search may pick any of them for a user's sizes, so each must be right."""
-        variant = min(problem.variants, key=lambda v: problem.refs[_name(v)][0].sizes["input_numel"])
+        variant = _smallest(problem)
         name, seed = _name(variant), _seeds(self.args.seeds)[0]
         ref = problem.refs[name][0]
         report: dict = {"variant": name, "calls": 0, "max_abs": 0.0, "rel_err": 0.0}
@@ -935,15 +929,16 @@ class Judge:
     def _guard(self, problem: Problem, result: dict, cand_ops, cand_kernels, launches, tampered) -> None:
         # A `triton_op` of the candidate's own is how PyTorch asks Triton kernels to be wrapped; what
         # its body runs is recorded on its own.
-        own_ops = source.triton_ops(source.read(self.args.candidate))
+        candidate_text = source.read(self.args.candidate)
+        own_ops = source.triton_ops(candidate_text)
         new_ops = [op for op in guard.new_compute_ops(cand_ops, problem.original_ops) if guard.plain_op(op) not in own_ops]
-        triton_names = source.triton_kernels(source.read(self.args.candidate)) | source.triton_kernels(source.read(self.args.kernel))
+        original_names = source.triton_kernels(source.read(self.args.kernel))
+        candidate_names = source.triton_kernels(candidate_text)
+        triton_names = candidate_names | original_names
         new_kernels = [k for k in guard.library_kernels(sorted(cand_kernels), triton_names) if k not in problem.original_kernels]
         no_triton = bool(launches) and problem.original_launches > 0 and min(launches) == 0
         # Below Python, on a device: the original's Triton kernels ran on it and none of the
         # candidate's did (a launch hook can be fooled by a launch of nothing; the device trace cannot).
-        original_names = source.triton_kernels(source.read(self.args.kernel))
-        candidate_names = source.triton_kernels(source.read(self.args.candidate))
         if any(guard.is_triton_kernel(k, original_names) for k in problem.original_kernels):
             no_triton |= bool(launches) and not any(guard.is_triton_kernel(k, candidate_names) for k in cand_kernels)
         result["guard"] = {
@@ -1081,6 +1076,20 @@ def _compare(name, seed, variant, ref: Reference, out_tree, outputs, report, spe
         if not diff.ok:
             return diff.reason
     return None
+
+
+def _smallest(problem: Problem) -> Variant | None:
+    """The checked variant with the fewest input elements: where the extra checks run."""
+    return min(problem.variants, key=lambda v: problem.refs[_name(v)][0].sizes["input_numel"])
+
+
+def _add_original_record(problem: Problem, rec: dict) -> None:
+    """What an extra reference call shows the original running, where it is the original's (not a
+    separate reference file's): operators, device kernels and Triton kernels it may use."""
+    if rec["of"] == "original":
+        problem.original_ops |= set(rec["ops"])
+        problem.original_kernels |= set(rec["kernels"])
+        problem.original_launched |= set(rec.get("launched") or [])
 
 
 def _differs(what: str, seed, variant, ref: Reference, call: Call, report: dict, spec: Spec | None) -> str | None:
